@@ -1,0 +1,55 @@
+#!/usr/bin/env node
+/**
+ * perfpoke command line. Each command is one module in ./commands that
+ * exports `register(program)`; they are found at start-up so commands can be
+ * added without editing this file.
+ *
+ * Exit codes, for scripts: 0 success, 1 "the answer is no" (e.g. check found
+ * inconsistencies), 2 bad input or usage, 3 internal error.
+ */
+import { Command, CommanderError } from 'commander';
+import { readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import { reportError } from './errors.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+export async function buildProgram(): Promise<Command> {
+  const program = new Command('perfpoke')
+    .description('Read, write, record, check and decode Linux perf.data files, with first-class PERF_RECORD_TEXT_POKE support')
+    .version('0.1.0')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  const dir = join(here, 'commands');
+  const files = readdirSync(dir)
+    .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !f.includes('.test.'))
+    .sort();
+  for (const f of files) {
+    const mod = (await import(pathToFileURL(join(dir, f)).href)) as { register?: (p: Command) => void };
+    if (typeof mod.register === 'function') mod.register(program);
+  }
+  return program;
+}
+
+async function main(): Promise<void> {
+  const program = await buildProgram();
+  try {
+    await program.parseAsync(process.argv);
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // --help and --version exit 0; usage errors exit 2
+      process.exitCode = e.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    process.exitCode = reportError(e);
+  }
+}
+
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+});
+
+await main();
+

@@ -1,0 +1,7 @@
+/** perfpoke library entry. Each layer exports its public API here. */
+export * from './io/errors.js';
+export * from './abi/record-type.js';
+export * from './abi/sample-format.js';
+export * from './abi/feature.js';
+export * from './abi/event-attr.js';
+export * from './perfdata/file-header.js';
