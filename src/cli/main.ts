@@ -23,7 +23,13 @@ export async function buildProgram(): Promise<Command> {
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   const dir = join(here, 'commands');
-  const files = readdirSync(dir)
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    // no commands built yet
+  }
+  const files = names
     .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !f.includes('.test.'))
     .sort();
   for (const f of files) {
