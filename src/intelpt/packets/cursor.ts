@@ -1,0 +1,97 @@
+import { CTX_NONE, type PacketContext } from './kinds.js';
+import { RawPacket, decodeRaw, nextContext, findPsb, NEED_MORE_BYTES, ERR_BAD_OPCODE, type PacketDialect } from './raw-decode.js';
+import { toPacket, type Packet, type PacketError } from './packet.js';
+
+export interface CursorOptions {
+  /** First offset to decode (default 0). */
+  start?: number;
+  /** Decode bytes before this offset (default bytes.length). */
+  end?: number;
+  dialect?: PacketDialect;
+}
+
+/**
+ * A position in a PT buffer that decodes one packet per `next()` into the
+ * reused `raw` (libipt's pt_packet_decoder). Nothing is allocated per packet.
+ * `next()` returns the packet size (> 0) and advances, or a non-positive
+ * code (NEED_MORE_BYTES, ERR_BAD_OPCODE, ERR_BAD_PACKET) and does NOT move,
+ * like pt_pkt_next; then `syncForward()` moves to the next PSB.
+ */
+export class PacketCursor {
+  readonly bytes: Uint8Array;
+  readonly end: number;
+  readonly perf: boolean;
+  readonly raw = new RawPacket();
+  /** Offset of the next packet to decode. */
+  pos: number;
+  /** Offset of the packet last decoded by next(). */
+  last = -1;
+  ctx: PacketContext = CTX_NONE;
+
+  constructor(bytes: Uint8Array, opts: CursorOptions = {}) {
+    this.bytes = bytes;
+    this.pos = opts.start ?? 0;
+    this.end = opts.end ?? bytes.length;
+    this.perf = opts.dialect === 'perf';
+  }
+
+  next(): number {
+    const n = decodeRaw(this.bytes, this.pos, this.end, this.raw, this.ctx, this.perf);
+    if (n > 0) {
+      this.last = this.pos;
+      this.pos += n;
+      this.ctx = nextContext(this.ctx, this.raw);
+    }
+    return n;
+  }
+
+  /**
+   * Moves to the next PSB strictly after the current position (or at it,
+   * when `orHere`). Returns false (and moves to the end) if there is none.
+   */
+  syncForward(orHere = false): boolean {
+    const p = findPsb(this.bytes, orHere ? this.pos : this.pos + 1, this.end);
+    this.ctx = CTX_NONE;
+    if (p < 0) {
+      this.pos = this.end;
+      return false;
+    }
+    this.pos = p;
+    return true;
+  }
+
+  get atEnd(): boolean {
+    return this.pos >= this.end;
+  }
+}
+
+export interface IterateOptions extends CursorOptions {
+  /** Skip to the first PSB before decoding, as ptdump does (default false). */
+  syncFirst?: boolean;
+}
+
+/**
+ * Every packet of a buffer as an object, in order. A malformed packet yields
+ * a PacketError with its offset; decoding resumes at the next PSB (the error's
+ * `skipped` says how many bytes were passed over). A packet cut off by the end
+ * of the buffer yields code 'truncated'.
+ */
+export function* iteratePackets(bytes: Uint8Array, opts: IterateOptions = {}): Generator<Packet | PacketError> {
+  const c = new PacketCursor(bytes, opts);
+  if (opts.syncFirst && !c.syncForward(true)) return;
+  while (!c.atEnd) {
+    const at = c.pos;
+    const n = c.next();
+    if (n > 0) {
+      yield toPacket(c.raw, at);
+      continue;
+    }
+    const code = n === NEED_MORE_BYTES ? 'truncated' : n === ERR_BAD_OPCODE ? 'bad-opcode' : 'bad-packet';
+    if (code === 'truncated') {
+      yield { kind: 'error', offset: at, code, skipped: c.end - at };
+      return;
+    }
+    c.syncForward();
+    yield { kind: 'error', offset: at, code, skipped: c.pos - at };
+  }
+}

@@ -1,0 +1,88 @@
+import type { Packet } from './packet.js';
+
+const M16 = 0xffffn;
+const M32 = 0xffffffffn;
+const M48 = 0xffffffffffffn;
+const M64 = 0xffffffffffffffffn;
+
+/**
+ * Last-IP reconstruction for compressed IP payloads, libipt pt_last_ip
+ * semantics: the decoder remembers the last full IP; update-16/32/48 replace
+ * its low bits, sext-48 sign-extends bit 47, full replaces it, suppressed
+ * (ipc 0) marks it suppressed without changing it. A PSB resets it (call
+ * reset()), so after a PSB only sext-48/full give a usable IP.
+ */
+export class LastIp {
+  ip = 0n;
+  /** An IP has been seen since the last reset. */
+  haveIp = false;
+  /** The last IP packet had ipc 0. */
+  suppressed = false;
+
+  reset(): void {
+    this.ip = 0n;
+    this.haveIp = false;
+    this.suppressed = false;
+  }
+
+  /**
+   * Applies one IP payload. Returns false for an ipc no spec defines (5, 7),
+   * leaving the state unchanged (libipt -pte_bad_packet).
+   */
+  update(ipc: number, payload: bigint = 0n): boolean {
+    switch (ipc) {
+      case 0:
+        this.suppressed = true;
+        return true;
+      case 1:
+        this.ip = (this.ip & ~M16 & M64) | (payload & M16);
+        break;
+      case 2:
+        this.ip = (this.ip & ~M32 & M64) | (payload & M32);
+        break;
+      case 3:
+        this.ip = payload & (1n << 47n) ? (payload & M48) | (M64 & ~M48) : payload & M48;
+        break;
+      case 4:
+        this.ip = (this.ip & ~M48 & M64) | (payload & M48);
+        break;
+      case 6:
+        this.ip = payload & M64;
+        break;
+      default:
+        return false;
+    }
+    this.haveIp = true;
+    this.suppressed = false;
+    return true;
+  }
+
+  /** Applies a packet: IP packets update, a PSB resets, others are ignored. */
+  apply(p: Packet): void {
+    switch (p.kind) {
+      case 'tip':
+      case 'tip.pge':
+      case 'tip.pgd':
+      case 'fup':
+        this.update(p.ipc, p.ip);
+        break;
+      case 'psb':
+        this.reset();
+        break;
+      default:
+        break;
+    }
+  }
+
+  /**
+   * The current IP, or undefined when none is known (libipt -pte_noip) or the
+   * last update was suppressed (-pte_ip_suppressed); `status` tells which.
+   */
+  query(): bigint | undefined {
+    return this.haveIp && !this.suppressed ? this.ip : undefined;
+  }
+
+  get status(): 'ok' | 'noip' | 'suppressed' {
+    return !this.haveIp ? 'noip' : this.suppressed ? 'suppressed' : 'ok';
+  }
+}
