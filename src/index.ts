@@ -5,3 +5,4 @@ export * from './abi/sample-format.js';
 export * from './abi/feature.js';
 export * from './abi/event-attr.js';
 export * from './perfdata/file-header.js';
+export * from './record/index.js';

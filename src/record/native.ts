@@ -1,0 +1,79 @@
+/**
+ * Lazy access to the optional native addon (src/record/native/recorder.cc,
+ * built by node-gyp at `npm ci` into build/Release/perfpoke_record.node).
+ * Only `perfpoke record` loads it, so every other command works on machines
+ * where it did not build.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Counters kept by the native reader thread. */
+export interface NativeStats {
+  /** Bytes handed to JavaScript, FINISHED_ROUND records included. */
+  bytes: number;
+  /** Kernel records copied out of the rings. */
+  records: number;
+  /** Sum of `lost` over PERF_RECORD_LOST and LOST_SAMPLES records. */
+  lost: number;
+  lostRecords: number;
+  /** Passes that found data (= FINISHED_ROUND records written). */
+  passes: number;
+  /** epoll wake-ups with a ready ring. */
+  wakeups: number;
+  /** Records per type id (index 127 collects ids ≥ 127). */
+  types: number[];
+}
+
+export interface NativeRecorder {
+  ids(): bigint[][];
+  start(): void;
+  stop(): void;
+  close(): void;
+  stats(): NativeStats;
+}
+
+export interface NativeRecorderOptions {
+  cpus: number[];
+  /** perf_event_attr bytes in host order, one per event; the first owns the ring. */
+  attrs: Buffer[];
+  /** Data pages per CPU ring (power of two). */
+  pages: number;
+  /** epoll timeout: the longest a record waits in a ring before a pass. */
+  pollMs?: number;
+}
+
+export type NativeRecorderCtor = new (
+  options: NativeRecorderOptions,
+  onChunk: (chunk: Buffer | null, final: boolean) => void,
+) => NativeRecorder;
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** Where node-gyp puts the addon (same relative place from src/ and dist/). */
+export const ADDON_PATH = join(repoRoot, 'build', 'Release', 'perfpoke_record.node');
+
+/** Thrown when the addon is not built; the CLI prints it and exits 2. */
+export class AddonMissingError extends Error {
+  readonly exitCode = 2;
+}
+
+let cached: NativeRecorderCtor | undefined;
+
+/** Load the addon on first use. Throws AddonMissingError saying what to do. */
+export function loadRecorderAddon(): NativeRecorderCtor {
+  if (cached) return cached;
+  const shown = relative(process.cwd(), ADDON_PATH).startsWith('..') ? ADDON_PATH : relative(process.cwd(), ADDON_PATH);
+  if (!existsSync(ADDON_PATH)) {
+    throw new AddonMissingError(
+      `perfpoke record needs the native addon ${shown}; run \`npm rebuild\` (or \`node scripts/build-addon.mjs\`) with g++, make and python3 available`,
+    );
+  }
+  try {
+    const mod = createRequire(import.meta.url)(ADDON_PATH) as { Recorder: NativeRecorderCtor };
+    cached = mod.Recorder;
+    return cached;
+  } catch (e) {
+    throw new AddonMissingError(`perfpoke record: the native addon ${shown} does not load (${(e as Error).message}); rebuild it with \`npm rebuild\``);
+  }
+}

@@ -1,0 +1,365 @@
+// perfpoke_record: the native half of `perfpoke record`.
+//
+// Opens perf events with perf_event_open(2) on a list of CPUs, maps one ring
+// buffer per CPU (every further event on that CPU is redirected into it with
+// PERF_EVENT_IOC_SET_OUTPUT, as perf does), and drains the rings from a
+// native thread woken by epoll. Each pass over all rings becomes one chunk
+// handed to JavaScript through a thread-safe function, followed by a
+// PERF_RECORD_FINISHED_ROUND so the file can be sorted by time later
+// (perf's record__mmap_read_all + the round rule in ordered-events.c).
+//
+// The thread never waits for JavaScript: chunks queue without bound, so a
+// slow writer costs memory, never records. Loss can only happen in the
+// kernel (ring full) and shows up as PERF_RECORD_LOST, which we count.
+//
+// JS API (see src/record/native.ts for the typed view):
+//   new Recorder({ cpus: number[], attrs: Buffer[], pages: number, pollMs: number },
+//                onChunk(chunk: Buffer | null, final: boolean))
+//   ids(): bigint[][]            ids[attrIndex][cpuIndex] (PERF_EVENT_IOC_ID)
+//   start()                      enable all events, start the reader thread
+//   stop()                       disable, final drain, join; final chunk follows
+//   stats(): { bytes, records, lost, lostRecords, passes, wakeups, types: number[] }
+#include <napi.h>
+
+#include <linux/perf_event.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr uint32_t kFinishedRound = 68;  // PERF_RECORD_FINISHED_ROUND (perf user type)
+constexpr int kTypeSlots = 128;
+
+struct Ring {
+  int cpu = -1;
+  int fd = -1;  // the event whose buffer this is
+  uint8_t* base = nullptr;
+  size_t mapLen = 0;
+  uint64_t dataSize = 0;
+  uint64_t dataOffset = 0;
+};
+
+struct Chunk {
+  std::vector<uint8_t> bytes;
+  bool final = false;
+};
+
+long perfEventOpen(perf_event_attr* attr, pid_t pid, int cpu, int group, unsigned long flags) {
+  return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+std::string errnoText(int e) {
+  return std::string(strerror(e)) + " (errno " + std::to_string(e) + ")";
+}
+
+class Recorder : public Napi::ObjectWrap<Recorder> {
+ public:
+  static Napi::Object Init(Napi::Env env, Napi::Object exports) {
+    Napi::Function f = DefineClass(env, "Recorder",
+                                   {InstanceMethod("ids", &Recorder::Ids), InstanceMethod("start", &Recorder::Start),
+                                    InstanceMethod("stop", &Recorder::Stop), InstanceMethod("stats", &Recorder::Stats),
+                                    InstanceMethod("close", &Recorder::Close)});
+    exports.Set("Recorder", f);
+    return exports;
+  }
+
+  explicit Recorder(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Recorder>(info) {
+    Napi::Env env = info.Env();
+    for (auto& t : types_) t = 0;
+    if (info.Length() < 2 || !info[0].IsObject() || !info[1].IsFunction()) {
+      Napi::TypeError::New(env, "Recorder(options, onChunk)").ThrowAsJavaScriptException();
+      return;
+    }
+    Napi::Object o = info[0].As<Napi::Object>();
+    Napi::Array cpus = o.Get("cpus").As<Napi::Array>();
+    Napi::Array attrs = o.Get("attrs").As<Napi::Array>();
+    uint32_t pages = o.Get("pages").As<Napi::Number>().Uint32Value();
+    if (o.Has("pollMs")) pollMs_ = o.Get("pollMs").As<Napi::Number>().Int32Value();
+    if (pages == 0 || (pages & (pages - 1)) != 0) {
+      Napi::RangeError::New(env, "pages must be a power of two").ThrowAsJavaScriptException();
+      return;
+    }
+    long pageSize = sysconf(_SC_PAGESIZE);
+    size_t nAttr = attrs.Length();
+    fds_.assign(nAttr, std::vector<int>());
+    ids_.assign(nAttr, std::vector<uint64_t>());
+
+    for (uint32_t ci = 0; ci < cpus.Length(); ci++) {
+      int cpu = cpus.Get(ci).As<Napi::Number>().Int32Value();
+      Ring ring;
+      ring.cpu = cpu;
+      for (size_t ai = 0; ai < nAttr; ai++) {
+        Napi::Buffer<uint8_t> b = attrs.Get(ai).As<Napi::Buffer<uint8_t>>();
+        perf_event_attr attr;
+        memset(&attr, 0, sizeof attr);
+        memcpy(&attr, b.Data(), std::min(b.Length(), sizeof attr));
+        // The kernel checks attr.size against what it knows; an older header
+        // than the JS side's struct is fine as long as size says so.
+        if (attr.size > sizeof attr) attr.size = sizeof attr;
+        long fd = perfEventOpen(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd < 0) {
+          int e = errno;
+          Fail(env, "perf_event_open(cpu " + std::to_string(cpu) + ", event " + std::to_string(ai) + "): " + errnoText(e));
+          return;
+        }
+        fds_[ai].push_back(static_cast<int>(fd));
+        uint64_t id = 0;
+        if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) < 0) {
+          int e = errno;
+          Fail(env, "PERF_EVENT_IOC_ID: " + errnoText(e));
+          return;
+        }
+        ids_[ai].push_back(id);
+        if (ai == 0) {
+          ring.fd = static_cast<int>(fd);
+          ring.mapLen = static_cast<size_t>(pageSize) * (pages + 1);
+          void* p = mmap(nullptr, ring.mapLen, PROT_READ | PROT_WRITE, MAP_SHARED, ring.fd, 0);
+          if (p == MAP_FAILED) {
+            int e = errno;
+            Fail(env, "mmap of the ring buffer (cpu " + std::to_string(cpu) + ", " + std::to_string(pages) +
+                          " pages): " + errnoText(e) + "; try a smaller -m");
+            return;
+          }
+          ring.base = static_cast<uint8_t*>(p);
+          auto* pc = reinterpret_cast<perf_event_mmap_page*>(ring.base);
+          // data_offset/data_size exist since Linux 4.1; fall back to one page in.
+          ring.dataOffset = pc->data_offset ? pc->data_offset : static_cast<uint64_t>(pageSize);
+          ring.dataSize = pc->data_size ? pc->data_size : static_cast<uint64_t>(pageSize) * pages;
+        } else if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, ring.fd) < 0) {
+          int e = errno;
+          Fail(env, "PERF_EVENT_IOC_SET_OUTPUT: " + errnoText(e));
+          return;
+        }
+      }
+      if (ring.fd >= 0) rings_.push_back(ring);
+    }
+
+    wakeFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    epollFd_ = epoll_create1(EPOLL_CLOEXEC);
+    if (wakeFd_ < 0 || epollFd_ < 0) {
+      Fail(env, "eventfd/epoll_create1: " + errnoText(errno));
+      return;
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u32 = UINT32_MAX;
+    epoll_ctl(epollFd_, EPOLL_CTL_ADD, wakeFd_, &ev);
+    for (uint32_t i = 0; i < rings_.size(); i++) {
+      epoll_event re{};
+      re.events = EPOLLIN;
+      re.data.u32 = i;
+      epoll_ctl(epollFd_, EPOLL_CTL_ADD, rings_[i].fd, &re);
+    }
+    tsfn_ = Napi::ThreadSafeFunction::New(env, info[1].As<Napi::Function>(), "perfpoke-record", 0, 1);
+    tsfnLive_ = true;
+  }
+
+  ~Recorder() override { Teardown(); }
+
+ private:
+  void Fail(Napi::Env env, const std::string& msg) {
+    Teardown();
+    Napi::Error::New(env, msg).ThrowAsJavaScriptException();
+  }
+
+  void Teardown() {
+    if (thread_.joinable()) {
+      stop_.store(true);
+      uint64_t one = 1;
+      (void)!write(wakeFd_, &one, sizeof one);
+      thread_.join();
+    }
+    for (auto& r : rings_) {
+      if (r.base) munmap(r.base, r.mapLen);
+      r.base = nullptr;
+    }
+    rings_.clear();
+    for (auto& v : fds_)
+      for (int fd : v) close(fd);
+    fds_.clear();
+    if (wakeFd_ >= 0) close(wakeFd_);
+    if (epollFd_ >= 0) close(epollFd_);
+    wakeFd_ = epollFd_ = -1;
+    if (tsfnLive_) {
+      tsfn_.Release();
+      tsfnLive_ = false;
+    }
+  }
+
+  void ForEachFd(unsigned long req) {
+    for (auto& v : fds_)
+      for (int fd : v) ioctl(fd, req, 0);
+  }
+
+  // Copy everything between data_tail and data_head out of one ring, then
+  // hand the space back. data_head only ever sits on a record boundary, so a
+  // bulk copy (split in two where it wraps) never cuts a record.
+  void DrainRing(Ring& r, std::vector<uint8_t>& out) {
+    auto* pc = reinterpret_cast<perf_event_mmap_page*>(r.base);
+    uint64_t head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = pc->data_tail;
+    if (head == tail) return;
+    uint64_t len = head - tail;
+    if (len > r.dataSize) len = r.dataSize;  // cannot happen unless the kernel overwrote; stay in bounds
+    const uint8_t* data = r.base + r.dataOffset;
+    uint64_t mask = r.dataSize - 1;
+    uint64_t start = tail & mask;
+    size_t at = out.size();
+    out.resize(at + len);
+    uint64_t first = std::min(len, r.dataSize - start);
+    memcpy(out.data() + at, data + start, first);
+    if (first < len) memcpy(out.data() + at + first, data, len - first);
+    __atomic_store_n(&pc->data_tail, head, __ATOMIC_RELEASE);
+    Count(out.data() + at, len);
+  }
+
+  void Count(const uint8_t* p, uint64_t len) {
+    uint64_t off = 0;
+    while (off + sizeof(perf_event_header) <= len) {
+      perf_event_header h;
+      memcpy(&h, p + off, sizeof h);
+      if (h.size < sizeof h || off + h.size > len) break;  // never loop on a zero size
+      records_.fetch_add(1, std::memory_order_relaxed);
+      types_[h.type < kTypeSlots ? h.type : kTypeSlots - 1].fetch_add(1, std::memory_order_relaxed);
+      if (h.type == PERF_RECORD_LOST && h.size >= 24) {
+        uint64_t n;
+        memcpy(&n, p + off + 16, 8);  // struct { header; u64 id; u64 lost; }
+        lost_.fetch_add(n, std::memory_order_relaxed);
+        lostRecords_.fetch_add(1, std::memory_order_relaxed);
+      } else if (h.type == PERF_RECORD_LOST_SAMPLES && h.size >= 16) {
+        uint64_t n;
+        memcpy(&n, p + off + 8, 8);  // struct { header; u64 lost; }
+        lost_.fetch_add(n, std::memory_order_relaxed);
+        lostRecords_.fetch_add(1, std::memory_order_relaxed);
+      }
+      off += h.size;
+    }
+  }
+
+  // One pass over every ring; a non-empty pass ends with FINISHED_ROUND.
+  void Pass(bool final) {
+    auto* chunk = new Chunk();
+    for (auto& r : rings_) DrainRing(r, chunk->bytes);
+    if (!chunk->bytes.empty()) {
+      perf_event_header fr{kFinishedRound, 0, sizeof(perf_event_header)};
+      const uint8_t* fp = reinterpret_cast<const uint8_t*>(&fr);
+      chunk->bytes.insert(chunk->bytes.end(), fp, fp + sizeof fr);
+      bytes_.fetch_add(chunk->bytes.size(), std::memory_order_relaxed);
+      passes_.fetch_add(1, std::memory_order_relaxed);
+    }
+    chunk->final = final;
+    if (chunk->bytes.empty() && !final) {
+      delete chunk;
+      return;
+    }
+    napi_status s = tsfn_.NonBlockingCall(chunk, Deliver);
+    if (s != napi_ok) delete chunk;
+  }
+
+  static void Deliver(Napi::Env env, Napi::Function cb, Chunk* chunk) {
+    if (env != nullptr && cb != nullptr) {
+      Napi::Value buf = env.Null();
+      if (!chunk->bytes.empty()) buf = Napi::Buffer<uint8_t>::Copy(env, chunk->bytes.data(), chunk->bytes.size());
+      cb.Call({buf, Napi::Boolean::New(env, chunk->final)});
+    }
+    delete chunk;
+  }
+
+  void Loop() {
+    std::vector<epoll_event> evs(rings_.size() + 1);
+    while (!stop_.load()) {
+      int n = epoll_wait(epollFd_, evs.data(), static_cast<int>(evs.size()), pollMs_);
+      if (n < 0 && errno != EINTR) break;
+      if (n > 0) wakeups_.fetch_add(1, std::memory_order_relaxed);
+      Pass(false);
+    }
+    Pass(true);
+  }
+
+  Napi::Value Ids(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Napi::Array all = Napi::Array::New(env, ids_.size());
+    for (size_t a = 0; a < ids_.size(); a++) {
+      Napi::Array row = Napi::Array::New(env, ids_[a].size());
+      for (size_t c = 0; c < ids_[a].size(); c++) row.Set(c, Napi::BigInt::New(env, ids_[a][c]));
+      all.Set(a, row);
+    }
+    return all;
+  }
+
+  Napi::Value Start(const Napi::CallbackInfo& info) {
+    if (started_ || !tsfnLive_) {
+      Napi::Error::New(info.Env(), "recorder already started or closed").ThrowAsJavaScriptException();
+      return info.Env().Undefined();
+    }
+    started_ = true;
+    ForEachFd(PERF_EVENT_IOC_ENABLE);
+    thread_ = std::thread([this] { Loop(); });
+    return info.Env().Undefined();
+  }
+
+  // Disable first so nothing new arrives, then let the thread make its final
+  // pass. Joining here is safe: the thread never blocks on JavaScript.
+  Napi::Value Stop(const Napi::CallbackInfo& info) {
+    if (!started_ || stopped_) return info.Env().Undefined();
+    stopped_ = true;
+    ForEachFd(PERF_EVENT_IOC_DISABLE);
+    stop_.store(true);
+    uint64_t one = 1;
+    (void)!write(wakeFd_, &one, sizeof one);
+    if (thread_.joinable()) thread_.join();
+    return info.Env().Undefined();
+  }
+
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    Teardown();
+    return info.Env().Undefined();
+  }
+
+  Napi::Value Stats(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("bytes", Napi::Number::New(env, static_cast<double>(bytes_.load())));
+    o.Set("records", Napi::Number::New(env, static_cast<double>(records_.load())));
+    o.Set("lost", Napi::Number::New(env, static_cast<double>(lost_.load())));
+    o.Set("lostRecords", Napi::Number::New(env, static_cast<double>(lostRecords_.load())));
+    o.Set("passes", Napi::Number::New(env, static_cast<double>(passes_.load())));
+    o.Set("wakeups", Napi::Number::New(env, static_cast<double>(wakeups_.load())));
+    Napi::Array t = Napi::Array::New(env, kTypeSlots);
+    for (int i = 0; i < kTypeSlots; i++) t.Set(i, Napi::Number::New(env, static_cast<double>(types_[i].load())));
+    o.Set("types", t);
+    return o;
+  }
+
+  std::vector<Ring> rings_;
+  std::vector<std::vector<int>> fds_;
+  std::vector<std::vector<uint64_t>> ids_;
+  int wakeFd_ = -1;
+  int epollFd_ = -1;
+  int pollMs_ = 100;
+  bool started_ = false;
+  bool stopped_ = false;
+  bool tsfnLive_ = false;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  Napi::ThreadSafeFunction tsfn_;
+  std::atomic<uint64_t> bytes_{0}, records_{0}, lost_{0}, lostRecords_{0}, passes_{0}, wakeups_{0};
+  std::atomic<uint64_t> types_[kTypeSlots];
+};
+
+Napi::Object InitAll(Napi::Env env, Napi::Object exports) { return Recorder::Init(env, exports); }
+
+}  // namespace
+
+NODE_API_MODULE(perfpoke_record, InitAll)
