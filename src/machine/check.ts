@@ -1,0 +1,166 @@
+import type { CodeImage, PlacedPoke } from './code-image.js';
+import { isKernelPoke, pokeEnd, type KernelSymbolEvent, type Poke } from './poke.js';
+
+/**
+ * Verify every poke against the code image at its time: its old bytes must
+ * equal what the image holds there just before it (kcore plus every earlier
+ * poke). A poke missing from the file (lost, filtered) leaves the image
+ * stale, so the next poke at that site disagrees — the lost change lies
+ * between the previous poke at the site (or the start) and that one.
+ *
+ * Also reported, because perf silently drops them (machine.c
+ * machine__process_text_poke, pr_debug only):
+ *  - pokes whose cpumode is not PERF_RECORD_MISC_KERNEL;
+ *  - pokes outside every known map (kcore segments, the kernel MMAP,
+ *    KSYMBOL ranges, trampolines created by earlier pokes);
+ *  - trampoline removals (new_len 0) that remove no trampoline created at
+ *    that address, or remove a different length than was created.
+ */
+export interface CheckPoke {
+  time: bigint;
+  cpu: number;
+  addr: bigint;
+  oldLen: number;
+  newLen: number;
+  fileOffset: number;
+}
+
+export interface SiteDisagreement {
+  siteStart: bigint;
+  siteEnd: bigint;
+  /** How many of the site's pokes disagree. */
+  stale: number;
+  /** The first disagreeing poke. */
+  poke: CheckPoke;
+  /** What the image held over [addr, addr+old_len) before it ('..' = no code there). */
+  expected: string;
+  /** The poke's old bytes. */
+  actual: string;
+  /** The lost change lies in (after, before]: after = previous poke at the site, undefined = start of recording. */
+  windowAfter?: bigint;
+  windowBefore: bigint;
+}
+
+export interface CheckReport {
+  pokes: number;
+  sites: number;
+  consistent: number;
+  stale: number;
+  disagreements: SiteDisagreement[];
+  nonKernel: CheckPoke[];
+  outsideMaps: CheckPoke[];
+  badRemovals: { poke: CheckPoke; reason: string }[];
+  /** True when nothing at all was found. */
+  ok: boolean;
+}
+
+export interface CheckOptions {
+  /** Known maps beyond kcore: kernel MMAP ranges (used when there is no kcore). */
+  maps?: { start: bigint; end: bigint }[];
+  ksymbols?: KernelSymbolEvent[];
+}
+
+export function summarizePoke(p: Poke): CheckPoke {
+  return { time: p.time, cpu: p.cpu, addr: p.addr, oldLen: p.oldBytes.length, newLen: p.newBytes.length, fileOffset: p.fileOffset };
+}
+
+function hexOrGap(b: Uint8Array, live: Uint8Array): string {
+  const parts: string[] = [];
+  for (let i = 0; i < b.length; i++) parts.push(live[i] ? b[i]!.toString(16).padStart(2, '0') : '..');
+  return parts.join(' ');
+}
+
+/** Linear in the number of pokes (after the image's build). */
+export function checkImage(image: CodeImage, opts: CheckOptions = {}): CheckReport {
+  const disagreements: SiteDisagreement[] = [];
+  let stale = 0;
+  for (const site of image.sites) {
+    let first: SiteDisagreement | undefined;
+    let prev: PlacedPoke | undefined;
+    for (const pp of site.pokes) {
+      if (!pp.consistent) {
+        stale++;
+        if (!first) {
+          first = {
+            siteStart: site.start,
+            siteEnd: site.end,
+            stale: 0,
+            poke: summarizePoke(pp.poke),
+            expected: hexOrGap(pp.expected, pp.expectedLive),
+            actual: hexOrGap(pp.poke.oldBytes, new Uint8Array(pp.poke.oldBytes.length).fill(1)),
+            windowAfter: prev?.poke.time,
+            windowBefore: pp.poke.time,
+          };
+          disagreements.push(first);
+        }
+        first.stale++;
+      }
+      prev = pp;
+    }
+  }
+
+  const nonKernel = image.ignoredPokes.filter((p) => !isKernelPoke(p)).map(summarizePoke);
+
+  // maps: kcore segments, else the given maps; plus KSYMBOL ranges and live trampolines
+  const ranges: { start: bigint; end: bigint }[] = image.segments.map((s) => ({ start: s.vaddr, end: s.vaddr + BigInt(s.bytes.length) }));
+  if (ranges.length === 0 && opts.maps) ranges.push(...opts.maps);
+  for (const k of opts.ksymbols ?? []) ranges.push({ start: k.addr, end: k.addr + BigInt(k.len) });
+  ranges.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+  const outsideMaps: CheckPoke[] = [];
+  const badRemovals: { poke: CheckPoke; reason: string }[] = [];
+  // trampolines created by pokes, by address: length and whether live
+  const created = new Map<bigint, { len: number; live: boolean }>();
+  const inCreated = (a: bigint, e: bigint): boolean => {
+    for (const [start, t] of created) if (t.live && a >= start && e <= start + BigInt(t.len)) return true;
+    return false;
+  };
+  const haveMaps = ranges.length > 0;
+  for (const pp of image.pokes) {
+    const p = pp.poke;
+    const ol = p.oldBytes.length;
+    const nl = p.newBytes.length;
+    if (ol === 0) {
+      created.set(p.addr, { len: nl, live: true });
+      continue;
+    }
+    if (nl === 0) {
+      const t = created.get(p.addr);
+      if (t && t.live) {
+        t.live = false;
+        if (t.len !== ol) badRemovals.push({ poke: summarizePoke(p), reason: `removes ${ol} bytes, trampoline created with ${t.len}` });
+        else if (!pp.consistent) badRemovals.push({ poke: summarizePoke(p), reason: 'old bytes differ from the trampoline as created and poked' });
+      } else if (!image.inBase(p.addr) && !inRanges(ranges, p.addr, pokeEnd(p))) {
+        badRemovals.push({ poke: summarizePoke(p), reason: t ? 'trampoline already removed' : 'no trampoline created at this address' });
+      }
+      continue;
+    }
+    if (haveMaps && !inRanges(ranges, p.addr, pokeEnd(p)) && !inCreated(p.addr, pokeEnd(p))) outsideMaps.push(summarizePoke(p));
+  }
+  const consistent = image.pokes.length - stale;
+  return {
+    pokes: image.pokes.length + image.ignoredPokes.length,
+    sites: image.sites.length,
+    consistent,
+    stale,
+    disagreements,
+    nonKernel,
+    outsideMaps,
+    badRemovals,
+    ok: stale === 0 && nonKernel.length === 0 && outsideMaps.length === 0 && badRemovals.length === 0,
+  };
+}
+
+function inRanges(sorted: { start: bigint; end: bigint }[], a: bigint, e: bigint): boolean {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]!.start <= a) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let i = lo - 1; i >= 0 && i >= lo - 4; i--) {
+    const r = sorted[i]!;
+    if (a >= r.start && e <= r.end) return true;
+  }
+  return false;
+}

@@ -1,0 +1,390 @@
+import type { CoreSegment } from './elf-core.js';
+import { isKernelPoke, pokeEnd, type Poke } from './poke.js';
+
+/**
+ * The kernel's code as a function of time.
+ *
+ * perf keeps one copy of kernel text and overwrites it as TEXT_POKE events
+ * arrive, so only "now" exists. Here every poked range keeps all of its
+ * versions, so any time can be asked for, forwards or backwards, without a
+ * replay:
+ *
+ *   base (kcore_dir/kcore, the text when recording started)
+ *     └─ sites: maximal address ranges where pokes overlap
+ *          states[0] = base of the site, states[k] = after its k-th poke
+ *          times[k-1] = time of the k-th poke (non-decreasing)
+ *
+ * bytes at (addr, t) = base overlaid with, for each site hit, the state
+ * after the pokes with time ≤ t (binary search: O(log n) per site hit).
+ *
+ * Switch point: at time ≥ poke.time the new bytes apply. The INT3 protocol
+ * (DESIGN.md) makes the event's time the one moment a CPU can switch from
+ * old to new code.
+ *
+ * Equal times: perf delivers events in ordered-events order — by time, then
+ * by position in the file — so pokes with the same timestamp apply in file
+ * order, and a query at that time sees all of them applied.
+ *
+ * Bytes that no kcore segment holds are defined by the pokes themselves:
+ * before the first poke that covers a byte, it holds that poke's old byte
+ * (the old bytes make undo possible). A byte first reached by a poke's new
+ * bytes only (a trampoline created with old_len 0, or a longer new_len) does
+ * not exist before that poke; one removed (new_len 0, or a shorter new_len)
+ * does not exist after. Reads return only bytes that exist.
+ *
+ * Only pokes perf applies go in: cpumode PERF_RECORD_MISC_KERNEL (others are
+ * in `ignoredPokes`, for check to report).
+ */
+export interface CodeReader {
+  /**
+   * Up to `len` bytes at addr as a CPU saw them at `time` (default: the end
+   * of the recording). Returns fewer (maybe 0) when the code stops existing
+   * at some address. The result may be a view into the image: do not modify.
+   */
+  read(addr: bigint, len: number, time?: bigint): Uint8Array;
+}
+
+/** A poke once placed in the image. */
+export interface PlacedPoke {
+  poke: Poke;
+  /** Position in apply order (time, then file order). */
+  seq: number;
+  site: Site;
+  /** Whether its old bytes equal what the image held there just before it. */
+  consistent: boolean;
+  /** The image's bytes over [addr, addr+old_len) just before it (null bytes = did not exist). */
+  expected: Uint8Array;
+  /** 1 per expected byte that existed. */
+  expectedLive: Uint8Array;
+}
+
+export interface Site {
+  start: bigint;
+  end: bigint;
+  /** Pokes of this site in apply order. */
+  pokes: PlacedPoke[];
+  /** time of pokes[k] at k (sorted). */
+  times: BigInt64Array;
+  /** (pokes.length + 1) rows of (end - start) bytes: row k = after k pokes. */
+  states: Uint8Array;
+  /** Same shape, 1 = byte exists; null when every byte always exists. */
+  live: Uint8Array | null;
+}
+
+const NO_TIME_LIMIT = (1n << 63n) - 1n;
+
+export class CodeImage implements CodeReader {
+  readonly segments: readonly CoreSegment[];
+  readonly sites: readonly Site[];
+  /** Every applied poke, in apply order. */
+  readonly pokes: readonly PlacedPoke[];
+  /** Pokes perf would not apply (non-kernel cpumode), in input order. */
+  readonly ignoredPokes: readonly Poke[];
+  private readonly segStarts: bigint[];
+  private readonly siteStarts: bigint[];
+
+  private constructor(segments: CoreSegment[], sites: Site[], pokes: PlacedPoke[], ignored: Poke[]) {
+    this.segments = segments;
+    this.sites = sites;
+    this.pokes = pokes;
+    this.ignoredPokes = ignored;
+    this.segStarts = segments.map((s) => s.vaddr);
+    this.siteStarts = sites.map((s) => s.start);
+  }
+
+  /**
+   * Build the image from base segments (kcore; may be empty) and pokes in
+   * any order. Cost: O(n log n) for n pokes (a sort, skipped when they come
+   * already in time order) plus O(total poked bytes).
+   */
+  static build(segments: CoreSegment[], pokes: Iterable<Poke>): CodeImage {
+    const segs = [...segments].sort((a, b) => (a.vaddr < b.vaddr ? -1 : a.vaddr > b.vaddr ? 1 : 0));
+    const applied: Poke[] = [];
+    const ignored: Poke[] = [];
+    for (const p of pokes) {
+      if (!isKernelPoke(p)) ignored.push(p);
+      else if (p.oldBytes.length + p.newBytes.length > 0) applied.push(p);
+    }
+    sortInApplyOrder(applied);
+    const sites = groupSites(applied);
+    const placed: PlacedPoke[] = new Array(applied.length);
+    const img = new CodeImage(segs, [], [], ignored);
+    for (const g of sites) {
+      const site = img.fillSite(g.start, g.end, g.members, applied);
+      for (const pp of site.pokes) placed[pp.seq] = pp;
+      g.site = site;
+    }
+    return new CodeImage(
+      segs,
+      sites.map((g) => g.site!),
+      placed,
+      ignored,
+    );
+  }
+
+  /** End of the recording for queries: after every poke. */
+  static readonly END = NO_TIME_LIMIT;
+
+  private fillSite(start: bigint, end: bigint, members: number[], applied: Poke[]): Site {
+    const width = Number(end - start);
+    const n = members.length;
+    const states = new Uint8Array((n + 1) * width);
+    const liveRows = new Uint8Array((n + 1) * width);
+    const known = new Uint8Array(width);
+    // base from kcore
+    this.copyBase(start, width, states, known);
+    liveRows.set(known);
+    // bytes kcore lacks: the first poke covering a byte defines it
+    for (const i of members) {
+      const p = applied[i]!;
+      const off = Number(p.addr - start);
+      const span = Math.max(p.oldBytes.length, p.newBytes.length);
+      for (let j = 0; j < span; j++) {
+        if (known[off + j]) continue;
+        known[off + j] = 1;
+        if (j < p.oldBytes.length) {
+          states[off + j] = p.oldBytes[j]!;
+          liveRows[off + j] = 1;
+        }
+      }
+    }
+    const times = new BigInt64Array(n);
+    const placed: PlacedPoke[] = [];
+    const site: Site = { start, end, pokes: placed, times, states, live: null };
+    let everDead = false;
+    for (let k = 0; k < n; k++) {
+      const i = members[k]!;
+      const p = applied[i]!;
+      const prev = k * width;
+      const row = prev + width;
+      states.copyWithin(row, prev, row);
+      liveRows.copyWithin(row, prev, row);
+      const off = Number(p.addr - start);
+      const ol = p.oldBytes.length;
+      const expected = states.slice(prev + off, prev + off + ol);
+      const expectedLive = liveRows.slice(prev + off, prev + off + ol);
+      let ok = true;
+      for (let j = 0; j < ol; j++) if (!expectedLive[j] || expected[j] !== p.oldBytes[j]) ok = false;
+      const nl = p.newBytes.length;
+      states.set(p.newBytes, row + off);
+      liveRows.fill(1, row + off, row + off + nl);
+      if (ol > nl) {
+        states.fill(0, row + off + nl, row + off + ol);
+        liveRows.fill(0, row + off + nl, row + off + ol);
+      }
+      times[k] = p.time;
+      placed.push({ poke: p, seq: i, site, consistent: ok, expected, expectedLive });
+    }
+    for (let j = 0; j < liveRows.length; j++) {
+      if (!liveRows[j]) {
+        everDead = true;
+        break;
+      }
+    }
+    site.live = everDead ? liveRows : null;
+    return site;
+  }
+
+  /** Copy kcore bytes over [start, start+width) into out; mark them in known. */
+  private copyBase(start: bigint, width: number, out: Uint8Array, known: Uint8Array, outOff = 0): void {
+    const end = start + BigInt(width);
+    let i = Math.max(0, upperBound(this.segStarts, start) - 1);
+    for (; i < this.segments.length; i++) {
+      const s = this.segments[i]!;
+      if (s.vaddr >= end) break;
+      const sEnd = s.vaddr + BigInt(s.bytes.length);
+      if (sEnd <= start) continue;
+      const from = s.vaddr > start ? s.vaddr : start;
+      const to = sEnd < end ? sEnd : end;
+      const src = Number(from - s.vaddr);
+      const dst = Number(from - start);
+      const n = Number(to - from);
+      out.set(s.bytes.subarray(src, src + n), outOff + dst);
+      known.fill(1, outOff + dst, outOff + dst + n);
+    }
+  }
+
+  /**
+   * Bytes over [addr, addr+len) at `time` with a mask of which exist
+   * (1 = exists). Cost: O(log segments + log sites + Σ log pokes of each site hit + len).
+   */
+  bytesAt(addr: bigint, len: number, time: bigint = NO_TIME_LIMIT): { bytes: Uint8Array; live: Uint8Array } {
+    const bytes = new Uint8Array(len);
+    const live = new Uint8Array(len);
+    this.copyBase(addr, len, bytes, live);
+    this.overlay(addr, len, time, bytes, live);
+    return { bytes, live };
+  }
+
+  read(addr: bigint, len: number, time: bigint = NO_TIME_LIMIT): Uint8Array {
+    const end = addr + BigInt(len);
+    const firstSite = this.firstSiteEndingAfter(addr);
+    const site = this.sites[firstSite];
+    if (!site || site.start >= end) {
+      // hot path: no poke in range, a view into kcore
+      const si = upperBound(this.segStarts, addr) - 1;
+      const seg = this.segments[si];
+      if (!seg) return EMPTY;
+      const off = addr - seg.vaddr;
+      if (off >= BigInt(seg.bytes.length)) return EMPTY;
+      const o = Number(off);
+      const n = Math.min(len, seg.bytes.length - o);
+      if (n === len || !this.segments[si + 1] || this.segments[si + 1]!.vaddr !== seg.vaddr + BigInt(seg.bytes.length)) {
+        return seg.bytes.subarray(o, o + n);
+      }
+    }
+    const { bytes, live } = this.bytesAt(addr, len, time);
+    let n = 0;
+    while (n < len && live[n]) n++;
+    return n === len ? bytes : bytes.subarray(0, n);
+  }
+
+  private overlay(addr: bigint, len: number, time: bigint, bytes: Uint8Array, live: Uint8Array): void {
+    const end = addr + BigInt(len);
+    for (let i = this.firstSiteEndingAfter(addr); i < this.sites.length; i++) {
+      const s = this.sites[i]!;
+      if (s.start >= end) break;
+      const k = versionAt(s, time);
+      const width = Number(s.end - s.start);
+      const from = s.start > addr ? s.start : addr;
+      const to = s.end < end ? s.end : end;
+      const srcOff = k * width + Number(from - s.start);
+      const dst = Number(from - addr);
+      const n = Number(to - from);
+      bytes.set(s.states.subarray(srcOff, srcOff + n), dst);
+      if (s.live) live.set(s.live.subarray(srcOff, srcOff + n), dst);
+      else live.fill(1, dst, dst + n);
+    }
+  }
+
+  private firstSiteEndingAfter(addr: bigint): number {
+    // sites are disjoint and sorted, so ends are sorted too
+    let i = upperBound(this.siteStarts, addr) - 1;
+    if (i < 0) return 0;
+    if (this.sites[i]!.end <= addr) i++;
+    return i;
+  }
+
+  /** The site containing addr, if any poke ever touched it. */
+  siteAt(addr: bigint): Site | undefined {
+    const s = this.sites[this.firstSiteEndingAfter(addr)];
+    return s && s.start <= addr ? s : undefined;
+  }
+
+  /**
+   * Pokes touching [start, end) with t0 ≤ time ≤ t1, in apply order.
+   * Cost: O(log sites + Σ (log pokes + hits) per site in range).
+   */
+  pokesIn(start: bigint, end: bigint, t0: bigint = -NO_TIME_LIMIT, t1: bigint = NO_TIME_LIMIT): PlacedPoke[] {
+    const out: PlacedPoke[] = [];
+    for (let i = this.firstSiteEndingAfter(start); i < this.sites.length; i++) {
+      const s = this.sites[i]!;
+      if (s.start >= end) break;
+      for (let k = lowerBoundTime(s.times, t0); k < s.pokes.length && s.times[k]! <= t1; k++) {
+        const p = s.pokes[k]!;
+        if (p.poke.addr < end && pokeEnd(p.poke) > start) out.push(p);
+      }
+    }
+    if (out.length > 1) out.sort((a, b) => a.seq - b.seq);
+    return out;
+  }
+
+  /** True when addr lies in a kcore segment. */
+  inBase(addr: bigint): boolean {
+    const s = this.segments[upperBound(this.segStarts, addr) - 1];
+    return !!s && addr < s.vaddr + BigInt(s.bytes.length);
+  }
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** Number of the site's pokes with time ≤ t: the row to read. */
+function versionAt(s: Site, t: bigint): number {
+  const a = s.times;
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function lowerBoundTime(a: BigInt64Array, t: bigint): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Index of the first element > x. */
+function upperBound(a: bigint[], x: bigint): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** ordered-events order: time, then file offset (stable for the rest). */
+function sortInApplyOrder(p: Poke[]): void {
+  let sorted = true;
+  for (let i = 1; i < p.length && sorted; i++) {
+    const a = p[i - 1]!;
+    const b = p[i]!;
+    if (a.time > b.time || (a.time === b.time && a.fileOffset > b.fileOffset)) sorted = false;
+  }
+  if (sorted) return;
+  p.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : a.fileOffset - b.fileOffset));
+}
+
+interface SiteGroup {
+  start: bigint;
+  end: bigint;
+  members: number[];
+  site?: Site;
+}
+
+/** Merge overlapping poke ranges into disjoint sites; members stay in apply order. */
+function groupSites(applied: Poke[]): SiteGroup[] {
+  const byAddr = new Map<bigint, { end: bigint; members: number[] }>();
+  for (let i = 0; i < applied.length; i++) {
+    const p = applied[i]!;
+    const e = pokeEnd(p);
+    const g = byAddr.get(p.addr);
+    if (g) {
+      if (e > g.end) g.end = e;
+      g.members.push(i);
+    } else byAddr.set(p.addr, { end: e, members: [i] });
+  }
+  const addrs = [...byAddr.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const out: SiteGroup[] = [];
+  let cur: SiteGroup | undefined;
+  let parts: number[][] = [];
+  const flush = (): void => {
+    if (!cur) return;
+    cur.members = parts.length === 1 ? parts[0]! : parts.flat().sort((a, b) => a - b);
+    out.push(cur);
+  };
+  for (const a of addrs) {
+    const g = byAddr.get(a)!;
+    if (cur && a < cur.end) {
+      if (g.end > cur.end) cur.end = g.end;
+      parts.push(g.members);
+    } else {
+      flush();
+      cur = { start: a, end: g.end, members: [] };
+      parts = [g.members];
+    }
+  }
+  flush();
+  return out;
+}

@@ -1,0 +1,65 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { readElfCore, PF_X, type CoreSegment } from './elf-core.js';
+import { findKallsym, parseKallsyms, type KallsymsEntry } from './kallsyms.js';
+import { parseModules, type ModuleEntry } from './modules.js';
+import { SymbolTable } from './symbols.js';
+
+/**
+ * A `perf record --kcore` directory:
+ *
+ *   DIR/data                 the perf.data file
+ *   DIR/kcore_dir/kcore      ELF64 core: PT_LOAD per kernel/module text range
+ *   DIR/kcore_dir/kallsyms   /proc/kallsyms at record time
+ *   DIR/kcore_dir/modules    /proc/modules at record time
+ *
+ * perf reads kcore_dir only when given the directory (`-i DIR`) and only when
+ * `modules` exists; we follow the same rule, so what perfpoke symbolizes is
+ * what perf symbolizes.
+ */
+export interface KcoreDir {
+  dir: string;
+  /** Executable PT_LOAD segments (perf maps only those for kernel text). */
+  segments: CoreSegment[];
+  kallsyms: KallsymsEntry[];
+  modules: ModuleEntry[];
+  symbols: SymbolTable;
+  /** Address of `_text`, which must equal the kernel MMAP's pgoff. */
+  textAddr?: bigint;
+}
+
+/** Paths inside a perf.data directory or beside a file given with -i. */
+export function resolveInput(input: string): { dataFile: string; kcoreDir?: string } {
+  let st;
+  try {
+    st = statSync(input);
+  } catch (e) {
+    throw e;
+  }
+  if (st.isDirectory()) {
+    const k = join(input, 'kcore_dir');
+    return { dataFile: join(input, 'data'), kcoreDir: existsSync(join(k, 'modules')) && existsSync(join(k, 'kcore')) ? k : undefined };
+  }
+  return { dataFile: input };
+}
+
+/**
+ * Load kcore_dir (the folder holding kcore, kallsyms and modules). Throws
+ * FormatError for a malformed kcore, a Node fs error for a missing file.
+ */
+export function loadKcoreDir(kcoreDir: string): KcoreDir {
+  const kcorePath = join(kcoreDir, 'kcore');
+  const file = readFileSync(kcorePath);
+  const segments = readElfCore(new Uint8Array(file.buffer, file.byteOffset, file.byteLength), kcorePath).filter((s) => s.flags & PF_X);
+  const kallsyms = existsSync(join(kcoreDir, 'kallsyms')) ? parseKallsyms(readFileSync(join(kcoreDir, 'kallsyms'), 'utf8')) : [];
+  const modules = existsSync(join(kcoreDir, 'modules')) ? parseModules(readFileSync(join(kcoreDir, 'modules'), 'utf8')) : [];
+  const maps = segments.map((s) => ({ start: s.vaddr, end: s.vaddr + BigInt(s.bytes.length) }));
+  return {
+    dir: kcoreDir,
+    segments,
+    kallsyms,
+    modules,
+    symbols: SymbolTable.fromKallsyms(kallsyms, maps),
+    textAddr: findKallsym(kallsyms, '_text'),
+  };
+}
