@@ -6,3 +6,5 @@ export * from './abi/feature.js';
 export * from './abi/event-attr.js';
 export * from './perfdata/file-header.js';
 export * from './record/index.js';
+export * from './x86/index.js';
+export * from './intelpt/packets/index.js';

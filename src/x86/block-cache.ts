@@ -1,0 +1,163 @@
+import { Decoder, DecoderOptions, Instruction } from 'iced-x86';
+import { classifyDecoded, type InsnClass } from './classify.js';
+
+/** One decoded instruction of a block. */
+export interface Insn extends InsnClass {
+  ip: bigint;
+}
+
+/**
+ * A run of instructions from `start` up to and including the first one that
+ * ends a block (`stop: 'branch'`), or cut short: `limit` (maxInsns reached,
+ * continue at `end`), `invalid` (the bytes at `end` do not decode), `nomap`
+ * (no bytes readable at `end`).
+ */
+export interface Block {
+  start: bigint;
+  /** Address after the last instruction. */
+  end: bigint;
+  insns: Insn[];
+  stop: 'branch' | 'limit' | 'invalid' | 'nomap';
+}
+
+/** Reads up to `len` bytes of code at `addr`; shorter or undefined at the end of mapped memory. */
+export type CodeRead = (addr: bigint, len: number) => Uint8Array | undefined;
+
+const PAGE_SHIFT = 12n;
+const MAX_INSN = 15;
+const CHUNK = 128;
+
+/**
+ * Decoded blocks keyed by start address (perf's intel_pt cache of
+ * instruction walks, libipt's block cache). A text poke must drop every
+ * block that overlaps the poked bytes — `invalidate(start, end)` does that
+ * through a page index, so its cost depends on the blocks near the range,
+ * not on the cache size.
+ */
+export class BlockCache {
+  private readonly blocks = new Map<bigint, Block>();
+  /** page number -> blocks with at least one byte in that page */
+  private readonly pages = new Map<bigint, Set<Block>>();
+  private readonly ins = new Instruction();
+  readonly maxInsns: number;
+  hits = 0;
+  misses = 0;
+
+  constructor(
+    private readonly read: CodeRead,
+    opts: { maxInsns?: number } = {},
+  ) {
+    this.maxInsns = opts.maxInsns ?? 4096;
+  }
+
+  get size(): number {
+    return this.blocks.size;
+  }
+
+  /** The block starting at `start`, decoded through `read` on a miss. */
+  get(start: bigint): Block {
+    const b = this.blocks.get(start);
+    if (b) {
+      this.hits++;
+      return b;
+    }
+    this.misses++;
+    const nb = this.decode(start);
+    this.blocks.set(start, nb);
+    if (nb.end > nb.start) {
+      for (let p = nb.start >> PAGE_SHIFT, last = (nb.end - 1n) >> PAGE_SHIFT; p <= last; p++) {
+        let s = this.pages.get(p);
+        if (!s) this.pages.set(p, (s = new Set()));
+        s.add(nb);
+      }
+    } else {
+      // empty (invalid/nomap at start): index under its start page so a poke there drops it
+      const p = nb.start >> PAGE_SHIFT;
+      let s = this.pages.get(p);
+      if (!s) this.pages.set(p, (s = new Set()));
+      s.add(nb);
+    }
+    return nb;
+  }
+
+  /**
+   * Drops every block with a byte in [start, end) — and every block whose
+   * decode stopped inside the range (an invalid/nomap stop at an address in
+   * the range). Returns how many were dropped.
+   */
+  invalidate(start: bigint, end: bigint): number {
+    if (end <= start) return 0;
+    let n = 0;
+    // a block may reach one instruction past its last byte when it stopped on 'invalid'/'nomap'
+    const first = (start - BigInt(MAX_INSN)) >> PAGE_SHIFT;
+    const last = (end - 1n) >> PAGE_SHIFT;
+    for (let p = first < 0n ? 0n : first; p <= last; p++) {
+      const s = this.pages.get(p);
+      if (!s) continue;
+      for (const b of s) {
+        const reach = b.stop === 'invalid' || b.stop === 'nomap' ? b.end + BigInt(MAX_INSN) : b.end;
+        const hiEnd = reach > b.start ? reach : b.start + 1n;
+        if (b.start < end && hiEnd > start) {
+          if (this.drop(b)) n++;
+        }
+      }
+    }
+    return n;
+  }
+
+  clear(): void {
+    this.blocks.clear();
+    this.pages.clear();
+  }
+
+  private drop(b: Block): boolean {
+    if (this.blocks.get(b.start) !== b) return false;
+    this.blocks.delete(b.start);
+    const lastAddr = b.end > b.start ? b.end - 1n : b.start;
+    for (let p = b.start >> PAGE_SHIFT, last = lastAddr >> PAGE_SHIFT; p <= last; p++) {
+      const s = this.pages.get(p);
+      if (s) {
+        s.delete(b);
+        if (s.size === 0) this.pages.delete(p);
+      }
+    }
+    return true;
+  }
+
+  private decode(start: bigint): Block {
+    const insns: Insn[] = [];
+    let pos = start;
+    const ins = this.ins;
+    for (;;) {
+      const bytes = this.read(pos, CHUNK);
+      if (!bytes || bytes.length === 0) return { start, end: pos, insns, stop: 'nomap' };
+      const short = bytes.length < CHUNK;
+      const d = new Decoder(64, bytes, DecoderOptions.None);
+      try {
+        d.ip = pos;
+        // decode while a whole instruction surely fits in this chunk
+        const safe = short ? bytes.length : bytes.length - MAX_INSN;
+        let off = 0;
+        while (off < safe || (off === 0 && off < bytes.length)) {
+          if (!d.canDecode) return { start, end: pos, insns, stop: short ? 'nomap' : 'invalid' };
+          d.decodeOut(ins);
+          const c = classifyDecoded(ins);
+          if (!c) {
+            // truncated at the end of readable memory vs really invalid bytes
+            return { start, end: pos, insns, stop: short && off + MAX_INSN > bytes.length ? 'nomap' : 'invalid' };
+          }
+          const insn = c as Insn;
+          insn.ip = pos;
+          insns.push(insn);
+          pos += BigInt(c.length);
+          off += c.length;
+          if (c.endsBlock) return { start, end: pos, insns, stop: 'branch' };
+          if (insns.length >= this.maxInsns) return { start, end: pos, insns, stop: 'limit' };
+        }
+        if (short) return { start, end: pos, insns, stop: 'nomap' };
+      } finally {
+        d.free();
+      }
+    }
+  }
+}

@@ -1,0 +1,2 @@
+export * from './classify.js';
+export * from './block-cache.js';
