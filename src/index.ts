@@ -8,3 +8,4 @@ export * from './perfdata/file-header.js';
 export * from './record/index.js';
 export * from './x86/index.js';
 export * from './intelpt/packets/index.js';
+export * from './perfdata/index.js';

@@ -1,0 +1,405 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import { Decompress } from 'fzstd';
+import { ByteReader } from '../io/byte-reader.js';
+import { FormatError, isFormatError } from '../io/errors.js';
+import { RecordType } from '../abi/record-type.js';
+import { decodeEventAttr, type EventAttr } from '../abi/event-attr.js';
+import { decodeFileHeader, PERF_FILE_HEADER_SIZE, type FileHeader, type FileSection } from './file-header.js';
+import { attrLayout, type AttrLayout } from './layout.js';
+import { RawRecord } from './raw-record.js';
+import { Window, streamFill, type FillFn, DEFAULT_WINDOW } from './window.js';
+import { decodeHeaderAttr, decodeIdIndex, structureName } from './records/index.js';
+import { featureName } from '../abi/feature.js';
+
+export interface ReaderOptions {
+  /** How to read type 19: 'final' (upstream: CGROUP) or 'rfc' (the seed's TEXT_POKE). Default 'final'. */
+  textPokeAbi?: 'final' | 'rfc';
+  /** Window size in bytes (default 4 MiB). */
+  windowSize?: number;
+}
+
+export interface RecordsOptions {
+  /** Start at this absolute offset instead of the data section start (file mode; must be a record boundary). */
+  from?: number;
+  /** 'expand' (default): deliver the records inside COMPRESSED records in place of it; 'raw': deliver COMPRESSED records as they are. */
+  compressed?: 'expand' | 'raw';
+}
+
+export interface AttrEntry {
+  attr: EventAttr;
+  ids: bigint[];
+  /** Event name, when known (filled by higher layers from EVENT_DESC). */
+  name?: string;
+}
+
+/**
+ * A perf.data file or stream: file mode (PERFILE2 header, attrs, data, feature
+ * sections) or pipe mode (`perf record -o -`: everything inline as records).
+ *
+ *   const f = await PerfFile.open('perf.data');
+ *   for await (const r of f.records()) if (r.type === 20) console.log(r.decode());
+ *   await f.close();
+ *
+ * Every malformed input throws FormatError naming the offset (and file).
+ */
+export class PerfFile {
+  readonly path: string;
+  readonly header: FileHeader;
+  readonly le: boolean;
+  readonly pipe: boolean;
+  readonly attrs: AttrEntry[] = [];
+  /** Feature sections of a file-mode file (id → section), from the table after the data section. */
+  readonly features = new Map<number, FileSection>();
+  /** Pipe mode: HEADER_FEATURE bodies seen so far. */
+  private readonly pipeFeatures = new Map<number, Uint8Array>();
+  readonly textPokeAbi: 'final' | 'rfc';
+  private readonly windowSize: number;
+  private layouts: AttrLayout[] = [];
+  private idToAttr = new Map<bigint, number>();
+  private fh: FileHandle | undefined;
+  private fileSize: number;
+  private stream: NodeJS.ReadableStream | undefined;
+  private streamConsumed = false;
+  /** The pipe's window (pipe mode reads the stream once, continuing after the 16-byte header). */
+  private pipeWindow: Window | undefined;
+
+  private constructor(path: string, header: FileHeader, fileSize: number, opts: ReaderOptions) {
+    this.path = path;
+    this.header = header;
+    this.le = header.le;
+    this.pipe = header.pipe;
+    this.fileSize = fileSize;
+    this.textPokeAbi = opts.textPokeAbi ?? 'final';
+    this.windowSize = opts.windowSize ?? DEFAULT_WINDOW;
+  }
+
+  /**
+   * Open a file (file mode, or a pipe-mode file starting with magic + size 16); '-' reads stdin in pipe mode.
+   * Throws FormatError (with the file name) for a malformed header, attrs or feature table.
+   */
+  static async open(path: string, opts: ReaderOptions = {}): Promise<PerfFile> {
+    if (path === '-') return PerfFile.fromStream(process.stdin, opts, '-');
+    const fh = await open(path, 'r');
+    try {
+      const size = (await fh.stat()).size;
+      const first = new Uint8Array(Math.min(size, PERF_FILE_HEADER_SIZE));
+      await fh.read(first, 0, first.length, 0);
+      let header: FileHeader;
+      try {
+        header = decodeFileHeader(first, size);
+      } catch (e) {
+        // a pipe header decodes from 16 bytes; anything else short is truncated
+        throw e;
+      }
+      const f = new PerfFile(path, header, size, opts);
+      f.fh = fh;
+      if (!header.pipe) await f.readFileModeTables();
+      return f;
+    } catch (e) {
+      await fh.close();
+      throw isFormatError(e) ? e.withFile(path) : e;
+    }
+  }
+
+  /** Pipe mode from a stream (`perf record -o - | …`). */
+  static async fromStream(s: NodeJS.ReadableStream, opts: ReaderOptions = {}, name = '-'): Promise<PerfFile> {
+    const fill = streamFill(s);
+    const w = new Window(fill, 0, Infinity, opts.windowSize ?? DEFAULT_WINDOW, 'perf pipe header');
+    try {
+      if (!(await w.ensure(16, 'perf pipe header'))) {
+        throw new FormatError({ kind: 'truncated', offset: 0, structure: 'perf pipe header', expected: '16 bytes', actual: 'empty input' });
+      }
+      const header = decodeFileHeader(w.peek(16));
+      if (!header.pipe) {
+        throw new FormatError({ kind: 'unsupported', offset: 8, structure: 'perf_file_header.size', actual: header.headerSize, expected: '16 (pipe mode) on a stream; open file-mode files by path' });
+      }
+      w.advance(16);
+      const f = new PerfFile(name, header, Infinity, opts);
+      f.stream = s;
+      f.pipeWindow = w;
+      return f;
+    } catch (e) {
+      throw isFormatError(e) ? e.withFile(name) : e;
+    }
+  }
+
+  private async readAt(offset: number, len: number): Promise<Uint8Array> {
+    const b = new Uint8Array(len);
+    const { bytesRead } = await this.fh!.read(b, 0, len, offset);
+    if (bytesRead < len) throw new FormatError({ kind: 'truncated', offset: offset + bytesRead, structure: 'file', expected: `${len} bytes at 0x${offset.toString(16)}` });
+    return b;
+  }
+
+  private async readFileModeTables(): Promise<void> {
+    const h = this.header;
+    const n = h.attrSize > 0 ? Math.floor(h.attrs.size / h.attrSize) : 0;
+    const attrBytes = await this.readAt(h.attrs.offset, h.attrs.size);
+    const r = new ByteReader(attrBytes, this.le, h.attrs.offset, 'perf_file_attr');
+    for (let i = 0; i < n; i++) {
+      r.seek(i * h.attrSize);
+      const attr = decodeEventAttr(r, h.attrSize - 16);
+      const idsAt = h.attrs.offset + r.pos;
+      const idsOff = r.u64n('perf_file_attr.ids');
+      const idsSize = r.u64n('perf_file_attr.ids');
+      if (idsOff + idsSize > this.fileSize || idsSize % 8 !== 0) {
+        throw new FormatError({ kind: 'bad-size', offset: idsAt, structure: 'perf_file_attr.ids', actual: `0x${idsOff.toString(16)}+0x${idsSize.toString(16)}`, expected: `a multiple of 8 within the file (0x${this.fileSize.toString(16)} bytes)` });
+      }
+      const ids: bigint[] = [];
+      if (idsSize) {
+        const ib = new ByteReader(await this.readAt(idsOff, idsSize), this.le, idsOff, 'ids');
+        for (let k = 0; k < idsSize / 8; k++) ids.push(ib.u64());
+      }
+      this.addAttr({ attr, ids });
+    }
+    // feature section table: one perf_file_section per set bit, right after the data section
+    const tableAt = h.data.offset + h.data.size;
+    if (h.features.length) {
+      const need = h.features.length * 16;
+      if (tableAt + need > this.fileSize) {
+        throw new FormatError({ kind: 'truncated', offset: tableAt, structure: 'feature section table', expected: `${need} bytes (${h.features.length} sections)`, actual: `${Math.max(0, this.fileSize - tableAt)} bytes` });
+      }
+      const tr = new ByteReader(await this.readAt(tableAt, need), this.le, tableAt, 'feature section table');
+      for (const id of h.features) {
+        const at = tr.base + tr.pos;
+        const s = { offset: tr.u64n(), size: tr.u64n() };
+        if (s.offset + s.size > this.fileSize) {
+          throw new FormatError({ kind: 'bad-size', offset: at, structure: `feature section ${featureName(id)}`, actual: `0x${s.offset.toString(16)}+0x${s.size.toString(16)}`, expected: `within the file (0x${this.fileSize.toString(16)} bytes)` });
+        }
+        this.features.set(id, s);
+      }
+    }
+  }
+
+  private addAttr(a: AttrEntry): void {
+    const i = this.attrs.length;
+    this.attrs.push(a);
+    this.layouts.push(attrLayout(a.attr, this.le));
+    for (const id of a.ids) if (!this.idToAttr.has(id)) this.idToAttr.set(id, i);
+  }
+
+  /** The attr entry that produced sample/record id `id` (attr ids, then ID_INDEX). */
+  attrForId(id: bigint): AttrEntry | undefined {
+    const i = this.idToAttr.get(id);
+    return i === undefined ? undefined : this.attrs[i];
+  }
+
+  /** The layout (precomputed offsets) of attrs[i]. */
+  layoutOf(i: number): AttrLayout | undefined {
+    return this.layouts[i];
+  }
+
+  featureSection(id: number): FileSection | undefined {
+    return this.features.get(id);
+  }
+
+  /** Raw bytes of a feature section (pipe mode: from HEADER_FEATURE records seen so far). */
+  async readFeature(id: number): Promise<Uint8Array | undefined> {
+    if (this.pipe) return this.pipeFeatures.get(id);
+    const s = this.features.get(id);
+    if (!s) return undefined;
+    try {
+      return await this.readAt(s.offset, s.size);
+    } catch (e) {
+      throw isFormatError(e) ? e.withFile(this.path) : e;
+    }
+  }
+
+  /**
+   * perf's evlist__event2evsel: which attr a record belongs to. One attr: it.
+   * Otherwise the id at the first attr's id_pos (SAMPLE) or is_pos counted from
+   * the end (other kernel records with sample_id_all); id 0 or unknown: the first.
+   */
+  layoutFor(bytes: Uint8Array, type: number, size: number): AttrLayout | undefined {
+    const L = this.layouts;
+    if (L.length <= 1) return L[0];
+    const first = L[0]!;
+    if (type >= 64) return first;
+    if (type !== RecordType.SAMPLE && !first.sampleIdAll) return first;
+    const n = (size - 8) >> 3;
+    let off: number;
+    if (type === RecordType.SAMPLE) {
+      if (first.idPos < 0 || first.idPos >= n) return first;
+      off = 8 + first.idPos * 8;
+    } else {
+      if (first.isPos < 0 || first.isPos > n) return first;
+      off = 8 + (n - first.isPos) * 8;
+    }
+    const id = new DataView(bytes.buffer, bytes.byteOffset + off, 8).getBigUint64(0, this.le);
+    if (id === 0n) return first;
+    const i = this.idToAttr.get(id);
+    return i === undefined ? first : L[i];
+  }
+
+  private makeFill(from: number): FillFn {
+    const fh = this.fh!;
+    let pos = from;
+    return async (buf, off, len) => {
+      const { bytesRead } = await fh.read(buf, off, len, pos);
+      pos += bytesRead;
+      return bytesRead;
+    };
+  }
+
+  /**
+   * Records in file order, streamed through a fixed window (never the whole file).
+   * Pipe mode also fills `attrs` (HEADER_ATTR), features (HEADER_FEATURE) and ids
+   * (ID_INDEX) as they pass. A stream can be iterated once.
+   * Throws FormatError (with file name) at the first malformed record header.
+   */
+  async *records(opts: RecordsOptions = {}): AsyncGenerator<RawRecord> {
+    let w: Window;
+    if (this.stream) {
+      if (this.streamConsumed) throw new Error('PerfFile.records(): a stream can be read once');
+      this.streamConsumed = true;
+      w = this.pipeWindow!;
+    } else if (this.pipe) {
+      const from = opts.from ?? 16;
+      w = new Window(this.makeFill(from), from, this.fileSize, this.windowSize, 'perf_event_header');
+    } else {
+      const h = this.header;
+      const end = h.data.offset + h.data.size;
+      const from = opts.from ?? h.data.offset;
+      w = new Window(this.makeFill(from), from, end, this.windowSize, 'perf_event_header');
+    }
+    const expand = (opts.compressed ?? 'expand') === 'expand';
+    const unpack = new Decompressor(this);
+    try {
+      for (;;) {
+        if (!(await w.ensure(8, 'perf_event_header'))) break;
+        const at = w.pos;
+        const hb = w.peek(8);
+        const hv = new DataView(hb.buffer, hb.byteOffset, 8);
+        const type = hv.getUint32(0, this.le);
+        const size = hv.getUint16(6, this.le);
+        if (size < 8) {
+          throw new FormatError({ kind: 'bad-size', offset: at, structure: `${structureName(type)} perf_event_header.size`, actual: size, expected: '≥ 8 (a record cannot be shorter than its header)' });
+        }
+        await w.ensure(size, structureName(type));
+        const bytes = w.peek(size);
+        const raw = new RawRecord(bytes, at, this.le, this.layoutFor(bytes, type, size), this.textPokeAbi);
+        this.observe(raw);
+        w.advance(size);
+        if (type === RecordType.AUXTRACE || type === RecordType.HEADER_TRACING_DATA) {
+          raw.auxData = await this.readTrailingPayload(w, raw);
+        }
+        if ((type === RecordType.COMPRESSED || type === RecordType.COMPRESSED2) && expand) {
+          for (const inner of unpack.push(raw)) {
+            this.observe(inner);
+            yield inner;
+          }
+          continue;
+        }
+        yield raw;
+      }
+      unpack.finish();
+    } catch (e) {
+      throw isFormatError(e) ? e.withFile(this.path) : e;
+    }
+  }
+
+  private async readTrailingPayload(w: Window, raw: RawRecord): Promise<Uint8Array> {
+    const r = new ByteReader(raw.bytes, this.le, raw.fileOffset, structureName(raw.type));
+    r.skip(8);
+    let n: number;
+    if (raw.type === RecordType.AUXTRACE) {
+      r.need(8, 'AUXTRACE (71) size');
+      n = r.u64n('AUXTRACE (71) size');
+    } else {
+      r.need(4, 'HEADER_TRACING_DATA (66) size');
+      n = r.u32();
+    }
+    return w.readPayload(n, `${structureName(raw.type)} payload`);
+  }
+
+  /** Learn attrs, features and ids from pipe-mode records as they pass. */
+  private observe(raw: RawRecord): void {
+    if (raw.type === RecordType.HEADER_ATTR) {
+      const rec = decodeHeaderAttr(new ByteReader(raw.bytes.subarray(8), this.le, raw.fileOffset + 8, 'HEADER_ATTR (64)'), { type: raw.type, misc: raw.misc, size: raw.size, fileOffset: raw.fileOffset });
+      this.addAttr({ attr: rec.attr, ids: rec.ids });
+    } else if (raw.type === RecordType.HEADER_FEATURE && this.pipe) {
+      const r = new ByteReader(raw.bytes.subarray(8), this.le, raw.fileOffset + 8, 'HEADER_FEATURE (80)');
+      const id = r.u64n('HEADER_FEATURE (80).feat_id');
+      this.pipeFeatures.set(id, r.copy(r.remaining));
+    } else if (raw.type === RecordType.ID_INDEX) {
+      const rec = decodeIdIndex(new ByteReader(raw.bytes.subarray(8), this.le, raw.fileOffset + 8, 'ID_INDEX (69)'), { type: raw.type, misc: raw.misc, size: raw.size, fileOffset: raw.fileOffset });
+      for (const e of rec.entries) {
+        const idx = Number(e.idx);
+        if (!this.idToAttr.has(e.id) && idx < this.attrs.length) this.idToAttr.set(e.id, idx);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    const fh = this.fh;
+    this.fh = undefined;
+    if (fh) await fh.close();
+  }
+}
+
+/**
+ * Unpacks COMPRESSED records (perf record -z): one zstd stream per file whose
+ * output is a sequence of whole records; a record may straddle two COMPRESSED
+ * records, so the unfinished tail is kept (perf's decomp_last). Memory: the
+ * decompressor's window plus one COMPRESSED record's output.
+ */
+class Decompressor {
+  private z: Decompress | undefined;
+  private out: Uint8Array[] = [];
+  private tail: Uint8Array = new Uint8Array(0);
+  private readonly f: PerfFile;
+  private lastOffset = 0;
+  constructor(f: PerfFile) {
+    this.f = f;
+  }
+
+  push(raw: RawRecord): RawRecord[] {
+    this.z ??= new Decompress((chunk) => {
+      this.out.push(chunk);
+    });
+    let data = raw.bytes.subarray(8);
+    if (raw.type === RecordType.COMPRESSED2) {
+      const r = new ByteReader(data, this.f.le, raw.fileOffset + 8, 'COMPRESSED2 (83)');
+      const n = r.u64n('COMPRESSED2 (83).data_size');
+      data = r.borrow(n);
+    }
+    try {
+      this.z.push(data.slice());
+    } catch (e) {
+      throw new FormatError({ kind: 'bad-value', offset: raw.fileOffset + 8, structure: `${structureName(raw.type)} zstd data`, actual: (e as Error).message, expected: 'a valid zstd stream' });
+    }
+    let total = this.tail.length;
+    for (const c of this.out) total += c.length;
+    const buf = new Uint8Array(total);
+    buf.set(this.tail);
+    let o = this.tail.length;
+    for (const c of this.out) {
+      buf.set(c, o);
+      o += c.length;
+    }
+    this.out = [];
+    const recs: RawRecord[] = [];
+    let p = 0;
+    const le = this.f.le;
+    while (buf.length - p >= 8) {
+      const dv = new DataView(buf.buffer, buf.byteOffset + p, 8);
+      const size = dv.getUint16(6, le);
+      const type = dv.getUint32(0, le);
+      if (size < 8) {
+        throw new FormatError({ kind: 'bad-size', offset: raw.fileOffset, structure: `${structureName(type)} inside COMPRESSED (decompressed offset 0x${p.toString(16)})`, actual: size, expected: '≥ 8' });
+      }
+      if (buf.length - p < size) break;
+      const bytes = buf.subarray(p, p + size);
+      recs.push(new RawRecord(bytes, raw.fileOffset, le, this.f.layoutFor(bytes, type, size), this.f.textPokeAbi, true));
+      p += size;
+    }
+    this.tail = buf.slice(p);
+    this.lastOffset = raw.fileOffset;
+    return recs;
+  }
+
+  finish(): void {
+    if (this.tail.length) {
+      throw new FormatError({ kind: 'truncated', offset: this.lastOffset, structure: 'COMPRESSED (81) contents', expected: 'whole records', actual: `${this.tail.length} bytes of a partial record at the end` });
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import { RecordType } from '../abi/record-type.js';
+import type { AttrLayout } from './layout.js';
+import { decodeRecord, hasSampleIdTrailer, type PerfRecord } from './records/index.js';
+
+/**
+ * A zero-copy view of one record in the reader's window. `bytes` (and
+ * `auxData`) are valid only until the iterator advances — call `copy()` to
+ * keep one. Typed fields are decoded only when `decode()` is called.
+ */
+export class RawRecord {
+  readonly type: number;
+  readonly misc: number;
+  readonly size: number;
+  /** Absolute offset of the record (records from a COMPRESSED record: that record's offset, as perf). */
+  readonly fileOffset: number;
+  /** The whole record, 8-byte header included. */
+  readonly bytes: Uint8Array;
+  /** Payload that follows the record in the file: AUXTRACE trace data, HEADER_TRACING_DATA data. */
+  auxData?: Uint8Array;
+  /** The attr layout this record resolved to (perf's evlist__event2evsel), if any. */
+  readonly layout: AttrLayout | undefined;
+  readonly le: boolean;
+  readonly textPokeAbi: 'final' | 'rfc';
+  /** True when the record was unpacked from a COMPRESSED record. */
+  readonly fromCompressed: boolean;
+
+  constructor(bytes: Uint8Array, fileOffset: number, le: boolean, layout: AttrLayout | undefined, textPokeAbi: 'final' | 'rfc', fromCompressed = false) {
+    const dv = new DataView(bytes.buffer, bytes.byteOffset, 8);
+    this.type = dv.getUint32(0, le);
+    this.misc = dv.getUint16(4, le);
+    this.size = dv.getUint16(6, le);
+    this.bytes = bytes;
+    this.fileOffset = fileOffset;
+    this.le = le;
+    this.layout = layout;
+    this.textPokeAbi = textPokeAbi;
+    this.fromCompressed = fromCompressed;
+  }
+
+  private u64At(off: number): bigint {
+    return new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength).getBigUint64(off, this.le);
+  }
+
+  /** SAMPLE TIME or the sample_id_all trailer's time, read through the attr's precomputed offsets; undefined when absent. */
+  timestamp(): bigint | undefined {
+    const L = this.layout;
+    if (!L) return undefined;
+    if (this.type === RecordType.SAMPLE) {
+      const o = L.sampleTimeOffset;
+      return o >= 0 && o + 8 <= this.size ? this.u64At(o) : undefined;
+    }
+    if (L.trailerTimeFromEnd > 0 && hasSampleIdTrailer(this.type) && this.size - L.trailerSize >= 8) {
+      return this.u64At(this.size - L.trailerTimeFromEnd);
+    }
+    return undefined;
+  }
+
+  /** Allocates the typed record. Throws FormatError for a malformed body. */
+  decode(): PerfRecord {
+    const rec = decodeRecord(this.bytes, this.fileOffset, { le: this.le, layout: this.layout, textPokeAbi: this.textPokeAbi });
+    if (this.auxData && (rec.kind === 'auxtrace' || rec.kind === 'tracing_data')) rec.data = this.auxData;
+    return rec;
+  }
+
+  /** A detached copy that outlives the reader's window. */
+  copy(): RawRecord {
+    const c = new RawRecord(this.bytes.slice(), this.fileOffset, this.le, this.layout, this.textPokeAbi, this.fromCompressed);
+    if (this.auxData) c.auxData = this.auxData.slice();
+    return c;
+  }
+}

@@ -1,0 +1,47 @@
+import type { ByteReader } from '../../io/byte-reader.js';
+import type { ByteWriter } from '../../io/byte-writer.js';
+import type { AttrLayout } from '../layout.js';
+import type { SampleId } from '../sample-id.js';
+
+/** Fields every decoded record carries: the perf_event_header and where it sits. */
+export interface RecordHead {
+  type: number;
+  misc: number;
+  /** header.size: the record's length in bytes, header included. */
+  size: number;
+  /** Absolute offset in the file/stream (for records from a COMPRESSED record: the COMPRESSED record's offset, as perf does). */
+  fileOffset: number;
+}
+
+/** Kernel records (types < 64 except SAMPLE) may carry the sample_id_all trailer. */
+export interface KernelRecordHead extends RecordHead {
+  sampleId?: SampleId;
+}
+
+/** What decoders may need besides the bytes. */
+export interface DecodeContext {
+  le: boolean;
+  /** The layout of the attr this record belongs to (undefined when the file has no attrs yet, e.g. early pipe-mode records). */
+  layout?: AttrLayout;
+  textPokeAbi: 'final' | 'rfc';
+}
+
+/**
+ * Each per-type module exports `decodeX(r, head, ctx)` reading the record BODY
+ * (after the 8-byte header, before any sample_id trailer) and `encodeX(rec, w, layout)`
+ * writing exactly that body. `encodeRecord` adds header, trailer and size.
+ */
+export type BodyDecoder<R> = (r: ByteReader, head: RecordHead, ctx: DecodeContext) => R;
+export type BodyEncoder<R> = (rec: R, w: ByteWriter, layout?: AttrLayout) => void;
+
+/** Hex of a byte array (used for JSON output and messages). */
+export function hex(b: Uint8Array): string {
+  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+}
+
+/** A NUL-terminated string padded with zeros to a multiple of 8 bytes (how the kernel and perf write names). */
+export function writePaddedString(w: ByteWriter, s: string, start: number): void {
+  w.cstring(s);
+  const pad = (8 - ((w.pos - start) % 8)) % 8;
+  w.zeros(pad);
+}

@@ -1,0 +1,29 @@
+import type { ByteReader } from '../../io/byte-reader.js';
+import type { ByteWriter } from '../../io/byte-writer.js';
+import type { RecordHead } from './common.js';
+
+/** PERF_RECORD_COMPRESSED (81): zstd stream bytes to the end of the record (perf record -z). */
+export interface CompressedRecord extends RecordHead {
+  kind: 'compressed';
+  data: Uint8Array;
+}
+export function decodeCompressed(r: ByteReader, h: RecordHead): CompressedRecord {
+  return { kind: 'compressed', ...h, data: r.copy(r.remaining) };
+}
+export function encodeCompressed(rec: CompressedRecord, w: ByteWriter): void {
+  w.bytes(rec.data);
+}
+
+/** PERF_RECORD_COMPRESSED2 (83, perf 6.15+): u64 data_size; data[data_size]; padding to 8. */
+export interface Compressed2Record extends RecordHead {
+  kind: 'compressed2';
+  data: Uint8Array;
+}
+export function decodeCompressed2(r: ByteReader, h: RecordHead): Compressed2Record {
+  const n = r.u64n('COMPRESSED2 (83).data_size');
+  return { kind: 'compressed2', ...h, data: r.copy(Math.min(n, r.remaining) === n ? n : (r.need(n), n)) };
+}
+export function encodeCompressed2(rec: Compressed2Record, w: ByteWriter): void {
+  w.u64(rec.data.length).bytes(rec.data);
+  w.zeros((8 - (rec.data.length % 8)) % 8);
+}
