@@ -1,0 +1,45 @@
+#!/bin/bash
+# Rebuilds test/fixtures/real-kernel/ from a fresh qemu run (npm run qemu-fixture).
+#
+#   1. install.sh          qemu, static busybox, Debian 6.1 kernel (apt)
+#   2. build-initramfs.sh  busybox + perf 6.1 + node + 9p modules + bpf-fentry
+#   3. boot.sh             qemu TCG; the guest runs guest-run.sh, which records
+#                          guest-workload.sh with perf 6.1 and perfpoke at once
+#   4. trim_fixture.py     keeps only the kcore pages around the poked sites
+#   5. checks that perf 6.1 prints the same pokes (same symbols, same bytes)
+#      from the trimmed fixture as from the raw recording.
+#
+# Env: WORK (scratch dir, default /tmp/perfpoke-qemu), PERFPOKE=0 to record
+# with perf alone, QEMU_TIMEOUT (seconds, default 900).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+proj=$(cd "$here/../.." && pwd)
+work=${WORK:-/tmp/perfpoke-qemu}
+fix=$proj/test/fixtures/real-kernel
+mkdir -p "$work"
+
+bash "$here/install.sh"
+bash "$here/build-initramfs.sh" "$work/initramfs.cpio.gz"
+rm -rf "$work/out"
+mkdir -p "$work/out"
+[ -n "${PERFPOKE:-}" ] && echo "PERFPOKE=$PERFPOKE" > "$work/out/config"
+bash "$here/boot.sh" "$work/initramfs.cpio.gz" "$work/out" > /dev/null
+grep -E '^(guest-run|workload|bpf-fentry|init):' "$work/out/console.log" || true
+[ -s "$work/out/perf-kcore/data" ] || { echo "make-fixture: the guest left no perf-kcore/data" >&2; exit 1; }
+
+python3 "$here/trim_fixture.py" "$work/out" "$fix"
+grep -E '^(guest-run|workload|bpf-fentry):' "$work/out/console.log" > "$fix/guest-log.txt" || true
+
+# The trimmed kcore must not change what perf sees.
+for d in perf-kcore perfpoke-kcore; do
+  [ -d "$fix/$d" ] || continue
+  perf script -i "$work/out/$d" --show-text-poke-events --show-bpf-events > "$work/$d.raw.txt" 2>&1
+  perf script -i "$fix/$d" --show-text-poke-events --show-bpf-events > "$work/$d.trim.txt" 2>&1
+  if ! diff -q "$work/$d.raw.txt" "$work/$d.trim.txt" >/dev/null; then
+    echo "make-fixture: perf prints $d differently after trimming:" >&2
+    diff "$work/$d.raw.txt" "$work/$d.trim.txt" | head -20 >&2
+    exit 1
+  fi
+  echo "make-fixture: perf 6.1 prints $d identically before and after trimming ($(grep -c PERF_RECORD_TEXT_POKE "$work/$d.trim.txt") pokes)"
+done
+du -sh "$fix"
