@@ -1,0 +1,246 @@
+/**
+ * Runs the generated program on simulated CPUs and writes, per CPU, the Intel
+ * PT packets the hardware would emit (kernel-only tracing) plus the ground
+ * truth: every instruction executed, with its TSC.
+ *
+ * Each CPU alternates between user time (trace disabled) and kernel bursts:
+ * TSC, MODE.Exec, TIP.PGE(entry) … sysretq, TIP.PGD — the shape of a syscall
+ * under `perf record -e intel_pt//k`.
+ *
+ * Jump-label flips follow the INT3 protocol of the seed. For a flip at t0:
+ *   [t0, t2)  the site holds INT3: a CPU that reaches it traps —
+ *             FUP(site), TIP(asm_exc_int3), handler, iretq → TIP(emulated
+ *             target of the NEW instruction);
+ *   t1        TEXT_POKE record (old bytes → new bytes);
+ *   ≥ t2      the new instruction runs natively.
+ * t1 - t0 = t2 - t1 = D > the longest possible burst, and every burst starts
+ * with a TSC packet. So a burst that starts before t1 ends before t2 and
+ * never meets the new bytes, and one that starts at or after t1 never meets
+ * the old ones. That is what lets perf — which applies a poke only at the
+ * first TSC at or after its time (notes item 6) — decode with 0 errors.
+ */
+import { PacketEncoder } from '../intelpt/packet-encoder.js';
+import { Kind, type Program } from './codegen.js';
+import { Rng } from './rng.js';
+
+export interface Flip {
+  site: number;
+  /** INT3 written. */
+  t0: number;
+  /** TEXT_POKE record time (TSC). */
+  t1: number;
+  /** New instruction live. */
+  t2: number;
+  /** State after the flip: 0 NOP, 1 JMP. */
+  to: 0 | 1;
+}
+
+export interface Chunk {
+  start: number;
+  end: number;
+  /** TSC of the first packet-timed event in the chunk. */
+  firstTsc: number;
+}
+
+export interface CpuRun {
+  cpu: number;
+  trace: Uint8Array;
+  chunks: Chunk[];
+  insns: number;
+  bursts: number;
+  traps: number;
+  /** Ground truth (when kept): instruction offsets from the text base, and their TSC. */
+  truthOff?: Uint32Array;
+  truthTsc?: Float64Array;
+}
+
+export interface ExecOptions {
+  seed: number;
+  cpu: number;
+  /** First TSC of this CPU's timeline. */
+  startTsc: number;
+  /** Stop starting bursts at this TSC. */
+  endTsc: number;
+  flips: Flip[];
+  /** Bytes of trace between PSBs (checked at burst starts). */
+  psbPeriod?: number;
+  /** Target AUXTRACE buffer size; buffers are cut at PSBs. */
+  bufferSize?: number;
+  /** Compress returns into TNT bits (config noretcomp = 0). */
+  retCompression?: boolean;
+  keepTruth?: boolean;
+  /** User-mode ticks between bursts: [min, max]. */
+  gap?: [number, number];
+}
+
+class Growable {
+  off = new Uint32Array(1 << 16);
+  tsc = new Float64Array(1 << 16);
+  n = 0;
+  push(o: number, t: number): void {
+    if (this.n === this.off.length) {
+      const no = new Uint32Array(this.n * 2);
+      no.set(this.off);
+      this.off = no;
+      const nt = new Float64Array(this.n * 2);
+      nt.set(this.tsc);
+      this.tsc = nt;
+    }
+    this.off[this.n] = o;
+    this.tsc[this.n++] = t;
+  }
+}
+
+/** State of a site at a TSC: 0 NOP, 1 JMP, 2|to = INT3 (trap, emulating `to`). */
+export function siteStateAt(initial: 0 | 1, flips: Flip[], tsc: number): number {
+  let s: number = initial;
+  for (const f of flips) {
+    if (tsc < f.t0) break;
+    s = tsc < f.t2 ? 2 | f.to : f.to;
+  }
+  return s;
+}
+
+export function executeCpu(p: Program, o: ExecOptions): CpuRun {
+  const rng = new Rng((o.seed * 7919 + o.cpu * 104729) >>> 0);
+  const enc = new PacketEncoder({ initialCapacity: 1 << 16 });
+  const psbPeriod = o.psbPeriod ?? 1024;
+  const bufferSize = o.bufferSize ?? 1 << 16;
+  const retComp = o.retCompression ?? true;
+  const [gapMin, gapMax] = o.gap ?? [40, 400];
+  const truth = o.keepTruth ? new Growable() : undefined;
+  const base = p.base;
+  const flipsBySite: Flip[][] = p.sites.map((s) => o.flips.filter((f) => f.site === s.id).sort((a, b) => a.t0 - b.t0));
+  const { kind, len, target, off, byOff, site, indirect } = p;
+  const loopCount = new Int32Array(off.length);
+  const stack = new Int32Array(256);
+  const chunks: Chunk[] = [];
+  let chunkStart = 0;
+  let chunkTsc = -1;
+  let lastPsb = -Infinity;
+  let tsc = o.startTsc;
+  let insns = 0;
+  let bursts = 0;
+  let traps = 0;
+
+  while (true) {
+    tsc += rng.int(gapMin, gapMax);
+    if (tsc >= o.endTsc) break;
+    // Sync point: cut the AUXTRACE buffer here if it is big enough, PSB+ if due.
+    if (enc.pos - lastPsb >= psbPeriod) {
+      if (enc.pos - chunkStart >= bufferSize) {
+        enc.padTo(8);
+        chunks.push({ start: chunkStart, end: enc.pos, firstTsc: chunkTsc });
+        chunkStart = enc.pos;
+        chunkTsc = -1;
+      }
+      lastPsb = enc.pos;
+      enc.psb();
+      enc.tsc(BigInt(tsc));
+      enc.psbend();
+    } else {
+      enc.tsc(BigInt(tsc));
+    }
+    if (chunkTsc < 0) chunkTsc = tsc;
+    bursts++;
+    enc.modeExec(true);
+    enc.tipPge(base + BigInt(p.entry));
+    let ip = p.entry;
+    let sp = 0;
+    let depth = 0; // compressible calls outstanding
+    let iretTo = -1;
+    const burstStart = tsc;
+    for (;;) {
+      const i = byOff[ip]!;
+      if (i < 0) throw new Error(`sim: cpu ${o.cpu} ran into a non-instruction at +0x${ip.toString(16)}`);
+      const k = kind[i]!;
+      if (k === Kind.site) {
+        const s = site[i]!;
+        const st = siteStateAt(p.sites[s]!.initial, flipsBySite[s]!, tsc);
+        if (st & 2) {
+          // INT3 phase: trap; the instruction at the site does not execute.
+          traps++;
+          enc.fup(base + BigInt(ip));
+          enc.tip(base + BigInt(p.int3Handler));
+          iretTo = st & 1 ? target[i]! : ip + len[i]!;
+          ip = p.int3Handler;
+          continue;
+        }
+        truth?.push(ip, tsc);
+        tsc++;
+        insns++;
+        ip = st === 1 ? target[i]! : ip + len[i]!;
+        continue;
+      }
+      truth?.push(ip, tsc);
+      tsc++;
+      insns++;
+      switch (k) {
+        case Kind.other:
+          ip += len[i]!;
+          break;
+        case Kind.jccIf: {
+          const taken = rng.chance(0.5);
+          enc.branch(taken);
+          ip = taken ? target[i]! : ip + len[i]!;
+          break;
+        }
+        case Kind.jccLoop: {
+          const taken = loopCount[i]! < p.loopCap && rng.chance(0.7);
+          loopCount[i] = taken ? loopCount[i]! + 1 : 0;
+          enc.branch(taken);
+          ip = taken ? target[i]! : ip + len[i]!;
+          break;
+        }
+        case Kind.jmp:
+          ip = target[i]!;
+          break;
+        case Kind.call:
+          stack[sp++] = ip + len[i]!;
+          depth++;
+          ip = target[i]!;
+          break;
+        case Kind.icall: {
+          stack[sp++] = ip + len[i]!;
+          depth++;
+          ip = rng.pick(indirect.get(i)!);
+          enc.tip(base + BigInt(ip));
+          break;
+        }
+        case Kind.ijmp:
+          ip = rng.pick(indirect.get(i)!);
+          enc.tip(base + BigInt(ip));
+          break;
+        case Kind.ret: {
+          ip = stack[--sp]!;
+          if (retComp && depth > 0) {
+            depth--;
+            enc.branch(true);
+          } else enc.tip(base + BigInt(ip));
+          break;
+        }
+        case Kind.iret:
+          ip = iretTo;
+          iretTo = -1;
+          enc.tip(base + BigInt(ip));
+          break;
+        case Kind.sysret:
+          enc.tipPgd(null);
+          break;
+        default:
+          throw new Error(`sim: unknown instruction kind ${k}`);
+      }
+      if (k === Kind.sysret) break;
+      if (tsc - burstStart > p.maxBurstInsns) throw new Error(`sim: burst longer than its static bound ${p.maxBurstInsns}`);
+    }
+  }
+  enc.flushTnt();
+  enc.padTo(8);
+  if (enc.pos > chunkStart) chunks.push({ start: chunkStart, end: enc.pos, firstTsc: chunkTsc < 0 ? tsc : chunkTsc });
+  const run: CpuRun = { cpu: o.cpu, trace: enc.bytes(), chunks, insns, bursts, traps };
+  if (truth) {
+    run.truthOff = truth.off.slice(0, truth.n);
+    run.truthTsc = truth.tsc.slice(0, truth.n);
+  }
+  return run;
+}
