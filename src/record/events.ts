@@ -72,7 +72,7 @@ export function trackingEvent(o: TrackingOptions): RecordEvent {
   const names: AttrFlagName[] = ['disabled', 'mmap', 'comm', 'task', 'sample_id_all', 'mmap2', 'comm_exec', 'ksymbol', 'bpf_event', 'text_poke', 'watermark'];
   if (o.switchEvents) names.push('context_switch');
   a.flags = flags(names);
-  a.wakeupEvents = Math.max(4096, Math.floor(o.ringBytes / 4)); // wakeup_watermark (union)
+  a.wakeupEvents = Math.max(64, Math.floor(o.ringBytes / 4)); // wakeup_watermark (union): a quarter full
   return { name: 'dummy', attr: a };
 }
 
@@ -96,6 +96,6 @@ export function samplingEvent(spec: string, freq: number, ringBytes: number): Re
   if (mods.includes('u') && !mods.includes('k')) names.push('exclude_kernel', 'exclude_hv');
   if (mods.includes('k') && !mods.includes('u')) names.push('exclude_user');
   a.flags = flags(names);
-  a.wakeupEvents = Math.max(4096, Math.floor(ringBytes / 4));
+  a.wakeupEvents = Math.max(64, Math.floor(ringBytes / 4));
   return { name: spec, attr: a };
 }

@@ -50,8 +50,11 @@ export type NativeRecorderCtor = new (
 ) => NativeRecorder;
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-/** Where node-gyp puts the addon (same relative place from src/ and dist/). */
-export const ADDON_PATH = join(repoRoot, 'build', 'Release', 'perfpoke_record.node');
+/**
+ * Where node-gyp puts the addon (same relative place from src/ and dist/).
+ * PERFPOKE_RECORD_ADDON overrides it (tests use it to play "not built").
+ */
+export const ADDON_PATH = process.env.PERFPOKE_RECORD_ADDON || join(repoRoot, 'build', 'Release', 'perfpoke_record.node');
 
 /** Thrown when the addon is not built; the CLI prints it and exits 2. */
 export class AddonMissingError extends Error {

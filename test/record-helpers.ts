@@ -1,0 +1,58 @@
+/** Shared by the record tests: can this machine record, and perf's view of a file. */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { repoRoot, runCli, runPerf } from './cli.js';
+
+let verdict: string | null | undefined;
+
+/** null when `perfpoke record -a` works here, else the reason to skip. */
+export function cannotRecord(): string | null {
+  if (verdict !== undefined) return verdict;
+  if (!existsSync(join(repoRoot, 'build', 'Release', 'perfpoke_record.node'))) {
+    return (verdict = 'the native addon is not built (build/Release/perfpoke_record.node)');
+  }
+  let paranoid = '?';
+  try {
+    paranoid = readFileSync('/proc/sys/kernel/perf_event_paranoid', 'utf8').trim();
+  } catch {
+    return (verdict = 'no /proc/sys/kernel/perf_event_paranoid: not a perf-capable kernel');
+  }
+  const dir = scratch('probe');
+  const r = runCli(['record', '-a', '-o', join(dir, 'probe.data'), '--', 'true']);
+  if (r.status !== 0) return (verdict = `perfpoke record -a fails here (perf_event_paranoid ${paranoid}, uid ${process.getuid?.()}): ${r.stderr.trim()}`);
+  return (verdict = null);
+}
+
+export function perfMissing(): string | null {
+  const r = runPerf(['--version']);
+  return r && r.status === 0 ? null : '/usr/bin/perf is not installed';
+}
+
+export function scratch(name: string): string {
+  const d = join(tmpdir(), `perfpoke-record-test-${process.pid}`, name);
+  mkdirSync(d, { recursive: true });
+  return d;
+}
+
+/** `perf report --stats` as { TYPE: count }. */
+export function perfStats(file: string): { counts: Record<string, number>; stderr: string } {
+  const r = runPerf(['report', '--stats', '-i', file]);
+  if (!r) throw new Error('perf missing');
+  const counts: Record<string, number> = {};
+  for (const m of r.stdout.matchAll(/^\s*(\w+) events:\s+(\d+)/gm)) {
+    if (m[1] !== 'TOTAL') counts[m[1]!] = Number(m[2]);
+  }
+  return { counts, stderr: r.stderr };
+}
+
+/** Build tools/bpf-load with gcc into a scratch folder; null when gcc is missing. */
+export function buildBpfLoad(): string | null {
+  const out = join(scratch('bin'), 'bpf-load');
+  if (existsSync(out)) return out;
+  const r = spawnSync('gcc', ['-O2', '-Wall', '-o', out, join(repoRoot, 'tools', 'bpf-load', 'bpf-load.c')], { encoding: 'utf8' });
+  if (r.error || r.status !== 0) return null;
+  return out;
+}
