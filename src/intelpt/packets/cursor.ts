@@ -1,5 +1,5 @@
 import { CTX_NONE, type PacketContext } from './kinds.js';
-import { RawPacket, decodeRaw, nextContext, findPsb, NEED_MORE_BYTES, ERR_BAD_OPCODE, type PacketDialect } from './raw-decode.js';
+import { RawPacket, decodeRaw, nextContext, findPsb, dialectCode, DIALECT_LIBIPT_2_0, NEED_MORE_BYTES, ERR_BAD_OPCODE, type PacketDialect } from './raw-decode.js';
 import { toPacket, type Packet, type PacketError } from './packet.js';
 
 export interface CursorOptions {
@@ -20,7 +20,7 @@ export interface CursorOptions {
 export class PacketCursor {
   readonly bytes: Uint8Array;
   readonly end: number;
-  readonly perf: boolean;
+  readonly dialect: number;
   readonly raw = new RawPacket();
   /** Offset of the next packet to decode. */
   pos: number;
@@ -32,11 +32,11 @@ export class PacketCursor {
     this.bytes = bytes;
     this.pos = opts.start ?? 0;
     this.end = opts.end ?? bytes.length;
-    this.perf = opts.dialect === 'perf';
+    this.dialect = dialectCode(opts.dialect);
   }
 
   next(): number {
-    const n = decodeRaw(this.bytes, this.pos, this.end, this.raw, this.ctx, this.perf);
+    const n = decodeRaw(this.bytes, this.pos, this.end, this.raw, this.ctx, this.dialect);
     if (n > 0) {
       this.last = this.pos;
       this.pos += n;
@@ -50,7 +50,7 @@ export class PacketCursor {
    * when `orHere`). Returns false (and moves to the end) if there is none.
    */
   syncForward(orHere = false): boolean {
-    const p = findPsb(this.bytes, orHere ? this.pos : this.pos + 1, this.end);
+    const p = findPsb(this.bytes, orHere ? this.pos : this.pos + 1, this.end, this.dialect === DIALECT_LIBIPT_2_0);
     this.ctx = CTX_NONE;
     if (p < 0) {
       this.pos = this.end;

@@ -1,5 +1,5 @@
 import { PT, CTX_NONE, type PacketContext } from './kinds.js';
-import { RawPacket, decodeRaw, nextContext } from './raw-decode.js';
+import { RawPacket, decodeRaw, nextContext, DIALECT_PERF } from './raw-decode.js';
 
 /**
  * perf's text for Intel PT packets, byte for byte as perf 6.1 prints them in
@@ -111,7 +111,7 @@ export function* perfDumpLines(bytes: Uint8Array, start = 0, end = bytes.length)
   let ctx: PacketContext = CTX_NONE;
   let pos = start;
   while (pos < end) {
-    let ret = decodeRaw(bytes, pos, end, r, ctx, true);
+    let ret = decodeRaw(bytes, pos, end, r, ctx, DIALECT_PERF);
     let ok = ret > 0;
     if (ok) {
       while (ret < 8 && pos + ret < end && bytes[pos + ret] === 0) ret++;

@@ -32,7 +32,7 @@ const cases: Array<[string, number[], Record<string, unknown>]> = [
   ['ptw 4', [0x02, 0x12, 1, 2, 3, 4], { kind: 'ptw', plc: 0, ipBit: false, payload: 0x04030201n }],
   ['ptw 8 ip', [0x02, 0xb2, 1, 2, 3, 4, 5, 6, 7, 8], { kind: 'ptw', plc: 1, ipBit: true, payload: 0x0807060504030201n }],
   ['mwait', [0x02, 0xc2, 0x10, 0, 0, 0, 0x01, 0, 0, 0], { kind: 'mwait', hints: 0x10, ext: 1 }],
-  ['pwre', [0x02, 0x22, 0x80, 0x21], { kind: 'pwre', hw: true, state: 2, subState: 1 }],
+  ['pwre', [0x02, 0x22, 0x08, 0x21], { kind: 'pwre', hw: true, state: 2, subState: 1 }], // hw: libipt's bit 3
   ['pwrx', [0x02, 0xa2, 0x21, 0x01, 0, 0, 0], { kind: 'pwrx', last: 2, deepest: 1, interrupt: true, store: false }],
   ['exstop ip', [0x02, 0xe2], { kind: 'exstop', ipBit: true }],
   ['bbp', [0x02, 0x63, 0x82], { kind: 'bbp', sz4: true, type: 2 }],

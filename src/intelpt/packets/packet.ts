@@ -4,6 +4,7 @@ import {
   decodeRaw,
   NEED_MORE_BYTES,
   ERR_BAD_OPCODE,
+  dialectCode,
   type PacketDialect,
 } from './raw-decode.js';
 
@@ -164,7 +165,8 @@ export function toPacket(r: RawPacket, offset: number): Packet {
     case PT.MWAIT:
       return { kind: 'mwait', offset, size, hints: r.lo, ext: r.hi };
     case PT.PWRE:
-      return { kind: 'pwre', offset, size, state: (r.lo >>> 12) & 0xf, subState: (r.lo >>> 8) & 0xf, hw: !!(r.lo & 0x80) };
+      // hw: libipt's bit (payload bit 3); perf's text tests bit 7 instead (format-perf.ts)
+      return { kind: 'pwre', offset, size, state: (r.lo >>> 12) & 0xf, subState: (r.lo >>> 8) & 0xf, hw: !!(r.lo & 0x8) };
     case PT.PWRX:
       return {
         kind: 'pwrx',
@@ -218,7 +220,7 @@ export function decodePacket(
   opts: DecodeOptions = {},
 ): Packet | NeedMore | PacketError {
   const end = opts.end ?? bytes.length;
-  const n = decodeRaw(bytes, offset, end, scratch, opts.ctx ?? CTX_NONE, opts.dialect === 'perf');
+  const n = decodeRaw(bytes, offset, end, scratch, opts.ctx ?? CTX_NONE, dialectCode(opts.dialect));
   if (n > 0) return toPacket(scratch, offset);
   if (n === NEED_MORE_BYTES) return NEED_MORE;
   return { kind: 'error', offset, code: n === ERR_BAD_OPCODE ? 'bad-opcode' : 'bad-packet' };

@@ -39,7 +39,17 @@ export class RawPacket {
  * bits 11b, accepts empty TNT.64, up to 9 CYC extension bytes, TMA reserved
  * bits ignored).
  */
-export type PacketDialect = 'libipt' | 'perf';
+export type PacketDialect = 'libipt' | 'perf' | 'libipt-2.0';
+
+/** Dialect codes for decodeRaw (numbers keep the hot path cheap). */
+export const DIALECT_LIBIPT = 0;
+export const DIALECT_PERF = 1;
+/** libipt 2.0.x (Debian's libipt2): no BBP/BIP/BEP/CFE/EVD, which it reports as bad opcodes. */
+export const DIALECT_LIBIPT_2_0 = 2;
+
+export function dialectCode(d: PacketDialect | undefined): number {
+  return d === 'perf' ? DIALECT_PERF : d === 'libipt-2.0' ? DIALECT_LIBIPT_2_0 : DIALECT_LIBIPT;
+}
 
 function u16(b: Uint8Array, p: number): number {
   return b[p]! | (b[p + 1]! << 8);
@@ -142,9 +152,11 @@ function cyc(b: Uint8Array, pos: number, end: number, out: RawPacket, perf: bool
   return (out.size = p - pos);
 }
 
-function ext(b: Uint8Array, pos: number, end: number, out: RawPacket, perf: boolean): number {
+function ext(b: Uint8Array, pos: number, end: number, out: RawPacket, dialect: number): number {
   if (end - pos < 2) return NEED_MORE_BYTES;
   const op = b[pos + 1]!;
+  const perf = dialect === DIALECT_PERF;
+  if (dialect === DIALECT_LIBIPT_2_0 && (op === 0x63 || op === 0x33 || op === 0xb3 || op === 0x13 || op === 0x53)) return ERR_BAD_OPCODE;
   const avail = end - pos;
   if ((op & 0x1f) === 0x12) {
     // PTW: bits 6:5 give the payload size (0: 4 bytes, 1: 8 bytes), bit 7 the IP bit.
@@ -273,9 +285,10 @@ export function decodeRaw(
   end: number,
   out: RawPacket,
   ctx: PacketContext = CTX_NONE,
-  perf = false,
+  dialect = DIALECT_LIBIPT,
 ): number {
   if (pos >= end) return NEED_MORE_BYTES;
+  const perf = dialect === DIALECT_PERF;
   const byte = b[pos]!;
   out.flag = 0;
   out.count = 0;
@@ -293,7 +306,7 @@ export function decodeRaw(
       out.type = PT.PAD;
       return (out.size = 1);
     }
-    if (byte === 2) return ext(b, pos, end, out, perf);
+    if (byte === 2) return ext(b, pos, end, out, dialect);
     // TNT.8: bits 7:1 hold the stop bit and up to 6 taken/not-taken bits
     const v = byte >>> 1;
     const bits = 31 - Math.clz32(v);
@@ -375,18 +388,35 @@ export function nextContext(ctx: PacketContext, out: RawPacket): PacketContext {
   }
 }
 
-/** Offset of the next PSB at or after `from` (02 82 repeated 8 times), or -1. */
-export function findPsb(b: Uint8Array, from: number, end: number): number {
-  for (let p = from; p + 16 <= end; p++) {
-    if (b[p] !== 0x02 || b[p + 1] !== 0x82) continue;
-    let ok = true;
-    for (let i = 2; i < 16; i += 2) {
-      if (b[p + i] !== 0x02 || b[p + i + 1] !== 0x82) {
-        ok = false;
-        break;
-      }
-    }
-    if (ok) return p;
+function isPsbAt(b: Uint8Array, q: number, end: number): boolean {
+  if (q < 0 || q + 16 > end) return false;
+  for (let i = 0; i < 16; i += 2) if (b[q + i] !== 0x02 || b[q + i + 1] !== 0x82) return false;
+  return true;
+}
+
+/**
+ * The next PSB, found the way libipt's pt_sync_forward finds it: scan the
+ * 8-byte-aligned words from `from` for the PSB payload pattern, then take the
+ * PSB that ends where that run of 02 82 pairs ends. A PSB that starts before
+ * `from` but overlaps it is skipped unless `allowOverlap` (libipt 2.0.x
+ * returns it; later versions skip it). Returns its offset or -1.
+ */
+export function findPsb(b: Uint8Array, from: number, end: number, allowOverlap = false): number {
+  let pos = (from + 7) & ~7;
+  for (;;) {
+    const cur = pos;
+    pos += 8;
+    if (pos > end) return -1;
+    const x = b[cur]!;
+    if (x !== 0x02 && x !== 0x82) continue;
+    const y = x === 0x02 ? 0x82 : 0x02;
+    if (b[cur + 1] !== y || b[cur + 2] !== x || b[cur + 3] !== y || b[cur + 4] !== x || b[cur + 5] !== y || b[cur + 6] !== x || b[cur + 7] !== y)
+      continue;
+    let q = x === 0x02 ? cur : cur + 1;
+    while (q + 1 < end && b[q] === 0x02 && b[q + 1] === 0x82) q += 2;
+    q -= 16;
+    if (!isPsbAt(b, q, end)) continue;
+    if (q < from && !allowOverlap) continue;
+    return q;
   }
-  return -1;
 }
