@@ -1,0 +1,95 @@
+import { PerfFile } from '../perfdata/perf-file.js';
+import { RecordType } from '../abi/record-type.js';
+import { FormatError } from '../io/errors.js';
+import { CodeImage } from './code-image.js';
+import { loadKcoreDir, resolveInput, type KcoreDir } from './kcore-dir.js';
+import type { KernelSymbolEvent, Poke } from './poke.js';
+import { SymbolTable } from './symbols.js';
+import { Symbolizer } from './symbolizer.js';
+
+/**
+ * Glue from a perf.data file (or a `perf record --kcore` directory) to the
+ * code image: reads TEXT_POKE, KSYMBOL and kernel MMAP records in one pass,
+ * loads kcore_dir when the input is a directory that has one, and builds
+ * the image. Records need not be in time order: the image sorts pokes by
+ * (time, file offset), perf's ordered-events order.
+ */
+export interface KernelMap {
+  start: bigint;
+  end: bigint;
+  pgoff: bigint;
+  filename: string;
+}
+
+export interface Machine {
+  dataFile: string;
+  kcore?: KcoreDir;
+  image: CodeImage;
+  symbolizer: Symbolizer;
+  /** All TEXT_POKEs, in file order. */
+  pokes: Poke[];
+  ksymbols: KernelSymbolEvent[];
+  /** Kernel-space MMAP/MMAP2 records (pid -1). */
+  kernelMaps: KernelMap[];
+  /** Time of the last record that had one (end of recording), or 0n. */
+  lastTime: bigint;
+  /** Warnings found while loading (e.g. kernel MMAP pgoff ≠ _text). */
+  warnings: string[];
+}
+
+export interface LoadOptions {
+  textPokeAbi?: 'final' | 'rfc';
+  onProgress?: (bytesDone: number) => void;
+}
+
+/** Throws FormatError for a malformed file, a Node fs error for a missing one. */
+export async function loadMachine(input: string, opts: LoadOptions = {}): Promise<Machine> {
+  const { dataFile, kcoreDir } = resolveInput(input);
+  const kcore = kcoreDir ? loadKcoreDir(kcoreDir) : undefined;
+  const f = await PerfFile.open(dataFile, { textPokeAbi: opts.textPokeAbi });
+  const pokes: Poke[] = [];
+  const ksymbols: KernelSymbolEvent[] = [];
+  const kernelMaps: KernelMap[] = [];
+  let lastTime = 0n;
+  let n = 0;
+  try {
+    for await (const raw of f.records()) {
+      const t = raw.type;
+      if (opts.onProgress && (++n & 0xfff) === 0) opts.onProgress(raw.fileOffset);
+      if (t === RecordType.TEXT_POKE || (opts.textPokeAbi === 'rfc' && t === 19)) {
+        const r = raw.decode();
+        if (r.kind !== 'text_poke') continue;
+        const time = r.sampleId?.time ?? 0n;
+        if (time > lastTime) lastTime = time;
+        pokes.push({ time, cpu: r.sampleId?.cpu ?? -1, addr: r.addr, oldBytes: r.oldBytes, newBytes: r.newBytes, fileOffset: r.fileOffset, misc: r.misc });
+      } else if (t === RecordType.KSYMBOL) {
+        const r = raw.decode();
+        if (r.kind !== 'ksymbol') continue;
+        const time = r.sampleId?.time ?? 0n;
+        ksymbols.push({ time, addr: r.addr, len: r.len, ksymType: r.ksymType, flags: r.flags, name: r.name, fileOffset: r.fileOffset });
+      } else if (t === RecordType.MMAP || t === RecordType.MMAP2) {
+        const r = raw.decode();
+        if ((r.kind === 'mmap' || r.kind === 'mmap2') && r.pid === -1) {
+          kernelMaps.push({ start: r.addr, end: r.addr + r.len, pgoff: r.pgoff, filename: r.filename });
+        }
+      } else {
+        const ts = raw.timestamp();
+        if (ts !== undefined && ts > lastTime) lastTime = ts;
+      }
+    }
+  } catch (e) {
+    if (e instanceof FormatError) throw e.withFile(dataFile);
+    throw e;
+  } finally {
+    await f.close();
+  }
+  const warnings: string[] = [];
+  if (kcore?.textAddr !== undefined) {
+    const k = kernelMaps.find((m) => m.filename.startsWith('[kernel.kallsyms]'));
+    if (k && k.pgoff !== kcore.textAddr) warnings.push(`kernel MMAP pgoff 0x${k.pgoff.toString(16)} differs from _text 0x${kcore.textAddr.toString(16)} in kcore_dir/kallsyms: perf will not use kcore_dir`);
+  }
+  ksymbols.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : a.fileOffset - b.fileOffset));
+  const image = CodeImage.build(kcore?.segments ?? [], pokes);
+  const symbolizer = new Symbolizer(kcore?.symbols ?? SymbolTable.empty(), kcore?.segments ?? [], ksymbols);
+  return { dataFile, kcore, image, symbolizer, pokes, ksymbols, kernelMaps, lastTime, warnings };
+}
