@@ -1,0 +1,139 @@
+import { RecordType, RFC_TEXT_POKE_TYPE } from '../abi/record-type.js';
+import { AttrFlag, RFC_TEXT_POKE_ATTR_BIT } from '../abi/event-attr.js';
+import { Feature } from '../abi/feature.js';
+import { PerfFile, type ReaderOptions } from './perf-file.js';
+import type { RawRecord } from './raw-record.js';
+import type { PerfRecord } from './records/index.js';
+import { canChangeByteOrder, decodeFeatureEntries, type FeatureData } from './features/index.js';
+import { PerfDataWriter, type WriterAttr } from './writer.js';
+
+/**
+ * Copy a perf.data file through PerfDataWriter, record by record (streamed),
+ * optionally dropping records, converting the seed's RFC text pokes to the
+ * upstream form, or changing the byte order. Records are copied as raw bytes
+ * when nothing about them changes, else decoded and re-encoded.
+ */
+export interface CopyOptions {
+  bigEndian?: boolean;
+  /** How to read type 19 in the input (default 'final'). With 'rfc', pokes are converted to type 20 and attr bit 32 → 33. */
+  textPokeAbi?: ReaderOptions['textPokeAbi'];
+  /** Return false to drop a record. */
+  keep?: (raw: RawRecord) => boolean;
+  padRecords?: number;
+  /** Called every few thousand records with the input offset reached. */
+  progress?: (offset: number, total: number) => void;
+}
+
+export interface CopyResult {
+  records: number;
+  dropped: number;
+  converted: number;
+}
+
+/** perf's record names for --strip: RecordType keys ("TEXT_POKE"), compared case-insensitively. */
+export interface InputInfo {
+  attrs: WriterAttr[];
+  features: FeatureData[];
+  le: boolean;
+  pipe: boolean;
+  size: number;
+}
+
+/** Attrs (with EVENT_DESC names) and decoded features of an input, in file or pipe mode. */
+export async function readInputInfo(path: string, opts: ReaderOptions = {}): Promise<InputInfo> {
+  const f = await PerfFile.open(path, opts);
+  try {
+    let featRaw: { id: number; offset: number; bytes: Uint8Array }[] = [];
+    if (f.pipe) {
+      // pipe mode: attrs and features are records at the start of the stream
+      for await (const r of f.records({ compressed: 'raw' })) {
+        if (r.type === RecordType.HEADER_FEATURE) {
+          const dv = new DataView(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength);
+          featRaw.push({ id: Number(dv.getBigUint64(8, f.le)), offset: r.fileOffset + 16, bytes: r.bytes.slice(16) });
+        }
+      }
+    } else {
+      featRaw = [];
+      for (const id of f.header.features) {
+        const s = f.featureSection(id)!;
+        featRaw.push({ id, offset: s.offset, bytes: (await f.readFeature(id))! });
+      }
+    }
+    const features = decodeFeatureEntries(featRaw, f.le).map((e) => e.data);
+    const ed = features.find((x) => x.kind === 'event_desc');
+    const names = ed && ed.kind === 'event_desc' ? ed.events.map((e) => e.name) : [];
+    const attrs = f.attrs.map((a, i) => ({ attr: a.attr, ids: a.ids, name: names[i] }));
+    const size = f.pipe ? 0 : f.header.data.offset + f.header.data.size;
+    return { attrs, features, le: f.le, pipe: f.pipe, size };
+  } finally {
+    await f.close();
+  }
+}
+
+/** Pipe-mode bookkeeping records that file mode keeps in the header instead. */
+const PIPE_ONLY = new Set<number>([RecordType.HEADER_ATTR, RecordType.HEADER_EVENT_TYPE, RecordType.HEADER_FEATURE]);
+
+export async function copyPerfData(input: string, output: string, opts: CopyOptions = {}): Promise<CopyResult> {
+  const rfc = opts.textPokeAbi === 'rfc';
+  const info = await readInputInfo(input, { textPokeAbi: opts.textPokeAbi });
+  const outLe = !opts.bigEndian;
+  const swap = outLe !== info.le;
+  const expand = swap || rfc || !!opts.keep || !!opts.padRecords;
+  const attrs = info.attrs.map((a) => {
+    let flags = a.attr.flags;
+    if (rfc && (flags >> BigInt(RFC_TEXT_POKE_ATTR_BIT)) & 1n) {
+      // the seed's bit 32 is upstream's cgroup; the final ABI's text_poke is bit 33
+      flags = (flags & ~(1n << BigInt(RFC_TEXT_POKE_ATTR_BIT))) | (1n << BigInt(AttrFlag.text_poke));
+    }
+    return { ...a, attr: { ...a.attr, flags } };
+  });
+  const features = info.features.filter((f) => {
+    if (expand && f.kind === 'compressed') return false; // we write the records unpacked, as perf inject does
+    if (f.kind === 'event_desc') return false; // regenerated from the attrs as written
+    return !swap || canChangeByteOrder(f);
+  });
+  const writer = await PerfDataWriter.create(output, attrs, { bigEndian: opts.bigEndian, features, padRecords: opts.padRecords });
+  const res: CopyResult = { records: 0, dropped: 0, converted: 0 };
+  const f = await PerfFile.open(input, { textPokeAbi: opts.textPokeAbi });
+  try {
+    const layoutIndex = new Map<unknown, number>();
+    for (let i = 0; i < f.attrs.length; i++) layoutIndex.set(f.layoutOf(i), i);
+    let n = 0;
+    for await (const raw of f.records({ compressed: expand ? 'expand' : 'raw' })) {
+      if (++n % 4096 === 0) opts.progress?.(raw.fileOffset, info.size);
+      if (!writer.pipe && PIPE_ONLY.has(raw.type)) continue;
+      if (opts.keep && !opts.keep(raw)) {
+        res.dropped++;
+        continue;
+      }
+      res.records++;
+      const attrIndex = layoutIndex.get(raw.layout) ?? 0;
+      const isRfcPoke = rfc && raw.type === RFC_TEXT_POKE_TYPE;
+      if (!swap && !isRfcPoke) {
+        if (raw.type === RecordType.SAMPLE) {
+          const t = raw.timestamp();
+          if (t !== undefined) writer.noteSampleTime(t);
+        }
+        const trailer = raw.layout && raw.type < 64 && raw.type !== RecordType.SAMPLE ? raw.layout.trailerSize : 0;
+        await writer.writeBytes(raw.bytes, raw.auxData, trailer);
+        continue;
+      }
+      let rec: PerfRecord = raw.decode();
+      if (isRfcPoke && rec.kind === 'text_poke' && rec.abi === 'rfc') {
+        const { abi: _abi, len, ...rest } = rec;
+        rec = { ...rest, type: RecordType.TEXT_POKE, oldLen: len, newLen: len };
+        res.converted++;
+      }
+      await writer.write(rec, attrIndex, raw.auxData);
+    }
+    await writer.finish();
+  } catch (e) {
+    await writer.abort();
+    throw e;
+  } finally {
+    await f.close();
+  }
+  return res;
+}
+
+export { Feature };
