@@ -96,5 +96,5 @@ export function encodeFeature(f: FeatureData, le: boolean): Uint8Array {
  */
 export function canChangeByteOrder(f: FeatureData): boolean {
   if (f.kind !== 'raw') return f.kind !== 'cpu_topology' || !f.tail;
-  return f.id === Feature.TRACING_DATA || f.bytes.length === 0;
+  return f.id === Feature.TRACING_DATA || f.bytes.every((b) => b === 0);
 }

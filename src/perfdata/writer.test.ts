@@ -1,0 +1,129 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { RecordType } from '../abi/record-type.js';
+import { PerfFile } from './perf-file.js';
+import { copyPerfData } from './writer-copy.js';
+import { PerfDataWriter } from './writer.js';
+import { readFileFeatures } from './features/index.js';
+
+const root = join(import.meta.dirname, '../..');
+function fixtures(): string[] {
+  const out: string[] = [];
+  for (const d of ['test/fixtures/recorded', 'test/fixtures/features']) {
+    const dir = join(root, d);
+    if (existsSync(dir)) for (const f of readdirSync(dir)) if (f.endsWith('.data')) out.push(join(dir, f));
+  }
+  return out;
+}
+const tmp = mkdtempSync(join(tmpdir(), 'perfpoke-writer-'));
+const PIPE_ONLY = new Set<number>([RecordType.HEADER_ATTR, RecordType.HEADER_EVENT_TYPE, RecordType.HEADER_FEATURE]);
+
+/** Decoded records without their file offsets (which a copy changes). */
+async function decodedRecords(path: string, dropPipeOnly: boolean): Promise<unknown[]> {
+  const f = await PerfFile.open(path);
+  const out: unknown[] = [];
+  try {
+    for await (const r of f.records()) {
+      if (dropPipeOnly && PIPE_ONLY.has(r.type)) continue;
+      const { fileOffset: _x, ...rest } = r.decode() as unknown as Record<string, unknown>;
+      out.push(rest);
+    }
+  } finally {
+    await f.close();
+  }
+  return out;
+}
+
+test('read → write → read gives identical decoded records, both byte orders, every fixture', async () => {
+  const files = fixtures();
+  assert.ok(files.length >= 10);
+  for (const f of files) {
+    const want = await decodedRecords(f, true);
+    for (const bigEndian of [false, true]) {
+      const out = join(tmp, `rt-${bigEndian ? 'be' : 'le'}.data`);
+      await copyPerfData(f, out, { bigEndian });
+      const got = await decodedRecords(out, false);
+      assert.equal(got.length, want.length, `${f} ${bigEndian ? 'BE' : 'LE'}: record count`);
+      assert.deepEqual(got, want, `${f} ${bigEndian ? 'BE' : 'LE'}`);
+      const of = await PerfFile.open(out);
+      assert.equal(of.le, !bigEndian);
+      await of.close();
+      // features survive (re-encoded when the order changed)
+      const a = await readFileFeatures(f);
+      const b = await readFileFeatures(out);
+      for (const e of a.features) {
+        if (['event_desc', 'compressed', 'sample_time'].includes(e.data.kind)) continue;
+        if (bigEndian && e.data.kind === 'raw' && e.bytes.some((x) => x !== 0)) continue; // opaque bpf sections are dropped when swapping
+        const o = b.features.find((x) => x.id === e.id);
+        assert.ok(o, `${f}: feature ${e.id} copied`);
+        assert.deepEqual(o.data, e.data, `${f}: feature ${e.id}`);
+      }
+    }
+  }
+});
+
+test('padRecords: readers honour header.size (records grow, decoded bodies stay)', async () => {
+  const f = join(root, 'test/fixtures/recorded/switch.data');
+  const out = join(tmp, 'pad.data');
+  await copyPerfData(f, out, { padRecords: 16 });
+  const pf = await PerfFile.open(out);
+  let grown = 0;
+  const got: unknown[] = [];
+  for await (const r of pf.records()) {
+    const { fileOffset: _x, size, ...rest } = r.decode() as unknown as Record<string, unknown>;
+    if (r.type < 64) grown++;
+    got.push(rest);
+    void size;
+  }
+  await pf.close();
+  const want = (await decodedRecords(f, true)).map((x) => {
+    const { size: _s, ...rest } = x as Record<string, unknown>;
+    return rest;
+  });
+  assert.ok(grown > 10);
+  assert.deepEqual(got, want);
+});
+
+test('AUXTRACE index describes the output: offset and size of each AUXTRACE record', async () => {
+  const attrFile = join(root, 'test/fixtures/features/basic.data');
+  const pf = await PerfFile.open(attrFile);
+  const attrs = pf.attrs.map((a) => ({ attr: a.attr, ids: a.ids, name: 'cpu-clock' }));
+  await pf.close();
+  for (const bigEndian of [false, true]) {
+    const out = join(tmp, 'aux.data');
+    const w = await PerfDataWriter.create(out, attrs, { bigEndian });
+    const payloads = [new Uint8Array(24).fill(1), new Uint8Array(40).fill(2)];
+    await w.write({ kind: 'finished_round', type: RecordType.FINISHED_ROUND, misc: 0, size: 0, fileOffset: 0 });
+    for (const [i, p] of payloads.entries()) {
+      await w.write({ kind: 'auxtrace', type: RecordType.AUXTRACE, misc: 0, size: 0, fileOffset: 0, dataSize: BigInt(p.length), offset: BigInt(i * 100), reference: 7n, idx: i, tid: 1, cpu: 0, data: p });
+    }
+    await w.finish();
+    const ff = await readFileFeatures(out);
+    const ix = ff.features.find((e) => e.data.kind === 'auxtrace')!.data;
+    assert.equal(ix.kind, 'auxtrace');
+    const f2 = await PerfFile.open(out);
+    const seen: { fileOffset: number; size: number }[] = [];
+    for await (const r of f2.records()) if (r.type === RecordType.AUXTRACE) seen.push({ fileOffset: r.fileOffset, size: r.size + r.auxData!.length });
+    await f2.close();
+    assert.deepEqual(ix.entries, seen);
+    assert.equal(seen.length, 2);
+  }
+});
+
+test('a failed write leaves an existing output untouched and no temporary file', async () => {
+  const out = join(tmp, 'keep.data');
+  writeFileSync(out, 'precious');
+  const pf = await PerfFile.open(join(root, 'test/fixtures/features/basic.data'));
+  const attrs = pf.attrs.map((a) => ({ attr: a.attr, ids: a.ids }));
+  await pf.close();
+  const w = await PerfDataWriter.create(out, attrs);
+  await w.write({ kind: 'finished_round', type: RecordType.FINISHED_ROUND, misc: 0, size: 0, fileOffset: 0 });
+  // a record too big for header.size's u16
+  await assert.rejects(w.write({ kind: 'unknown', type: 99, misc: 0, size: 0, fileOffset: 0, bytes: new Uint8Array(70000) }));
+  await w.abort();
+  assert.equal(readFileSync(out, 'utf8'), 'precious');
+  assert.deepEqual(readdirSync(tmp).filter((f) => f.includes('.tmp-')), []);
+});
