@@ -243,7 +243,8 @@ export class PerfFile {
   /**
    * Records in file order, streamed through a fixed window (never the whole file).
    * Pipe mode also fills `attrs` (HEADER_ATTR), features (HEADER_FEATURE) and ids
-   * (ID_INDEX) as they pass. A stream can be iterated once.
+   * (ID_INDEX) as they pass — after the record is yielded, as perf dumps a record
+   * before processing it. A stream can be iterated once.
    * Throws FormatError (with file name) at the first malformed record header.
    */
   async *records(opts: RecordsOptions = {}): AsyncGenerator<RawRecord> {
@@ -277,19 +278,21 @@ export class PerfFile {
         await w.ensure(size, structureName(type));
         const bytes = w.peek(size);
         const raw = new RawRecord(bytes, at, this.le, this.layoutFor(bytes, type, size), this.textPokeAbi);
-        this.observe(raw);
         w.advance(size);
         if (type === RecordType.AUXTRACE || type === RecordType.HEADER_TRACING_DATA) {
           raw.auxData = await this.readTrailingPayload(w, raw);
         }
         if ((type === RecordType.COMPRESSED || type === RecordType.COMPRESSED2) && expand) {
           for (const inner of unpack.push(raw)) {
-            this.observe(inner);
             yield inner;
+            this.observe(inner);
           }
           continue;
         }
+        // like perf, the record is seen (dumped) before it is processed: attrs,
+        // features and ids it carries apply from the next record on
         yield raw;
+        this.observe(raw);
       }
       unpack.finish();
     } catch (e) {
@@ -311,7 +314,7 @@ export class PerfFile {
     return w.readPayload(n, `${structureName(raw.type)} payload`);
   }
 
-  /** Learn attrs, features and ids from pipe-mode records as they pass. */
+  /** Learn attrs, features and ids from pipe-mode records once the consumer has seen them. */
   private observe(raw: RawRecord): void {
     if (raw.type === RecordType.HEADER_ATTR) {
       const rec = decodeHeaderAttr(new ByteReader(raw.bytes.subarray(8), this.le, raw.fileOffset + 8, 'HEADER_ATTR (64)'), { type: raw.type, misc: raw.misc, size: raw.size, fileOffset: raw.fileOffset });
