@@ -9,3 +9,5 @@ export * from './record/index.js';
 export * from './x86/index.js';
 export * from './intelpt/packets/index.js';
 export * from './perfdata/index.js';
+export * from './intelpt/auxtrace-info.js';
+export * from './intelpt/aux-queues.js';
