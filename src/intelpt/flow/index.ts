@@ -1,0 +1,4 @@
+export * from './time-conv.js';
+export * from './cpu-flow.js';
+export * from './decode.js';
+export * from './recording.js';
