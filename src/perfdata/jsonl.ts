@@ -8,7 +8,7 @@ import type { EventAttr } from '../abi/event-attr.js';
 import { PerfFile } from './perf-file.js';
 import type { PerfRecord } from './records/index.js';
 import { featureIdOf, type FeatureData } from './features/index.js';
-import { readInputInfo } from './writer-copy.js';
+import { attrIndexer, readInputInfo } from './writer-copy.js';
 import { PerfDataWriter, type WriterAttr } from './writer.js';
 import { fromHex, toJsonValue } from './jsonl-values.js';
 
@@ -148,12 +148,11 @@ export async function perfDataToJsonl(input: string, out: string, opts: { textPo
         const id = featureIdOf(ft);
         await writeLine(s, { kind: 'feature', id, name: featureName(id), value: toJsonValue(ft) });
       }
-      const layoutIndex = new Map<unknown, number>();
-      for (let i = 0; i < f.attrs.length; i++) layoutIndex.set(f.layoutOf(i), i);
+      const layoutIndex = attrIndexer(f);
       for await (const raw of f.records({ compressed: 'expand' })) {
         if (raw.type === RecordType.HEADER_ATTR || raw.type === RecordType.HEADER_FEATURE) continue; // in the first lines already
         const rec = raw.decode();
-        const p = writeLine(s, recordToJson(rec, raw.layout ? layoutIndex.get(raw.layout) : undefined));
+        const p = writeLine(s, recordToJson(rec, layoutIndex(raw.layout)));
         if (p) await p;
       }
     });

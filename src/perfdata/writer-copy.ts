@@ -70,6 +70,20 @@ export async function readInputInfo(path: string, opts: ReaderOptions = {}): Pro
   }
 }
 
+/** Attr index of a record's layout; pipe mode learns attrs while reading, so look up lazily. */
+export function attrIndexer(f: PerfFile): (layout: unknown) => number | undefined {
+  const m = new Map<unknown, number>();
+  return (layout) => {
+    if (layout === undefined) return undefined;
+    let i = m.get(layout);
+    if (i === undefined) {
+      for (let k = 0; k < f.attrs.length; k++) m.set(f.layoutOf(k), k);
+      i = m.get(layout);
+    }
+    return i;
+  };
+}
+
 /** Pipe-mode bookkeeping records that file mode keeps in the header instead. */
 const PIPE_ONLY = new Set<number>([RecordType.HEADER_ATTR, RecordType.HEADER_EVENT_TYPE, RecordType.HEADER_FEATURE]);
 
@@ -96,8 +110,7 @@ export async function copyPerfData(input: string, output: string, opts: CopyOpti
   const res: CopyResult = { records: 0, dropped: 0, converted: 0 };
   const f = await PerfFile.open(input, { textPokeAbi: opts.textPokeAbi });
   try {
-    const layoutIndex = new Map<unknown, number>();
-    for (let i = 0; i < f.attrs.length; i++) layoutIndex.set(f.layoutOf(i), i);
+    const layoutIndex = attrIndexer(f);
     let n = 0;
     for await (const raw of f.records({ compressed: expand ? 'expand' : 'raw' })) {
       if (++n % 4096 === 0) opts.progress?.(raw.fileOffset, info.size);
@@ -107,7 +120,7 @@ export async function copyPerfData(input: string, output: string, opts: CopyOpti
         continue;
       }
       res.records++;
-      const attrIndex = layoutIndex.get(raw.layout) ?? 0;
+      const attrIndex = layoutIndex(raw.layout) ?? 0;
       const isRfcPoke = rfc && raw.type === RFC_TEXT_POKE_TYPE;
       if (!swap && !isRfcPoke) {
         if (raw.type === RecordType.SAMPLE) {

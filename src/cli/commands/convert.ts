@@ -40,7 +40,13 @@ export function register(program: Command): void {
         await perfDataToJsonl(opts.input, opts.output ?? '-', { textPokeAbi: opts.textPokeAbi });
       } else if (to === 'perf.data' || to === 'data') {
         if (!opts.output) throw new UsageError('convert to perf.data needs -o OUT');
-        await jsonlToPerfData(opts.input, opts.output, { bigEndian: opts.bigEndian });
+        try {
+          await jsonlToPerfData(opts.input, opts.output, { bigEndian: opts.bigEndian });
+        } catch (e) {
+          // malformed JSON lines are bad input (exit 2, one line), not an internal error
+          if (e instanceof Error && !(e as NodeJS.ErrnoException).code && e.name === 'Error') throw new UsageError(e.message);
+          throw e;
+        }
       } else throw new UsageError(`--to: 'jsonl' or 'perf.data', not '${opts.to}'`);
     });
 }
