@@ -168,7 +168,7 @@ export class CpuFlow {
   run(stopTsc: bigint = NO_STOP): boolean {
     this.stopTsc = stopTsc;
     for (;;) {
-      let r: number;
+      let r = OK;
       switch (this.st) {
         case St.NO_PSB:
           r = this.sync();
