@@ -3,7 +3,7 @@ import { UsageError } from '../errors.js';
 import { PerfFile, type RawRecord } from '../../perfdata/index.js';
 import type { PerfRecord, SampleRecord } from '../../perfdata/records/index.js';
 import type { AttrLayout } from '../../perfdata/layout.js';
-import { RecordType, PERF_RECORD_USER_TYPE_START } from '../../abi/record-type.js';
+import { RecordType, PERF_RECORD_USER_TYPE_START, PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER } from '../../abi/record-type.js';
 import { SampleType, ReadFormat } from '../../abi/sample-format.js';
 import { attrFlag } from '../../abi/event-attr.js';
 import { formatPerfEvent, perfEventName, hexAlt } from '../../session/event-text.js';
@@ -51,6 +51,19 @@ export class DumpContext {
     let t = 0n;
     for (const a of this.f.attrs) t |= a.attr.sampleType;
     return t;
+  }
+  private ksyms = new Map<bigint, { len: number; name: string }>();
+  /** KSYMBOL register/unregister, in delivery order (machine__process_ksymbol). */
+  noteKsymbol(addr: bigint, len: number, name: string, unregister: boolean): void {
+    if (unregister) this.ksyms.delete(addr);
+    else this.ksyms.set(addr, { len, name });
+  }
+  /** "name+0xoff" of the KSYMBOL covering addr, if any. */
+  ksymbolAt(addr: bigint): string | undefined {
+    for (const [start, k] of this.ksyms) {
+      if (addr >= start && addr < start + BigInt(k.len)) return `${k.name}+0x${(addr - start).toString(16)}`;
+    }
+    return undefined;
   }
   /** perf reports pipe offsets from the end of the pipe header. */
   offset(raw: { fileOffset: number }): number {
@@ -163,7 +176,11 @@ function sampleText(s: SampleRecord, L: AttrLayout | undefined): string {
   }
   if (has(t, SampleType.REGS_USER) && s.regsUser) out += regsLines('user', L.attr.sampleRegsUser, s.regsUser);
   if (has(t, SampleType.REGS_INTR) && s.regsIntr) out += regsLines('intr', L.attr.sampleRegsIntr, s.regsIntr);
-  if (has(t, SampleType.STACK_USER) && s.stackUser) out += `... ustack: size ${s.stackUser.data.length}, offset 0x${stackOffset(s, L).toString(16)}\n`;
+  if (has(t, SampleType.STACK_USER) && s.stackUser) {
+    // evsel__parse_sample: size is dyn_size (what the kernel really copied); offset points at the size field
+    const su = s.stackUser;
+    out += su.data.length ? `... ustack: size ${su.dynSize ?? 0n}, offset 0x${stackOffset(s, L).toString(16)}\n` : '... ustack: size 0, offset 0x0\n';
+  }
   if ((has(t, SampleType.WEIGHT) || has(t, SampleType.WEIGHT_STRUCT)) && s.weight !== undefined) {
     if (has(t, SampleType.WEIGHT_STRUCT)) {
       const w = s.weight;
@@ -235,6 +252,7 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
     }
     case 'throttle':
     case 'unthrottle':
+      return '\n';
     case 'finished_init':
     case 'unknown':
       return ': unhandled!\n';
@@ -250,7 +268,7 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
       return s;
     }
     case 'thread_map':
-      return ` nr: ${rec.entries.length} thread${rec.entries.length > 1 ? 's' : ''}: ${rec.entries.map((e) => BigInt.asIntN(32, e.pid)).join(',')}\n`;
+      return ` nr: ${rec.entries.length} thread${rec.entries.length > 1 ? 's' : ''}: ${rec.entries.map((e) => BigInt.asIntN(32, e.pid)).join(', ')}\n`;
     case 'cpu_map':
       return `: ${cpuList(rec.data.cpus)}\n`;
     case 'event_update': {
@@ -266,6 +284,23 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
       return ` size: ${hexAlt(rec.dataSize)}  offset: ${hexAlt(rec.offset)}  ref: ${hexAlt(rec.reference)}  idx: ${rec.idx}  tid: ${rec.tid}  cpu: ${rec.cpu}\n`;
     case 'auxtrace_info':
       return ` type: ${rec.auxType}\n`;
+    case 'ksymbol': {
+      ctx.noteKsymbol(rec.addr, rec.len, rec.name, (rec.flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER) !== 0);
+      return formatPerfEvent(rec as unknown as Parameters<typeof formatPerfEvent>[0]).slice(head.length);
+    }
+    case 'text_poke': {
+      if (rec.abi === 'rfc') {
+        const line = (label: string, b: Uint8Array): string => (b.length ? `            ${label} bytes: ${[...b].map((x) => x.toString(16).padStart(2, '0')).join(' ')}\n` : '');
+        return ` ${rec.addr.toString(16)}  len ${rec.len} (RFC ABI)\n` + line('Old', rec.oldBytes) + line('New', rec.newBytes);
+      }
+      // perf_event__fprintf_text_poke: " <addr> <sym+off> old len…"; we know the symbols KSYMBOL records define
+      // (trampolines, BPF), not the running kernel's kallsyms
+      const full = formatPerfEvent(rec as unknown as Parameters<typeof formatPerfEvent>[0]).slice(head.length);
+      const sym = ctx.ksymbolAt(rec.addr);
+      if (!sym) return full;
+      const a = rec.addr.toString(16);
+      return full.replace(`${a}  old len`, `${a} ${sym} old len`);
+    }
     default: {
       const full = formatPerfEvent(rec as unknown as Parameters<typeof formatPerfEvent>[0]);
       return full.startsWith(head) ? full.slice(head.length) : '\n';
@@ -285,7 +320,9 @@ export function recordText(raw: RawRecord, ctx: DumpContext): string {
   const off = ctx.offset(raw);
   let s = '';
   if (ctx.hex) s += `\n${hexAlt(off)}@${ctx.path} [0x${raw.size.toString(16)}]: event: ${raw.type}\n` + hexDump(raw.bytes);
-  s += `${tstamp(ctx, raw.type, rec)}${hexAlt(off)} [0x${raw.size.toString(16)}]: PERF_RECORD_${perfEventName(raw.type)}`;
+  // the seed's RFC poke (type 19 with --text-poke-abi=rfc) is named for what it is, not perf's CGROUP
+  const name = rec.kind === 'text_poke' ? 'TEXT_POKE' : perfEventName(raw.type);
+  s += `${tstamp(ctx, raw.type, rec)}${hexAlt(off)} [0x${raw.size.toString(16)}]: PERF_RECORD_${name}`;
   const d = detailText(rec, raw, ctx);
   return s + (ctx.hex ? d : d.endsWith('\n') ? d : d + '\n');
 }
@@ -383,4 +420,17 @@ class BufferedOut {
     }
     return this.pending;
   }
+}
+
+/** The whole dump of a file as one string (tests, small files). */
+export async function dumpToString(path: string, opts: { hex?: boolean; order?: 'perf' | 'file'; textPokeAbi?: 'final' | 'rfc'; label?: string } = {}): Promise<string> {
+  const f = await PerfFile.open(path, { textPokeAbi: opts.textPokeAbi });
+  const ctx = new DumpContext(f, f.pipe ? 'pipe' : (opts.label ?? path), !!opts.hex);
+  const parts: string[] = [];
+  try {
+    await dumpRecords(f, (raw) => parts.push(recordText(raw, ctx)), opts.order ?? 'perf');
+  } finally {
+    await f.close();
+  }
+  return parts.join('');
 }
