@@ -194,7 +194,9 @@ test('record -a until SIGINT: the file is finished and no temporary file is left
   c.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
   const exited = new Promise<number | null>((res) => c.on('exit', (code) => res(code)));
   // wait until the temporary output exists (events are open), then interrupt
-  for (let i = 0; i < 100 && !readdirSync(dir).some((n) => n.endsWith('.tmp')); i++) await new Promise((r) => setTimeout(r, 50));
+  // (generous: a loaded CI machine can take seconds just to start tsx)
+  for (let i = 0; i < 600 && !readdirSync(dir).some((n) => n.endsWith('.tmp')); i++) await new Promise((r) => setTimeout(r, 50));
+  assert.ok(readdirSync(dir).some((n) => n.endsWith('.tmp')), `recording never started: ${stderr}`);
   await new Promise((r) => setTimeout(r, 300));
   c.kill('SIGINT');
   assert.equal(await exited, 0, stderr);

@@ -94,6 +94,20 @@ export class PerfFileOutput {
     this.pos += bytes.length;
   }
 
+  /**
+   * Hand the data tail to another writer (the native reader thread, which
+   * appends with pwritev like perf does): where to write from.
+   */
+  appendTarget(): { fd: number; offset: number } {
+    return { fd: this.fd, offset: this.pos };
+  }
+
+  /** Take the tail back after another writer appended up to `end`. */
+  appendedUpTo(end: number): void {
+    if (end < this.pos) throw new Error(`PerfFileOutput: appended end ${end} is before ${this.pos}`);
+    this.pos = end;
+  }
+
   /** Write the feature sections, patch the header, fsync and rename over `path`. Returns the final file size. */
   finish(features: FeatureSection[]): number {
     const sorted = [...features].sort((a, b) => a.id - b.id);

@@ -24,11 +24,16 @@ export interface NativeStats {
   wakeups: number;
   /** Records per type id (index 127 collects ids ≥ 127). */
   types: number[];
+  /** Direct mode: the file offset after the last byte written. */
+  fileEnd: number;
+  /** Direct mode: errno of the first failed write (0 = none); later passes were dropped. */
+  writeErrno: number;
 }
 
 export interface NativeRecorder {
   ids(): bigint[][];
-  start(): void;
+  /** With `fd`, the native thread appends to it from `offset` (see stats().fileEnd); else chunks go to onChunk. */
+  start(fd?: number, offset?: number): void;
   stop(): void;
   close(): void;
   stats(): NativeStats;

@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { constants } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 
 import { recordTypeName } from '../abi/record-type.js';
@@ -92,6 +93,11 @@ function openHint(msg: string): string {
 
 
 
+function osErrorName(errno: number): string {
+  for (const [name, v] of Object.entries(constants.errno)) if (v === errno) return name;
+  return 'write error';
+}
+
 function stampId(ev: RecordEvent): Buffer {
   const w = new ByteWriter(HOST_LE, RECORD_ATTR_SIZE);
   encodeEventAttr(w, ev.attr, ev.attr.size);
@@ -176,7 +182,9 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
     const synth = synthesizeKernelMmaps(HOST_LE, { id: outEvents[0]!.ids[0] ?? 0n }, { kallsyms: join(proc, 'kallsyms'), modules: join(proc, 'modules') });
     output.writeRecords(synth.bytes);
 
-    rec.start();
+    // The reader thread appends to the file itself (no JavaScript on the hot path).
+    const target = output.appendTarget();
+    rec.start(target.fd, target.offset);
     o.onStarted?.();
     const stopped = new Promise<void>((res) => {
       if (o.signal?.aborted) res();
@@ -204,9 +212,11 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
     }
     rec.stop();
     await final;
+    const s = rec.stats();
     rec.close();
     if (failure !== undefined) throw failure;
-    const s = rec.stats();
+    if (s.writeErrno !== 0) throw new RecordError(`writing ${dataPath}: ${osErrorName(s.writeErrno)} (errno ${s.writeErrno})`);
+    output.appendedUpTo(s.fileEnd);
     const fileBytes = output.finish(
       buildFeatures({
         le: HOST_LE,

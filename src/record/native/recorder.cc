@@ -16,9 +16,13 @@
 //   new Recorder({ cpus: number[], attrs: Buffer[], pages: number, pollMs: number },
 //                onChunk(chunk: Buffer | null, final: boolean))
 //   ids(): bigint[][]            ids[attrIndex][cpuIndex] (PERF_EVENT_IOC_ID)
-//   start()                      enable all events, start the reader thread
+//   start(fd?, offset?)          enable all events, start the reader thread. With fd,
+//                                the thread appends to that file at offset itself (one
+//                                pwritev per pass, like perf) and onChunk only gets the
+//                                final call; without, every pass arrives as a chunk.
 //   stop()                       disable, final drain, join; final chunk follows
-//   stats(): { bytes, records, lost, lostRecords, passes, wakeups, types: number[] }
+//   stats(): { bytes, records, lost, lostRecords, passes, wakeups, types: number[],
+//              fileEnd, writeErrno }
 #include <napi.h>
 
 #include <linux/perf_event.h>
@@ -27,10 +31,12 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -86,6 +92,7 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     Napi::Array attrs = o.Get("attrs").As<Napi::Array>();
     uint32_t pages = o.Get("pages").As<Napi::Number>().Uint32Value();
     if (o.Has("pollMs")) pollMs_ = o.Get("pollMs").As<Napi::Number>().Int32Value();
+
     if (pages == 0 || (pages & (pages - 1)) != 0) {
       Napi::RangeError::New(env, "pages must be a power of two").ThrowAsJavaScriptException();
       return;
@@ -247,8 +254,107 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     }
   }
 
+  // Bytes [pos, pos+n) of a ring's data area, following the wrap.
+  static void RingCopy(const Ring& r, uint64_t pos, void* dst, uint64_t n) {
+    const uint8_t* data = r.base + r.dataOffset;
+    uint64_t start = pos & (r.dataSize - 1);
+    uint64_t first = std::min(n, r.dataSize - start);
+    memcpy(dst, data + start, first);
+    if (first < n) memcpy(static_cast<uint8_t*>(dst) + first, data, n - first);
+  }
+
+  // Count records in place (a header may straddle the wrap, hence RingCopy).
+  void CountRing(const Ring& r, uint64_t tail, uint64_t head) {
+    for (uint64_t pos = tail; pos + sizeof(perf_event_header) <= head;) {
+      perf_event_header h;
+      RingCopy(r, pos, &h, sizeof h);
+      if (h.size < sizeof h || pos + h.size > head) break;
+      records_.fetch_add(1, std::memory_order_relaxed);
+      types_[h.type < kTypeSlots ? h.type : kTypeSlots - 1].fetch_add(1, std::memory_order_relaxed);
+      uint64_t n = 0;
+      if (h.type == PERF_RECORD_LOST && h.size >= 24) {
+        RingCopy(r, pos + 16, &n, 8);
+      } else if (h.type == PERF_RECORD_LOST_SAMPLES && h.size >= 16) {
+        RingCopy(r, pos + 8, &n, 8);
+      }
+      if (h.type == PERF_RECORD_LOST || h.type == PERF_RECORD_LOST_SAMPLES) {
+        lost_.fetch_add(n, std::memory_order_relaxed);
+        lostRecords_.fetch_add(1, std::memory_order_relaxed);
+      }
+      pos += h.size;
+    }
+  }
+
+  // Direct mode (perf's way): write each ring's new bytes straight from the
+  // mapping to the output file with one pwritev per pass, then hand the space
+  // back. One copy (kernel -> page cache), no JavaScript on the hot path.
+  void PassToFile() {
+    std::vector<iovec> iov;
+    std::vector<uint64_t> heads(rings_.size());
+    uint64_t total = 0;
+    for (size_t i = 0; i < rings_.size(); i++) {
+      Ring& r = rings_[i];
+      auto* pc = reinterpret_cast<perf_event_mmap_page*>(r.base);
+      uint64_t head = __atomic_load_n(&pc->data_head, __ATOMIC_ACQUIRE);
+      uint64_t tail = pc->data_tail;
+      heads[i] = head;
+      if (head == tail) continue;
+      uint64_t len = std::min(head - tail, r.dataSize);
+      uint8_t* data = r.base + r.dataOffset;
+      uint64_t start = tail & (r.dataSize - 1);
+      uint64_t first = std::min(len, r.dataSize - start);
+      iov.push_back({data + start, first});
+      if (first < len) iov.push_back({data, len - first});
+      CountRing(r, tail, head);
+      total += len;
+    }
+    if (total == 0) return;
+    static perf_event_header fr{kFinishedRound, 0, sizeof(perf_event_header)};
+    iov.push_back({&fr, sizeof fr});
+    total += sizeof fr;
+    if (writeErrno_ == 0) {
+      size_t k = 0;
+      uint64_t done = 0;
+      while (k < iov.size()) {
+        int cnt = static_cast<int>(std::min<size_t>(iov.size() - k, IOV_MAX));
+        ssize_t n = pwritev(outFd_, iov.data() + k, cnt, static_cast<off_t>(outPos_ + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          writeErrno_ = n < 0 ? errno : ENOSPC;
+          break;
+        }
+        done += static_cast<uint64_t>(n);
+        // skip the iovecs written, trim a partly written one
+        while (k < iov.size() && static_cast<uint64_t>(n) >= iov[k].iov_len) {
+          n -= static_cast<ssize_t>(iov[k].iov_len);
+          k++;
+        }
+        if (k < iov.size() && n > 0) {
+          iov[k].iov_base = static_cast<uint8_t*>(iov[k].iov_base) + n;
+          iov[k].iov_len -= static_cast<size_t>(n);
+        }
+      }
+      outPos_ += done;
+    }
+    for (size_t i = 0; i < rings_.size(); i++) {
+      auto* pc = reinterpret_cast<perf_event_mmap_page*>(rings_[i].base);
+      __atomic_store_n(&pc->data_tail, heads[i], __ATOMIC_RELEASE);
+    }
+    bytes_.fetch_add(total, std::memory_order_relaxed);
+    passes_.fetch_add(1, std::memory_order_relaxed);
+  }
+
   // One pass over every ring; a non-empty pass ends with FINISHED_ROUND.
   void Pass(bool final) {
+    if (outFd_ >= 0) {
+      PassToFile();
+      if (final) {
+        auto* chunk = new Chunk();
+        chunk->final = true;
+        if (tsfn_.NonBlockingCall(chunk, Deliver) != napi_ok) delete chunk;
+      }
+      return;
+    }
     auto* chunk = new Chunk();
     for (auto& r : rings_) DrainRing(r, chunk->bytes);
     if (!chunk->bytes.empty()) {
@@ -303,6 +409,10 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
       Napi::Error::New(info.Env(), "recorder already started or closed").ThrowAsJavaScriptException();
       return info.Env().Undefined();
     }
+    if (info.Length() >= 2 && info[0].IsNumber() && info[1].IsNumber()) {
+      outFd_ = info[0].As<Napi::Number>().Int32Value();
+      outPos_ = static_cast<uint64_t>(info[1].As<Napi::Number>().Int64Value());
+    }
     started_ = true;
     ForEachFd(PERF_EVENT_IOC_ENABLE);
     thread_ = std::thread([this] { Loop(); });
@@ -336,6 +446,8 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     o.Set("lostRecords", Napi::Number::New(env, static_cast<double>(lostRecords_.load())));
     o.Set("passes", Napi::Number::New(env, static_cast<double>(passes_.load())));
     o.Set("wakeups", Napi::Number::New(env, static_cast<double>(wakeups_.load())));
+    o.Set("fileEnd", Napi::Number::New(env, static_cast<double>(outPos_)));
+    o.Set("writeErrno", Napi::Number::New(env, writeErrno_));
     Napi::Array t = Napi::Array::New(env, kTypeSlots);
     for (int i = 0; i < kTypeSlots; i++) t.Set(i, Napi::Number::New(env, static_cast<double>(types_[i].load())));
     o.Set("types", t);
@@ -348,6 +460,9 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
   int wakeFd_ = -1;
   int epollFd_ = -1;
   int pollMs_ = 100;
+  int outFd_ = -1;          // direct mode: the reader thread writes here
+  uint64_t outPos_ = 0;     // next file offset (reader thread only until joined)
+  int writeErrno_ = 0;
   bool started_ = false;
   bool stopped_ = false;
   bool tsfnLive_ = false;
