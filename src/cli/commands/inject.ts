@@ -47,7 +47,7 @@ export function register(program: Command): void {
     .requiredOption('-i, --input <file|dir>', 'perf.data file, or a perf --kcore directory (DIR/data + DIR/kcore_dir)')
     .requiredOption('-o, --output <file|dir>', "output file ('-' for pipe mode on stdout); a directory when the input is one")
     .option('--strip <types>', 'drop these record types (comma separated, perf names, case-insensitive): text_poke,ksymbol')
-    .option('--time <start,end>', "keep records in this window (perf's format, seconds); records without a time are kept")
+    .option('--time <start,end>', "keep samples in this window (perf's --time format, seconds); other records and samples without a time are kept")
     .option('--text-poke-abi <abi>', "read type 19 as 'rfc' text pokes and write them as upstream TEXT_POKE (20); 'final' (default) copies as is", 'final')
     .option('--big-endian', 'write a big-endian file')
     .action(async (opts: { input: string; output: string; strip?: string; time?: string; textPokeAbi: string; bigEndian?: boolean }) => {
@@ -72,7 +72,8 @@ export function register(program: Command): void {
           ? (raw: { type: number; timestamp(): bigint | undefined }) => {
               // --strip text_poke also drops RFC pokes when they are read as such
               if (strip && (strip.has(raw.type) || (opts.textPokeAbi === 'rfc' && raw.type === rfcType && strip.has(RecordType.TEXT_POKE)))) return false;
-              if (win) {
+              // like perf's --time, the window filters samples; side-band records (COMM, MMAP, KSYMBOL…) stay
+              if (win && raw.type === RecordType.SAMPLE) {
                 const t = raw.timestamp();
                 if (t !== undefined && (t < win.start || t > win.end)) return false;
               }
