@@ -89,7 +89,6 @@ export interface PrintableRecord {
   kind: string;
   type: number;
   misc: number;
-  [field: string]: unknown;
 }
 
 /** binary__fprintf with perf's text_poke_printer: one line per buffer, nothing for an empty one. */

@@ -1,0 +1,227 @@
+/**
+ * A session: a PerfFile read in time order, the way perf's
+ * perf_session__process_events delivers records to a tool.
+ *
+ *   const s = await openSession('perf.data');
+ *   for await (const raw of s.events()) { ... raw.decode() ... s.eventName(raw) }
+ *   await s.close();
+ *
+ * What perf does, and we copy:
+ * - perf's user records (type ≥ 64: HEADER_ATTR, FINISHED_ROUND, ID_INDEX, …)
+ *   are processed the moment they are read, never queued; FINISHED_ROUND
+ *   first flushes the queue by the two-round rule (ordered-events.ts), and is
+ *   then delivered itself.
+ * - A kernel record is queued by its time (SAMPLE time, or the sample_id_all
+ *   trailer). A record without a time, or with time 0 (perf's synthesized
+ *   MMAP/COMM/FORK records) or ~0, is delivered at once: perf's
+ *   ordered_events__queue refuses it with -ETIME and delivers it directly.
+ * - Without sample_id_all perf falls back to unordered processing ("WARNING: No
+ *   sample_id_all support, falling back to unordered processing"); so do we.
+ * - FINISHED_INIT (written by perf record after the synthesized records) is
+ *   treated as a round boundary too. perf 6.1 does not flush there, but since
+ *   only untimed records precede it the queue is empty and nothing changes.
+ *
+ * Records come out as the reader's RawRecord. A record delivered at once is
+ * the reader's zero-copy view (valid until the next iteration); one that went
+ * through the queue is a copy. Errors keep pointing at the record's file
+ * offset either way.
+ */
+import { Feature } from '../abi/feature.js';
+import { RecordType } from '../abi/record-type.js';
+import { attrFlag } from '../abi/event-attr.js';
+import { decodeFeature } from '../perfdata/features/index.js';
+import { PerfFile, type AttrEntry, type AttrLayout, type RawRecord, type ReaderOptions } from '../perfdata/index.js';
+import { defaultEventName } from './event-names.js';
+import { OrderedEvents, type OrderedEventsStats } from './ordered-events.js';
+
+export interface SessionOptions extends ReaderOptions {
+  /** Deliver in time order (default true). false: file order, as `perf script --show-round-events` does. */
+  ordered?: boolean;
+  /** Byte budget of the reorder queue before a HALF flush (default 64 MiB). */
+  maxQueueBytes?: number;
+}
+
+const NO_TIME = BigInt.asUintN(64, -1n);
+
+export class Session {
+  readonly file: PerfFile;
+  readonly ordered: boolean;
+  private readonly maxQueueBytes: number | undefined;
+  private readonly layoutIndex = new Map<AttrLayout, number>();
+  private names: (string | undefined)[] = [];
+  private descNames: Map<bigint, string> | undefined;
+  private descByIndex: string[] = [];
+  private readonly updateNames = new Map<bigint, string>();
+  /** Queue statistics of the last events() run (undefined when unordered). */
+  queueStats: OrderedEventsStats | undefined;
+
+  constructor(file: PerfFile, opts: SessionOptions = {}) {
+    this.file = file;
+    const first = file.attrs[0];
+    // perf_session__new: ordered delivery needs sample_id_all (pipe mode: attrs come later, assume it)
+    this.ordered = (opts.ordered ?? true) && (first === undefined || attrFlag(first.attr, 'sample_id_all'));
+    this.maxQueueBytes = opts.maxQueueBytes;
+  }
+
+  /** Read the event names a file-mode file carries (HEADER_EVENT_DESC). */
+  async loadNames(): Promise<void> {
+    const bytes = await this.file.readFeature(Feature.EVENT_DESC);
+    if (!bytes) return;
+    const sec = this.file.featureSection(Feature.EVENT_DESC);
+    const fd = decodeFeature(Feature.EVENT_DESC, bytes, this.file.le, sec?.offset ?? 0);
+    if (fd.kind !== 'event_desc') return;
+    this.descNames = new Map();
+    this.descByIndex = fd.events.map((e) => e.name);
+    for (const e of fd.events) for (const id of e.ids) this.descNames.set(id, e.name);
+    this.names = [];
+  }
+
+  /** Index into file.attrs of the attr a record resolved to, or -1. */
+  attrIndexOf(raw: RawRecord): number {
+    const L = raw.layout;
+    if (!L) return -1;
+    let i = this.layoutIndex.get(L);
+    if (i === undefined) {
+      i = -1;
+      for (let k = 0; k < this.file.attrs.length; k++) if (this.file.layoutOf(k) === L) i = k;
+      this.layoutIndex.set(L, i);
+    }
+    return i;
+  }
+
+  attrOf(raw: RawRecord): AttrEntry | undefined {
+    const i = this.attrIndexOf(raw);
+    return i < 0 ? undefined : this.file.attrs[i];
+  }
+
+  /**
+   * perf's evsel__name for attrs[i]: the recorded name (EVENT_DESC by id, then
+   * by position; pipe mode: EVENT_UPDATE NAME or a HEADER_FEATURE event_desc),
+   * else perf's generic name.
+   */
+  eventNameAt(i: number): string {
+    const cached = this.names[i];
+    if (cached !== undefined) return cached;
+    const a = this.file.attrs[i];
+    if (!a) return '[unknown]';
+    let name = a.name;
+    for (const id of a.ids) {
+      name ??= this.updateNames.get(id) ?? this.descNames?.get(id);
+      if (name) break;
+    }
+    name ??= this.descByIndex.length === this.file.attrs.length ? this.descByIndex[i] : undefined;
+    name ??= defaultEventName(a.attr);
+    this.names[i] = name;
+    return name;
+  }
+
+  eventName(raw: RawRecord): string {
+    const i = this.attrIndexOf(raw);
+    return i < 0 ? '[unknown]' : this.eventNameAt(i);
+  }
+
+  /** Names of every attr, in file order (perf's evlist). */
+  eventNames(): string[] {
+    return this.file.attrs.map((_, i) => this.eventNameAt(i));
+  }
+
+  /** A HEADER_FEATURE went by: the reader files it once we move on, so look at the next record. */
+  private featurePending = false;
+
+  /**
+   * Learn names from user records as they pass (pipe mode: EVENT_UPDATE NAME,
+   * a HEADER_FEATURE event_desc). Call for every record of type ≥ 64 and for the
+   * record after one (`needsObserve`).
+   */
+  async observe(raw: RawRecord): Promise<void> {
+    if (this.featurePending) {
+      this.featurePending = false;
+      if (!this.descNames) {
+        const bytes = await this.file.readFeature(Feature.EVENT_DESC);
+        if (bytes) {
+          const fd = decodeFeature(Feature.EVENT_DESC, bytes, this.file.le, 0);
+          if (fd.kind === 'event_desc') {
+            this.descNames = new Map();
+            this.descByIndex = fd.events.map((e) => e.name);
+            for (const e of fd.events) for (const id of e.ids) this.descNames.set(id, e.name);
+            this.names = [];
+          }
+        }
+      }
+    }
+    if (raw.type === RecordType.EVENT_UPDATE) {
+      const rec = raw.decode();
+      if (rec.kind === 'event_update' && rec.name !== undefined) {
+        this.updateNames.set(rec.id, rec.name);
+        this.names = [];
+      }
+    } else if (raw.type === RecordType.HEADER_FEATURE && this.file.pipe) {
+      this.featurePending = true;
+    } else if (raw.type === RecordType.HEADER_ATTR) {
+      this.names = [];
+    }
+  }
+
+  /** Whether `observe` must see this record. */
+  needsObserve(raw: RawRecord): boolean {
+    return raw.type >= RecordType.HEADER_ATTR || this.featurePending;
+  }
+
+  /**
+   * Every record, in perf's delivery order (see the file comment).
+   * Throws FormatError (naming the file and offset) for malformed input.
+   */
+  async *events(): AsyncGenerator<RawRecord> {
+    if (!this.ordered) {
+      this.queueStats = undefined;
+      for await (const raw of this.file.records()) {
+        if (this.needsObserve(raw)) await this.observe(raw);
+        yield raw;
+      }
+      return;
+    }
+    const oe = new OrderedEvents<RawRecord>({ maxQueueBytes: this.maxQueueBytes });
+    this.queueStats = oe.stats;
+    for await (const raw of this.file.records()) {
+      if (this.needsObserve(raw)) await this.observe(raw);
+      if (raw.type >= RecordType.HEADER_ATTR) {
+        if (raw.type === RecordType.FINISHED_ROUND || raw.type === RecordType.FINISHED_INIT) {
+          oe.finishedRound();
+          if (oe.ready.length) yield* oe.drain();
+        }
+        yield raw;
+        continue;
+      }
+      const t = raw.timestamp();
+      if (t === undefined || t === 0n || t === NO_TIME) {
+        yield raw;
+        continue;
+      }
+      oe.queue(t, raw.fileOffset, raw.size, raw.copy());
+      if (oe.ready.length) yield* oe.drain();
+    }
+    oe.finish();
+    yield* oe.drain();
+  }
+
+  close(): Promise<void> {
+    return this.file.close();
+  }
+}
+
+/**
+ * Open a perf.data file (or '-' for a pipe on stdin) for time-ordered reading;
+ * event names from HEADER_EVENT_DESC are loaded up front.
+ * Throws FormatError for a malformed header, attr section or event_desc.
+ */
+export async function openSession(path: string, opts: SessionOptions = {}): Promise<Session> {
+  const file = await PerfFile.open(path, opts);
+  try {
+    const s = new Session(file, opts);
+    if (!file.pipe) await s.loadNames();
+    return s;
+  } catch (e) {
+    await file.close();
+    throw e;
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Record counts as `perf report --stats` gathers them (perf 6.1:
+ * session.c events_stats__inc for every record read, per-evsel hists stats for
+ * samples and lost samples).
+ *
+ * perf counts at read time, before ordering, so this walks the file in file
+ * order: no queue, no copies. Records inside COMPRESSED records count (perf
+ * processes them like any other) and so does each COMPRESSED record itself.
+ */
+import { RecordType } from '../abi/record-type.js';
+import type { Session } from './session.js';
+
+export interface EventStats {
+  /** attrs[i]'s name. */
+  name: string;
+  /** PERF_RECORD_SAMPLE records of this event. */
+  samples: number;
+  /** Sum of LOST_SAMPLES.lost for this event. */
+  lostSamples: bigint;
+}
+
+export interface SessionStats {
+  /** Every record (perf's nr_events[0], "TOTAL"). */
+  total: number;
+  /** Records per type id (user types ≥ 64 included). */
+  byType: Map<number, number>;
+  /** Per attr, in file order. */
+  events: EventStats[];
+  /** Samples whose attr could not be found (perf's nr_unknown_id). */
+  unknownId: number;
+}
+
+/**
+ * Count every record of the session's file.
+ * Throws FormatError for malformed input (the reader's, with file and offset).
+ */
+export async function collectStats(s: Session, onProgress?: (fileOffset: number) => void): Promise<SessionStats> {
+  const counts = new Array<number>(128).fill(0);
+  const other = new Map<number, number>();
+  let total = 0;
+  let unknownId = 0;
+  const perAttrSamples: number[] = [];
+  const perAttrLost: bigint[] = [];
+  let lastCompressedAt = -1;
+  let n = 0;
+  for await (const raw of s.file.records()) {
+    const t = raw.type;
+    if (s.needsObserve(raw)) await s.observe(raw);
+    if (raw.fromCompressed && raw.fileOffset !== lastCompressedAt) {
+      // the reader replaces a COMPRESSED record by its contents; count it once
+      lastCompressedAt = raw.fileOffset;
+      counts[RecordType.COMPRESSED]!++;
+      total++;
+    }
+    total++;
+    if (t < 128) counts[t]!++;
+    else other.set(t, (other.get(t) ?? 0) + 1);
+    if (t === RecordType.SAMPLE) {
+      const i = s.attrIndexOf(raw);
+      if (i < 0) unknownId++;
+      else perAttrSamples[i] = (perAttrSamples[i] ?? 0) + 1;
+    } else if (t === RecordType.LOST_SAMPLES) {
+      const rec = raw.decode();
+      const i = s.attrIndexOf(raw);
+      if (rec.kind === 'lost_samples' && i >= 0) perAttrLost[i] = (perAttrLost[i] ?? 0n) + rec.lost;
+    }
+    if (onProgress && (++n & 0xffff) === 0) onProgress(raw.fileOffset);
+  }
+  const byType = new Map<number, number>();
+  counts.forEach((c, t) => {
+    if (c) byType.set(t, c);
+  });
+  for (const [t, c] of other) byType.set(t, c);
+  const events = s.file.attrs.map((_, i) => ({
+    name: s.eventNameAt(i),
+    samples: perAttrSamples[i] ?? 0,
+    lostSamples: perAttrLost[i] ?? 0n,
+  }));
+  return { total, byType, events, unknownId };
+}

@@ -1,0 +1,105 @@
+/**
+ * `perfpoke script` against perf 6.1's `perf script` on every recorded
+ * fixture: same field list and flags, output compared line by line (or, when
+ * perf refuses a field list, the same error text).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { repoRoot, runPerf } from './cli.js';
+import { parseFields, runScript, StringSink, type ScriptOptions } from '../src/cli/commands/script.js';
+
+const dir = join(repoRoot, 'test', 'fixtures', 'recorded');
+const fixtures = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.data')).sort() : [];
+const havePerf = runPerf(['--version']) !== null;
+
+/** Documented exceptions (docs/script-stats.md). */
+const SKIP: Record<string, string> = {
+  // perf cannot read its own pipe-mode file with tracing data from a regular file ("unexpected end of event stream")
+  'pipe-tp.data': 'perf 6.1 fails on this file itself',
+};
+
+const SHOW_ALL = [
+  '--show-task-events',
+  '--show-mmap-events',
+  '--show-switch-events',
+  '--show-bpf-events',
+  '--show-lost-events',
+  '--show-namespace-events',
+  '--show-cgroup-events',
+  '--show-text-poke-events',
+];
+
+const CASES: { args: string[]; note?: string; noDwarf?: boolean }[] = [
+  { args: ['-F', 'comm,tid,pid,cpu,time,period,event,ip,addr'], noDwarf: true },
+  { args: ['-F', 'comm,tid,pid,cpu,time,period,event,ip'], noDwarf: true },
+  { args: ['-F', 'comm,tid,pid,time,period,event,ip'], noDwarf: true },
+  { args: ['-F', 'comm,tid,pid,time,period,event'] },
+  { args: ['-F', 'comm,tid,pid,cpu,time,event', ...SHOW_ALL] },
+  { args: ['-F', 'comm,pid,time,event', '--show-task-events', '--show-mmap-events'] },
+  { args: ['-F', 'tid,time,period,event', '--show-round-events', '--show-task-events'] },
+];
+
+function toOptions(args: string[]): ScriptOptions {
+  const o: ScriptOptions = {};
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-F') o.fields = parseFields(args[++i]!);
+    else {
+      const key = a.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase()) as keyof ScriptOptions;
+      (o as Record<string, boolean>)[key] = true;
+    }
+  }
+  return o;
+}
+
+async function ours(file: string, args: string[]): Promise<{ out: string; err?: string }> {
+  const sink = new StringSink();
+  try {
+    await runScript(file, toOptions(args), sink);
+    return { out: sink.text };
+  } catch (e) {
+    return { out: sink.text, err: (e as Error).message };
+  }
+}
+
+function firstDiff(a: string[], b: string[]): string {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if (a[i] !== b[i]) return `line ${i + 1}:\n  ours: ${JSON.stringify(a[i])}\n  perf: ${JSON.stringify(b[i])}`;
+  }
+  return 'equal';
+}
+
+for (const fx of fixtures) {
+  test(`script matches perf script: ${fx}`, async (t) => {
+    if (!havePerf) return t.skip('perf is not installed');
+    if (SKIP[fx]) return t.skip(SKIP[fx]!);
+    const file = join(dir, fx);
+    let nonEmpty = 0;
+    for (const c of CASES) {
+      // DWARF callchains: perf unwinds user stacks with libdw; we print no unwound frames
+      if (c.noDwarf && fx.startsWith('dwarf')) continue;
+      const perf = runPerf(['script', '-i', file, ...c.args])!;
+      const mine = await ours(file, c.args);
+      const label = `${fx} ${c.args.join(' ')}`;
+      if (perf.status !== 0) {
+        const perfErr = perf.stderr.split('\n')[0]!;
+        assert.equal(mine.err, perfErr, `${label}: perf failed with "${perfErr}"`);
+        continue;
+      }
+      assert.equal(mine.err, undefined, `${label}: we failed: ${mine.err}`);
+      const a = mine.out.split('\n');
+      const b = perf.stdout.split('\n');
+      if (b.length > 1) nonEmpty++;
+      assert.equal(a.length, b.length, `${label}: ${a.length} lines vs perf's ${b.length}; first difference at ${firstDiff(a, b)}`);
+      assert.equal(firstDiff(a, b), 'equal', label);
+    }
+    assert.ok(nonEmpty > 0, `${fx}: perf printed nothing for any case, the test compares nothing`);
+  });
+}
+
+test('script rejects fields it cannot print', () => {
+  assert.throws(() => parseFields('comm,sym'), /not supported/);
+  assert.throws(() => parseFields('sw:comm'), /not supported/);
+});
