@@ -28,6 +28,7 @@ export function decodeEventUpdate(r: ByteReader, h: RecordHead): EventUpdateReco
   if (t === 0n) rec.unit = r.cstring();
   else if (t === 2n) rec.name = r.cstring();
   else if (t === 1n) {
+    r.need(8, 'EVENT_UPDATE (78).scale');
     rec.scale = r.view.getFloat64(r.pos, r.le);
     r.skip(8);
   } else if (t === 3n) rec.cpus = decodeCpuMapData(r, 'EVENT_UPDATE (78).cpus');
