@@ -9,5 +9,8 @@ export * from './record/index.js';
 export * from './x86/index.js';
 export * from './intelpt/packets/index.js';
 export * from './perfdata/index.js';
+export * from './machine/index.js';
 export * from './intelpt/auxtrace-info.js';
 export * from './intelpt/aux-queues.js';
+export * from './perfdata/writer-api.js';
+export * from './session/index.js';
