@@ -150,6 +150,8 @@ export class OrderedEvents<T> {
   }
 
   private flush(kind: FlushKind): void {
+    // perf returns early on an empty queue, so an empty round does not move next_flush
+    if (this.pending.length === 0) return;
     this.stats.flushes[kind]++;
     let limit: bigint;
     if (kind === 'final') {
