@@ -1,5 +1,5 @@
 import { Decoder, DecoderOptions, Instruction } from 'iced-x86';
-import { classifyDecoded, type InsnClass } from './classify.js';
+import { classifyFast, type InsnClass } from './classify.js';
 
 /** One decoded instruction of a block. */
 export interface Insn extends InsnClass {
@@ -25,7 +25,7 @@ export type CodeRead = (addr: bigint, len: number) => Uint8Array | undefined;
 
 const PAGE_SHIFT = 12n;
 const MAX_INSN = 15;
-const CHUNK = 128;
+const CHUNK = 256;
 
 /**
  * Decoded blocks keyed by start address (perf's intel_pt cache of
@@ -63,20 +63,7 @@ export class BlockCache {
     }
     this.misses++;
     const nb = this.decode(start);
-    this.blocks.set(start, nb);
-    if (nb.end > nb.start) {
-      for (let p = nb.start >> PAGE_SHIFT, last = (nb.end - 1n) >> PAGE_SHIFT; p <= last; p++) {
-        let s = this.pages.get(p);
-        if (!s) this.pages.set(p, (s = new Set()));
-        s.add(nb);
-      }
-    } else {
-      // empty (invalid/nomap at start): index under its start page so a poke there drops it
-      const p = nb.start >> PAGE_SHIFT;
-      let s = this.pages.get(p);
-      if (!s) this.pages.set(p, (s = new Set()));
-      s.add(nb);
-    }
+    this.register(nb);
     return nb;
   }
 
@@ -124,13 +111,32 @@ export class BlockCache {
     return true;
   }
 
+  private register(nb: Block): void {
+    this.blocks.set(nb.start, nb);
+    const lastAddr = nb.end > nb.start ? nb.end - 1n : nb.start;
+    for (let p = nb.start >> PAGE_SHIFT, last = lastAddr >> PAGE_SHIFT; p <= last; p++) {
+      let s = this.pages.get(p);
+      if (!s) this.pages.set(p, (s = new Set()));
+      s.add(nb);
+    }
+  }
+
+  /**
+   * Decodes the block at `start`. While the wasm decoder still holds bytes
+   * of the same chunk, it goes on with the fall-through blocks after it and
+   * caches them too (a fall-through is the next block a flow decoder asks
+   * for after a not-taken jcc or a call return), so one Decoder serves
+   * several blocks. A speculative block that runs off the chunk is dropped.
+   */
   private decode(start: bigint): Block {
-    const insns: Insn[] = [];
+    let first: Block | undefined;
+    let insns: Insn[] = [];
+    let bstart = start;
     let pos = start;
     const ins = this.ins;
     for (;;) {
       const bytes = this.read(pos, CHUNK);
-      if (!bytes || bytes.length === 0) return { start, end: pos, insns, stop: 'nomap' };
+      if (!bytes || bytes.length === 0) return first ?? { start, end: pos, insns, stop: 'nomap' };
       const short = bytes.length < CHUNK;
       const d = new Decoder(64, bytes, DecoderOptions.None);
       try {
@@ -138,23 +144,30 @@ export class BlockCache {
         // decode while a whole instruction surely fits in this chunk
         const safe = short ? bytes.length : bytes.length - MAX_INSN;
         let off = 0;
-        while (off < safe || (off === 0 && off < bytes.length)) {
-          if (!d.canDecode) return { start, end: pos, insns, stop: short ? 'nomap' : 'invalid' };
+        while (off < safe) {
           d.decodeOut(ins);
-          const c = classifyDecoded(ins);
+          const c = classifyFast(ins);
           if (!c) {
-            // truncated at the end of readable memory vs really invalid bytes
-            return { start, end: pos, insns, stop: short && off + MAX_INSN > bytes.length ? 'nomap' : 'invalid' };
+            // cut off at the end of readable memory, or really invalid bytes
+            const stop = short && off + MAX_INSN > bytes.length ? 'nomap' : 'invalid';
+            return first ?? { start, end: pos, insns, stop };
           }
           const insn = c as Insn;
           insn.ip = pos;
           insns.push(insn);
           pos += BigInt(c.length);
           off += c.length;
-          if (c.endsBlock) return { start, end: pos, insns, stop: 'branch' };
-          if (insns.length >= this.maxInsns) return { start, end: pos, insns, stop: 'limit' };
+          if (c.endsBlock || insns.length >= this.maxInsns) {
+            const b: Block = { start: bstart, end: pos, insns, stop: c.endsBlock ? 'branch' : 'limit' };
+            if (!first) first = b;
+            else this.register(b);
+            if (this.blocks.has(pos)) return first;
+            bstart = pos;
+            insns = [];
+          }
         }
-        if (short) return { start, end: pos, insns, stop: 'nomap' };
+        if (short) return first ?? { start, end: pos, insns, stop: 'nomap' };
+        if (first) return first;
       } finally {
         d.free();
       }

@@ -27,10 +27,12 @@ export interface InsnClass {
 
 /** Classifies the decoded instruction in `ins` (shared by classifyInsn and the block cache). */
 export function classifyDecoded(ins: Instruction): InsnClass | null {
+  const fc = ins.flowControl;
+  if (fc === FlowControl.Next) return { length: ins.length, op: 'other', indirect: false, endsBlock: false };
   if (ins.isInvalid) return null;
   const length = ins.length;
   const m = ins.mnemonic;
-  switch (ins.flowControl) {
+  switch (fc) {
     case FlowControl.ConditionalBranch:
       return { length, op: 'jcc', indirect: false, target: ins.nearBranchTarget, endsBlock: true };
     case FlowControl.UnconditionalBranch:
@@ -63,6 +65,34 @@ export function classifyDecoded(ins: Instruction): InsnClass | null {
     default:
       return { length, op: 'other', indirect: false, endsBlock: false };
   }
+}
+
+/**
+ * Everything but the length and the target depends only on the
+ * instruction's Code (its opcode form), so the class is computed once per
+ * Code and looked up after that: a block walk then costs three wasm calls per
+ * instruction (decodeOut, code, length) plus one per direct branch (target).
+ */
+interface CodeClass {
+  op: InsnOp;
+  indirect: boolean;
+  endsBlock: boolean;
+  direct: boolean;
+}
+const byCode: (CodeClass | null | undefined)[] = [];
+
+export function classifyFast(ins: Instruction): InsnClass | null {
+  const code = ins.code;
+  if (code === 0) return null; // Code.INVALID
+  let t = byCode[code];
+  if (t === undefined) {
+    const c = classifyDecoded(ins);
+    t = byCode[code] = c ? { op: c.op, indirect: c.indirect, endsBlock: c.endsBlock, direct: c.target !== undefined } : null;
+  }
+  if (!t) return null;
+  const length = ins.length;
+  if (t.direct) return { length, op: t.op, indirect: false, target: ins.nearBranchTarget, endsBlock: true };
+  return { length, op: t.op, indirect: t.indirect, endsBlock: t.endsBlock };
 }
 
 let sharedIns: Instruction | undefined;
