@@ -256,6 +256,7 @@ export class PerfFile {
     } else if (this.pipe) {
       const from = opts.from ?? 16;
       w = new Window(this.makeFill(from), from, this.fileSize, this.windowSize, 'perf_event_header');
+      w.region = 'file';
     } else {
       const h = this.header;
       const end = h.data.offset + h.data.size;
@@ -277,9 +278,11 @@ export class PerfFile {
         }
         await w.ensure(size, structureName(type));
         const bytes = w.peek(size);
-        const raw = new RawRecord(bytes, at, this.le, this.layoutFor(bytes, type, size), this.textPokeAbi);
+        let raw = new RawRecord(bytes, at, this.le, this.layoutFor(bytes, type, size), this.textPokeAbi);
         w.advance(size);
         if (type === RecordType.AUXTRACE || type === RecordType.HEADER_TRACING_DATA) {
+          // reading the payload slides the window under raw.bytes: detach it first
+          raw = raw.copy();
           raw.auxData = await this.readTrailingPayload(w, raw);
         }
         if ((type === RecordType.COMPRESSED || type === RecordType.COMPRESSED2) && expand) {

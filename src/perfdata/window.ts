@@ -21,6 +21,8 @@ export class Window {
   /** Absolute end of the readable region (Infinity for a stream). */
   readonly limit: number;
   readonly structure: string;
+  /** What `limit` bounds, for messages: "data section" or "file". */
+  region = 'data section';
 
   constructor(fill: FillFn, startOffset: number, limit = Infinity, size = DEFAULT_WINDOW, structure = 'data') {
     this.fill = fill;
@@ -65,7 +67,7 @@ export class Window {
     const have = this.end - this.start;
     if (have >= n) return true;
     if (have === 0) return false;
-    throw new FormatError({ kind: 'truncated', offset: this.pos, structure: what, expected: `${n} bytes`, actual: `only ${have} before the end of the ${this.limit === Infinity ? 'input' : 'data section'}` });
+    throw new FormatError({ kind: 'truncated', offset: this.pos, structure: what, expected: `${n} bytes`, actual: `(only ${have} left in the ${this.limit === Infinity ? 'input' : this.region})` });
   }
 
   /** A view of the next n bytes (call ensure first). */
@@ -86,7 +88,7 @@ export class Window {
   async readPayload(n: number, what: string): Promise<Uint8Array> {
     const at = this.pos;
     if (this.limit !== Infinity && at + n > this.limit) {
-      throw new FormatError({ kind: 'bad-size', offset: at, structure: what, actual: n, expected: `≤ ${this.limit - at} bytes left in the data section` });
+      throw new FormatError({ kind: 'bad-size', offset: at, structure: what, actual: n, expected: `≤ ${this.limit - at} bytes left in the ${this.region}` });
     }
     const chunks: Uint8Array[] = [];
     let left = n;
