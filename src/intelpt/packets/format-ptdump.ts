@@ -12,6 +12,12 @@ import { iteratePackets } from './cursor.js';
  * at the next PSB; bytes before the first PSB are skipped, as ptdump does.
  */
 
+/** CFE types (SDM "Control Flow Event packet"). */
+const CFE_INTR = 1;
+const CFE_SIPI = 5;
+const CFE_VMEXIT_INTR = 9;
+const CFE_UINTR = 0xb;
+
 const h = (v: bigint | number, w = 0): string => v.toString(16).padStart(w, '0');
 
 function sext48(v: bigint): bigint {
@@ -95,17 +101,23 @@ export function ptdumpFields(p: Packet): [string, string] {
     }
     case 'ptw':
       return ['ptw', `${p.plc}: ${h(p.payload)}${p.ipBit ? ', ip' : ''}`];
-    // Packets newer than libipt 2.0's ptdump, in the spelling of libipt 2.1.
+    // CFE/EVD as libipt 2.1's ptdump prints them (vector decimal for
+    // interrupts, hex for SIPI, absent for the other types; types decimal).
+    case 'cfe': {
+      const ip = p.ipBit ? ', ip' : '';
+      if (p.type === CFE_INTR || p.type === CFE_VMEXIT_INTR || p.type === CFE_UINTR) return ['cfe', `${p.type}: ${p.vector}${ip}`];
+      if (p.type === CFE_SIPI) return ['cfe', `${p.type}: ${h(p.vector)}${ip}`];
+      return ['cfe', `${p.type}${ip}`];
+    }
+    case 'evd':
+      return ['evd', `${p.type}: ${h(p.payload)}`];
+    // No libipt release decodes BBP/BIP/BEP (PEBS via PT); perfpoke's own spelling.
     case 'bbp':
       return ['bbp', `${p.sz4 ? '4' : '8'}, ${h(p.type)}`];
     case 'bip':
       return ['bip', `${h(p.id)}: ${h(p.value)}`];
     case 'bep':
       return ['bep', p.ipBit ? 'ip' : ''];
-    case 'cfe':
-      return ['cfe', `${h(p.type)}: ${h(p.vector)}${p.ipBit ? ', ip' : ''}`];
-    case 'evd':
-      return ['evd', `${h(p.type)}: ${h(p.payload)}`];
   }
 }
 
