@@ -61,6 +61,8 @@ export interface FlowError {
   ip: bigint;
   /** Last TSC seen (0 when none). */
   tsc: bigint;
+  /** perf's est_timestamp: last TSC + 2 ticks per instruction walked since it (matches perf 6.1 on simulated files). */
+  estTsc: bigint;
   /** Offset of the packet being handled, in this CPU's concatenated trace. */
   offset: number;
   /** What went wrong, in perf's debug-log words. */
@@ -258,6 +260,11 @@ export class CpuFlow {
     return v;
   }
 
+  private setTsc(): void {
+    this.tsc = this.rawTsc();
+    this.sinceTsc = 0;
+  }
+
   private rawTsc(): bigint {
     const r = this.cursor.raw;
     return (BigInt(r.hi) << 32n) | BigInt(r.lo >>> 0);
@@ -301,7 +308,7 @@ export class CpuFlow {
     else if (next === St.ERR3) next = ERR3_STATE;
     this.st = next;
     this.errors++;
-    this.sink.error?.({ cpu: this.cpu, code, message: PT_ERR_MESSAGES[code] ?? 'Unknown error!', ip: this.ip, tsc: this.tsc, offset: this.cursor.last, reason });
+    this.sink.error?.({ cpu: this.cpu, code, message: PT_ERR_MESSAGES[code] ?? 'Unknown error!', ip: this.ip, tsc: this.tsc, estTsc: this.tsc + 2n * BigInt(this.sinceTsc), offset: this.cursor.last, reason });
     return ERROR;
   }
 
@@ -338,7 +345,7 @@ export class CpuFlow {
         case -1: return EOF;
         case -2: return ERROR;
         case PT.PSBEND: return OK;
-        case PT.TSC: this.tsc = this.rawTsc(); break;
+        case PT.TSC: this.setTsc(); break;
         case PT.MODE_EXEC: break;
         case PT.FUP:
           if (this.haveIp()) {
@@ -368,6 +375,7 @@ export class CpuFlow {
           if (!this.ip) break;
           this.st = St.IN_SYNC;
           this.sink.event?.(this.cpu, 'disabled', this.ip, this.cursor.last);
+          this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceEnd, this.tsc);
           return OK;
         case PT.TIP_PGE:
           this.pge = true;
@@ -382,11 +390,13 @@ export class CpuFlow {
           if (this.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = St.IN_SYNC;
+          this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceBegin, this.tsc);
           return OK;
         case PT.FUP:
           if (this.haveIp()) this.setIp();
           if (this.ip) {
             this.st = St.IN_SYNC;
+            this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceBegin, this.tsc);
             return OK;
           }
           break;
@@ -401,7 +411,7 @@ export class CpuFlow {
           break;
         }
         case PT.TSC:
-          this.tsc = this.rawTsc();
+          this.setTsc();
           break;
         case PT.OVF:
           return this.overflow();
@@ -476,7 +486,7 @@ export class CpuFlow {
           return OK;
         }
         case PT.TSC:
-          this.tsc = this.rawTsc();
+          this.setTsc();
           break;
         case PT.MODE_EXEC:
           if (this.cursor.raw.lo & 1) this.sink.event?.(this.cpu, 'exec-mode-64', 0n, this.cursor.last);
@@ -665,6 +675,7 @@ export class CpuFlow {
       // (perf synthesizes no instruction sample for a branch that errors).
       if (n > 1) this.emit(insns, 0, n - 1);
       this.pending = insns;
+      this.sinceTsc++;
       switch (last.op) {
         case 'jcc':
           this.noProgress = 0;
@@ -716,18 +727,22 @@ export class CpuFlow {
   }
 
   private pending: readonly Insn[] | undefined;
+  /** Instructions walked since the last TSC packet (perf's timestamp_insn_cnt). */
+  private sinceTsc = 0;
 
   /** Report the branch instruction the last walk stopped at. */
   private commit(): void {
     const p = this.pending;
     if (p) {
       this.pending = undefined;
+      this.sinceTsc--;
       this.emit(p, p.length - 1, p.length);
     }
   }
 
   private emit(insns: readonly Insn[], from: number, to: number): void {
     this.insnCount += to - from;
+    this.sinceTsc += to - from;
     this.sink.insns?.(this.cpu, insns, from, to, this.tsc);
   }
 }

@@ -48,6 +48,7 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
   const f = await PerfFile.open(machine.dataFile);
   let priv: bigint[] | undefined;
   const chunks = new Map<number, { data: Uint8Array; fileOffset: number; auxOffset: bigint }[]>();
+  try {
   for await (const raw of f.records()) {
     if (raw.type === RecordType.AUXTRACE_INFO) {
       const r = raw.decode();
@@ -60,6 +61,9 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
       if (!l) chunks.set(q, (l = []));
       l.push({ data: raw.auxData.slice(), fileOffset: raw.fileOffset, auxOffset: r.offset });
     }
+  }
+  } finally {
+    await f.close();
   }
   if (!priv) throw new FormatError({ kind: 'unsupported', offset: 0, structure: 'AUXTRACE_INFO', file: machine.dataFile, expected: 'an intel_pt AUXTRACE_INFO record (type 1)', actual: 'none' });
   const p = (i: number): bigint => priv![i] ?? 0n;
