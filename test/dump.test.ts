@@ -26,7 +26,7 @@ const SUMMARY = /^(\S+ )*[0-9a-fx]+ \[0x[0-9a-f]+\]: PERF_RECORD_/;
 function comparable(text: string): string[] {
   return text
     .split('\n')
-    .filter((l) => SUMMARY.test(l) || /^ ?\.\.+ |^\.( |$)|^\S+@\S+ \[0x[0-9a-f]+\]: event:|^\.\.\.\.\. /.test(l))
+    .filter((l) => SUMMARY.test(l) || /^ ?\.\.+ |^\.( |$)|^\S+@\S+ \[0x[0-9a-f]+\]: event:|^\.\.\.\.\. |^: unhandled!$/.test(l))
     .filter((l) => !/^ \.\.\. thread:|^ \.\.\.\.\.\. dso:/.test(l));
 }
 
@@ -54,7 +54,7 @@ for (const name of recorded) {
 }
 
 test('dump without --hex prints exactly perf -D summary and detail lines (file and pipe mode)', async (t) => {
-  for (const name of ['sw.data', 'switch.data', 'pipe-tp.data']) {
+  for (const name of ['sw.data', 'switch.data', 'pipe-tp.data', 'read.data', 'group-read.data']) {
     const perf = perfDump(fixtures, name);
     if (perf === null) return t.skip('perf 6.1 not available');
     const p = comparable(perf).filter((l) => !/^\.( |$)|^\S+@\S+ \[0x/.test(l));

@@ -242,13 +242,14 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
       const L = raw.layout;
       const v = rec.read.values[0] ?? { value: 0n };
       let s = `: ${rec.pid} ${rec.tid} ${L ? eventName(ctx, L) : '(null)'} ${v.value}\n`;
-      if (!L) return s;
+      if (!L) return s + ': unhandled!\n';
       const rf = L.readFormat;
       if (has(rf, ReadFormat.TOTAL_TIME_ENABLED)) s += `... time enabled : ${rec.read.timeEnabled ?? 0n}\n`;
       if (has(rf, ReadFormat.TOTAL_TIME_RUNNING)) s += `... time running : ${rec.read.timeRunning ?? 0n}\n`;
       if (has(rf, ReadFormat.ID)) s += `... id           : ${v.id ?? 0n}\n`;
       if (has(rf, ReadFormat.LOST)) s += `... lost         : ${v.lost ?? 0n}\n`;
-      return s;
+      // perf script has no read callback: the stub adds its own line
+      return s + ': unhandled!\n';
     }
     case 'throttle':
     case 'unthrottle':
