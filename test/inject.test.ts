@@ -7,6 +7,9 @@ import { runCli, runPerf, repoRoot } from './cli.js';
 import { PerfFile } from '../src/perfdata/perf-file.js';
 import { emptyAttr, attrFlag } from '../src/abi/event-attr.js';
 import { toJsonValue } from '../src/perfdata/jsonl-values.js';
+import { jsonlToPerfData } from '../src/perfdata/jsonl.js';
+import { inject } from '../src/cli/commands/inject.js';
+import { UsageError } from '../src/cli/errors.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'perfpoke-inject-'));
 const fx = (p: string) => join(repoRoot, 'test/fixtures', p);
@@ -32,6 +35,7 @@ test('--strip ksymbol,bpf_event drops exactly those records; perf reads the resu
   const out = join(tmp, 'strip.data');
   const r = runCli(['inject', '-i', input, '-o', out, '--strip', 'KSYMBOL,bpf_event']);
   assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /records written, \d+ dropped/);
   const before = await typeCounts(input);
   const after = await typeCounts(out);
   assert.ok((before.get(17) ?? 0) > 0 && (before.get(18) ?? 0) > 0, 'fixture has KSYMBOL and BPF_EVENT');
@@ -50,8 +54,7 @@ test('--time keeps the window: perf script shows what perf script --time shows o
   const a = times[Math.floor(times.length / 4)]!;
   const b = times[Math.floor((3 * times.length) / 4)]!;
   const out = join(tmp, 'time.data');
-  const r = runCli(['inject', '-i', input, '-o', out, '--time', `${a},${b}`]);
-  assert.equal(r.status, 0, r.stderr);
+  await inject({ input, output: out, time: `${a},${b}` });
   const got = perfOk(['script', '-i', out]);
   const want = perfOk(['script', '--time', `${a},${b}`, '-i', input]);
   assert.equal(got, want);
@@ -75,12 +78,12 @@ test('--text-poke-abi=rfc converts the seed RFC pokes (type 19, attr bit 32) to 
     ].join('\n'),
   );
   const rfc = join(tmp, 'rfc.data');
-  assert.equal(runCli(['convert', '-i', src, '-o', rfc]).status, 0);
+  await jsonlToPerfData(src, rfc);
   assert.equal((await typeCounts(rfc)).get(19), 2);
-  for (const be of [[], ['--big-endian']]) {
+  for (const bigEndian of [false, true]) {
     const fin = join(tmp, 'final.data');
-    const r = runCli(['inject', '-i', rfc, '-o', fin, '--text-poke-abi=rfc', ...be]);
-    assert.equal(r.status, 0, r.stderr);
+    const res = await inject({ input: rfc, output: fin, textPokeAbi: 'rfc', bigEndian });
+    assert.equal(res.converted, 2);
     const f = await PerfFile.open(fin);
     assert.equal(attrFlag(f.attrs[0]!.attr, 'text_poke'), true);
     assert.equal(attrFlag(f.attrs[0]!.attr, 'cgroup'), false);
@@ -99,7 +102,7 @@ test('--text-poke-abi=rfc converts the seed RFC pokes (type 19, attr bit 32) to 
     }
     // "after" → "before": strip the pokes again
     const before = join(tmp, 'before.data');
-    assert.equal(runCli(['inject', '-i', fin, '-o', before, '--strip', 'text_poke']).status, 0);
+    await inject({ input: fin, output: before, strip: 'text_poke' });
     const c = await typeCounts(before);
     assert.equal(c.get(20), undefined);
     assert.equal(c.get(68), 1);
@@ -114,17 +117,17 @@ test('-i DIR (perf --kcore layout) writes G/data and copies kcore_dir', async ()
   writeFileSync(join(dir, 'kcore_dir', 'kallsyms'), 'ffffffff81000000 T _text\n');
   writeFileSync(join(dir, 'kcore_dir', 'kcore'), Buffer.alloc(64, 7));
   const outDir = join(tmp, 'kcore-out');
-  const r = runCli(['inject', '-i', dir, '-o', outDir]);
-  assert.equal(r.status, 0, r.stderr);
+  await inject({ input: dir, output: outDir });
   assert.equal(readFileSync(join(outDir, 'kcore_dir', 'kallsyms'), 'utf8'), 'ffffffff81000000 T _text\n');
   assert.deepEqual(readFileSync(join(outDir, 'kcore_dir', 'kcore')), Buffer.alloc(64, 7));
   assert.deepEqual(await typeCounts(join(outDir, 'data')), await typeCounts(join(dir, 'data')));
 });
 
-test('usage errors exit 2 with one line', () => {
+test('usage errors: one line, exit 2', async () => {
   const r = runCli(['inject', '-i', fx('recorded/sw.data'), '-o', join(tmp, 'x.data'), '--strip', 'no_such_type']);
   assert.equal(r.status, 2);
   assert.match(r.stderr, /unknown record type 'no_such_type'/);
-  const t = runCli(['inject', '-i', fx('recorded/sw.data'), '-o', join(tmp, 'x.data'), '--time', 'yesterday']);
-  assert.equal(t.status, 2);
+  assert.equal(r.stderr.trim().split('\n').length, 1);
+  await assert.rejects(inject({ input: fx('recorded/sw.data'), output: join(tmp, 'x.data'), time: 'yesterday' }), UsageError);
+  await assert.rejects(inject({ input: fx('recorded/sw.data'), output: join(tmp, 'x.data'), textPokeAbi: 'v2' }), UsageError);
 });

@@ -3,7 +3,7 @@ import { cp, mkdir, rm, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { RecordType } from '../../abi/record-type.js';
-import { copyPerfData } from '../../perfdata/writer-copy.js';
+import { copyPerfData, type CopyResult } from '../../perfdata/writer-copy.js';
 import { UsageError } from '../errors.js';
 import { makeProgress } from './convert.js';
 
@@ -40,6 +40,62 @@ export function parseTimeWindow(s: string): { start: bigint; end: bigint } {
   return { start, end };
 }
 
+export interface InjectOptions {
+  input: string;
+  output: string;
+  strip?: string;
+  time?: string;
+  textPokeAbi?: string;
+  bigEndian?: boolean;
+}
+
+/** The whole command, callable in-process (tests, library users). Throws UsageError for bad options. */
+export async function inject(opts: InjectOptions): Promise<CopyResult> {
+  opts.textPokeAbi ??= 'final';
+  if (opts.textPokeAbi !== 'rfc' && opts.textPokeAbi !== 'final') throw new UsageError(`--text-poke-abi: 'rfc' or 'final', not '${opts.textPokeAbi}'`);
+  const strip = opts.strip ? parseStrip(opts.strip) : undefined;
+  const win = opts.time ? parseTimeWindow(opts.time) : undefined;
+  let input = opts.input;
+  let output = opts.output;
+  let kcoreDir: string | undefined;
+  if ((await stat(input)).isDirectory()) {
+    // perf record --kcore: DIR/data plus DIR/kcore_dir/{kcore,kallsyms,modules}
+    if (!existsSync(join(input, 'data'))) throw new UsageError(`${input}: a directory input must hold 'data' (perf record --kcore output)`);
+    kcoreDir = join(input, 'kcore_dir');
+    input = join(input, 'data');
+    if (output === '-') throw new UsageError('-o -: a --kcore directory input needs a directory output');
+    await mkdir(output, { recursive: true });
+    output = join(output, 'data');
+  }
+  const rfcType = 19;
+  const keep =
+    strip || win
+      ? (raw: { type: number; timestamp(): bigint | undefined }) => {
+          // --strip text_poke also drops RFC pokes when they are read as such
+          if (strip && (strip.has(raw.type) || (opts.textPokeAbi === 'rfc' && raw.type === rfcType && strip.has(RecordType.TEXT_POKE)))) return false;
+          // like perf's --time, the window filters samples; side-band records (COMM, MMAP, KSYMBOL…) stay
+          if (win && raw.type === RecordType.SAMPLE) {
+            const t = raw.timestamp();
+            if (t !== undefined && (t < win.start || t > win.end)) return false;
+          }
+          return true;
+        }
+      : undefined;
+  const progress = makeProgress('inject');
+  try {
+    const res = await copyPerfData(input, output, { bigEndian: opts.bigEndian, textPokeAbi: opts.textPokeAbi as 'rfc' | 'final', keep, progress: progress?.update });
+    if (kcoreDir && existsSync(kcoreDir)) {
+      const dest = join(opts.output, 'kcore_dir');
+      await rm(dest, { recursive: true, force: true });
+      await cp(kcoreDir, dest, { recursive: true });
+    }
+    progress?.stop();
+    return res;
+  } finally {
+    progress?.stop();
+  }
+}
+
 export function register(program: Command): void {
   program
     .command('inject')
@@ -50,48 +106,8 @@ export function register(program: Command): void {
     .option('--time <start,end>', "keep samples in this window (perf's --time format, seconds); other records and samples without a time are kept")
     .option('--text-poke-abi <abi>', "read type 19 as 'rfc' text pokes and write them as upstream TEXT_POKE (20); 'final' (default) copies as is", 'final')
     .option('--big-endian', 'write a big-endian file')
-    .action(async (opts: { input: string; output: string; strip?: string; time?: string; textPokeAbi: string; bigEndian?: boolean }) => {
-      if (opts.textPokeAbi !== 'rfc' && opts.textPokeAbi !== 'final') throw new UsageError(`--text-poke-abi: 'rfc' or 'final', not '${opts.textPokeAbi}'`);
-      const strip = opts.strip ? parseStrip(opts.strip) : undefined;
-      const win = opts.time ? parseTimeWindow(opts.time) : undefined;
-      let input = opts.input;
-      let output = opts.output;
-      let kcoreDir: string | undefined;
-      if ((await stat(input)).isDirectory()) {
-        // perf record --kcore: DIR/data plus DIR/kcore_dir/{kcore,kallsyms,modules}
-        if (!existsSync(join(input, 'data'))) throw new UsageError(`${input}: a directory input must hold 'data' (perf record --kcore output)`);
-        kcoreDir = join(input, 'kcore_dir');
-        input = join(input, 'data');
-        if (output === '-') throw new UsageError('-o -: a --kcore directory input needs a directory output');
-        await mkdir(output, { recursive: true });
-        output = join(output, 'data');
-      }
-      const rfcType = 19;
-      const keep =
-        strip || win
-          ? (raw: { type: number; timestamp(): bigint | undefined }) => {
-              // --strip text_poke also drops RFC pokes when they are read as such
-              if (strip && (strip.has(raw.type) || (opts.textPokeAbi === 'rfc' && raw.type === rfcType && strip.has(RecordType.TEXT_POKE)))) return false;
-              // like perf's --time, the window filters samples; side-band records (COMM, MMAP, KSYMBOL…) stay
-              if (win && raw.type === RecordType.SAMPLE) {
-                const t = raw.timestamp();
-                if (t !== undefined && (t < win.start || t > win.end)) return false;
-              }
-              return true;
-            }
-          : undefined;
-      const progress = makeProgress('inject');
-      try {
-        const res = await copyPerfData(input, output, { bigEndian: opts.bigEndian, textPokeAbi: opts.textPokeAbi as 'rfc' | 'final', keep, progress: progress?.update });
-        if (kcoreDir && existsSync(kcoreDir)) {
-          const dest = join(opts.output, 'kcore_dir');
-          await rm(dest, { recursive: true, force: true });
-          await cp(kcoreDir, dest, { recursive: true });
-        }
-        progress?.stop();
-        if (output !== '-') process.stderr.write(`perfpoke inject: ${res.records} records written, ${res.dropped} dropped${res.converted ? `, ${res.converted} RFC text pokes converted` : ''}\n`);
-      } finally {
-        progress?.stop();
-      }
+    .action(async (opts: InjectOptions) => {
+      const res = await inject(opts);
+      if (opts.output !== '-') process.stderr.write(`perfpoke inject: ${res.records} records written, ${res.dropped} dropped${res.converted ? `, ${res.converted} RFC text pokes converted` : ''}\n`);
     });
 }
