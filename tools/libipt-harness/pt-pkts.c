@@ -6,6 +6,12 @@
  *                           pt_pkt_sync_forward to the next PSB.
  *   pt-pkts --count FILE    decode everything without printing; print
  *                           "packets N bytes B ns T" (T = decode loop only).
+ *   pt-pkts --ptdump FILE   the text Intel's ptdump prints with default
+ *                           options (ptdump.c print_packet/print_buffer/
+ *                           dump_sync), for systems where ptdump is not
+ *                           packaged: sync to the first PSB, one line per
+ *                           packet, "[off: error decoding packet: <err>]"
+ *                           and a resync on errors.
  * Field formats are documented in README.md; test/pt-packets-libipt.test.ts
  * prints perfpoke's packets the same way.
  */
@@ -72,13 +78,140 @@ static void print_packet(uint64_t off, const struct pt_packet *p)
 	printf(" size %u\n", p->size);
 }
 
+static uint64_t sext48(uint64_t v)
+{
+	return v & (1ull << 47) ? v | 0xffff000000000000ull : v & 0xffffffffffffull;
+}
+
+/* ptdump.c print_packet() + print_buffer() for its default options. */
+static void ptdump_packet(uint64_t off, const struct pt_packet *p)
+{
+	char op[10] = "", pl[64] = "";
+	const struct pt_packet_ip *ip = &p->payload.ip;
+
+	switch (p->type) {
+	case ppt_psb: strcpy(op, "psb"); break;
+	case ppt_psbend: strcpy(op, "psbend"); break;
+	case ppt_pad: strcpy(op, "pad"); break;
+	case ppt_ovf: strcpy(op, "ovf"); break;
+	case ppt_stop: strcpy(op, "stop"); break;
+	case ppt_fup: case ppt_tip: case ppt_tip_pge: case ppt_tip_pgd:
+		strcpy(op, p->type == ppt_fup ? "fup" : p->type == ppt_tip ? "tip" :
+		       p->type == ppt_tip_pge ? "tip.pge" : "tip.pgd");
+		switch (ip->ipc) {
+		case pt_ipc_suppressed: snprintf(pl, 25, "%x: ????????????????", 0); break;
+		case pt_ipc_update_16: snprintf(pl, 25, "%x: ????????????%04" PRIx64, 1, ip->ip); break;
+		case pt_ipc_update_32: snprintf(pl, 25, "%x: ????????%08" PRIx64, 2, ip->ip); break;
+		case pt_ipc_update_48: snprintf(pl, 25, "%x: ????%012" PRIx64, 4, ip->ip); break;
+		case pt_ipc_sext_48: snprintf(pl, 25, "%x: %016" PRIx64, 3, sext48(ip->ip)); break;
+		case pt_ipc_full: snprintf(pl, 25, "%x: %016" PRIx64, 6, ip->ip); break;
+		}
+		break;
+	case ppt_pip:
+		strcpy(op, "pip");
+		snprintf(pl, 25, "%" PRIx64 "%s", p->payload.pip.cr3, p->payload.pip.nr ? ", nr" : "");
+		break;
+	case ppt_vmcs:
+		strcpy(op, "vmcs");
+		snprintf(pl, 25, "%" PRIx64, p->payload.vmcs.base);
+		break;
+	case ppt_tnt_8: case ppt_tnt_64: {
+		uint8_t bits = p->payload.tnt.bit_size;
+		int i = 0;
+		strcpy(op, p->type == ppt_tnt_8 ? "tnt.8" : "tnt.64");
+		for (; bits && i < 48; ++i, --bits)
+			pl[i] = p->payload.tnt.payload & (1ull << (bits - 1)) ? '!' : '.';
+		pl[i] = 0;
+		break;
+	}
+	case ppt_mode:
+		if (p->payload.mode.leaf == pt_mol_exec) {
+			const char *csd = p->payload.mode.bits.exec.csd ? "cs.d" : "";
+			const char *csl = p->payload.mode.bits.exec.csl ? "cs.l" : "";
+			strcpy(op, "mode.exec");
+			snprintf(pl, 25, "%s%s%s", csd, csd[0] && csl[0] ? ", " : "", csl);
+		} else {
+			const char *intx = p->payload.mode.bits.tsx.intx ? "intx" : "";
+			const char *abrt = p->payload.mode.bits.tsx.abrt ? "abrt" : "";
+			strcpy(op, "mode.tsx");
+			snprintf(pl, 25, "%s%s%s", intx, intx[0] && abrt[0] ? ", " : "", abrt);
+		}
+		break;
+	case ppt_tsc: strcpy(op, "tsc"); snprintf(pl, 25, "%" PRIx64, p->payload.tsc.tsc); break;
+	case ppt_cbr: strcpy(op, "cbr"); snprintf(pl, 25, "%x", p->payload.cbr.ratio); break;
+	case ppt_tma: strcpy(op, "tma"); snprintf(pl, 25, "%x, %x", p->payload.tma.ctc, p->payload.tma.fc); break;
+	case ppt_mtc: strcpy(op, "mtc"); snprintf(pl, 25, "%x", p->payload.mtc.ctc); break;
+	case ppt_cyc: strcpy(op, "cyc"); snprintf(pl, 25, "%" PRIx64, p->payload.cyc.value); break;
+	case ppt_mnt: strcpy(op, "mnt"); snprintf(pl, 25, "%" PRIx64, p->payload.mnt.payload); break;
+	case ppt_exstop: strcpy(op, "exstop"); snprintf(pl, 25, "%s", p->payload.exstop.ip ? "ip" : ""); break;
+	case ppt_mwait:
+		strcpy(op, "mwait");
+		snprintf(pl, 25, "%08x, %08x", p->payload.mwait.hints, p->payload.mwait.ext);
+		break;
+	case ppt_pwre:
+		strcpy(op, "pwre");
+		snprintf(pl, 25, "c%u.%u%s", (p->payload.pwre.state + 1) & 0xf,
+			 (p->payload.pwre.sub_state + 1) & 0xf, p->payload.pwre.hw ? ", hw" : "");
+		break;
+	case ppt_pwrx: {
+		const char *wr = NULL;
+		int bad = 0;
+		if (p->payload.pwrx.interrupt) wr = "int";
+		if (p->payload.pwrx.store) { if (wr) bad = 1; wr = " st"; }
+		if (p->payload.pwrx.autonomous) { if (wr) bad = 1; wr = " hw"; }
+		if (!wr || bad) wr = "bad";
+		strcpy(op, "pwrx");
+		snprintf(pl, 25, "%s: c%u, c%u", wr, (p->payload.pwrx.last + 1) & 0xf,
+			 (p->payload.pwrx.deepest + 1) & 0xf);
+		break;
+	}
+	case ppt_ptw:
+		strcpy(op, "ptw");
+		snprintf(pl, 25, "%x: %" PRIx64 "%s", p->payload.ptw.plc, p->payload.ptw.payload,
+			 p->payload.ptw.ip ? ", ip" : "");
+		break;
+	default:
+		snprintf(op, sizeof(op), "type%d", (int) p->type);
+		break;
+	}
+	if (pl[0])
+		printf("%-17.16" PRIx64 " %-10s %s\n", off, op, pl);
+	else
+		printf("%-17.16" PRIx64 " %s\n", off, op);
+}
+
+static void ptdump(struct pt_packet_decoder *dec)
+{
+	struct pt_packet pkt;
+	uint64_t off;
+	int err;
+
+	if (pt_pkt_sync_forward(dec) < 0)
+		return;
+	for (;;) {
+		if (pt_pkt_get_offset(dec, &off) < 0)
+			return;
+		err = pt_pkt_next(dec, &pkt, sizeof(pkt));
+		if (err < 0) {
+			if (err == -pte_eos)
+				return;
+			printf("[%" PRIx64 ": error decoding packet: %s]\n", off,
+			       pt_errstr(pt_errcode(err)));
+			if (pt_pkt_sync_forward(dec) < 0)
+				return;
+			continue;
+		}
+		ptdump_packet(off, &pkt);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct pt_config config;
 	struct pt_packet_decoder *dec;
 	struct pt_packet pkt;
 	struct timespec t0, t1;
-	int count = 0, err;
+	int count = 0, fmt_ptdump = 0, err;
 	const char *path;
 	uint8_t *buf;
 	long size;
@@ -89,9 +222,13 @@ int main(int argc, char **argv)
 		count = 1;
 		argv++;
 		argc--;
+	} else if (argc > 1 && !strcmp(argv[1], "--ptdump")) {
+		fmt_ptdump = 1;
+		argv++;
+		argc--;
 	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: pt-pkts [--count] FILE\n");
+		fprintf(stderr, "usage: pt-pkts [--count|--ptdump] FILE\n");
 		return 2;
 	}
 	path = argv[1];
@@ -109,6 +246,12 @@ int main(int argc, char **argv)
 	dec = pt_pkt_alloc_decoder(&config);
 	if (!dec)
 		return 2;
+	if (fmt_ptdump) {
+		ptdump(dec);
+		pt_pkt_free_decoder(dec);
+		free(buf);
+		return 0;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = pt_pkt_sync_set(dec, 0);
 	for (;;) {

@@ -1,6 +1,7 @@
 import { LastIp } from './last-ip.js';
 import type { Packet, PacketError } from './packet.js';
 import { iteratePackets } from './cursor.js';
+import type { PacketDialect } from './raw-decode.js';
 
 /**
  * The text of Intel's libipt `ptdump` (default options: offset column, no
@@ -135,8 +136,8 @@ export function ptdumpLine(p: Packet): string {
 }
 
 /** ptdump's output for a whole PT stream. `lastIp` is unused unless asked (--lastip is not default). */
-export function* ptdumpLines(bytes: Uint8Array, opts: { lastIp?: LastIp } = {}): Generator<string> {
-  for (const p of iteratePackets(bytes, { syncFirst: true })) {
+export function* ptdumpLines(bytes: Uint8Array, opts: { lastIp?: LastIp; dialect?: PacketDialect } = {}): Generator<string> {
+  for (const p of iteratePackets(bytes, { syncFirst: true, dialect: opts.dialect })) {
     if (p.kind === 'error') {
       // ptdump ends silently at a packet cut off by the end of the trace (pte_eos).
       if (p.code === 'truncated') return;

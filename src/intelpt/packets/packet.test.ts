@@ -97,3 +97,22 @@ test('formatters produce one line per packet', () => {
   const pd = [...ptdumpLines(b)];
   assert.deepEqual(pd, ['0000000000000000  psb', '0000000000000010  tsc        4d8f0623a2', '0000000000000018  psbend']);
 });
+
+test('arbitrary bytes: no throw, offsets strictly increase, perf dump covers every byte once', async () => {
+  const fc = (await import('fast-check')).default;
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 300 }), (b) => {
+      for (const dialect of ['libipt', 'libipt-2.0', 'perf'] as const) {
+        let last = -1;
+        for (const p of iteratePackets(b, { dialect })) {
+          assert.ok(p.offset > last && p.offset < b.length);
+          last = p.offset;
+        }
+      }
+      let covered = 0;
+      for (const l of [...perfDumpLines(b)].slice(1)) covered += (l.slice(13, 61).match(/[0-9a-f]{2}/g) ?? []).length;
+      assert.equal(covered, b.length);
+    }),
+    { numRuns: 300 },
+  );
+});
