@@ -171,3 +171,22 @@ import { readFileSync } from 'node:fs';
 function readFileSyncBuf(p: string): Buffer {
   return readFileSync(p);
 }
+
+test('committed text-poke fixtures (synthetic/): dump equals perf -D; the big-endian twin dumps the same', async (t) => {
+  const dir = join(fixtures, 'synthetic');
+  const perf = perfDump(dir, 'text-poke.data');
+  if (perf === null) return t.skip('perf 6.1 not available');
+  const p = comparable(perf);
+  assert.equal(p.filter((l) => l.includes('PERF_RECORD_TEXT_POKE')).length, 3);
+  const o = comparable(await dumpToString(join(dir, 'text-poke.data'), { hex: true, label: 'text-poke.data' }));
+  assert.deepEqual(o, p, firstDiff(p, o));
+  const be = (await dumpToString(join(dir, 'text-poke-be.data'))).split('\n');
+  const le = (await dumpToString(join(dir, 'text-poke.data'))).split('\n');
+  const pokes = (x: string[]) => x.filter((l) => l.includes('TEXT_POKE'));
+  // the big-endian twin has no KSYMBOL (perf 6.1 cannot swap it), so no trampoline symbol either
+  const bare = (l: string) => l.replace(/^\S+ \S+ 0x[0-9a-f]+ /, '').replace(/ \S+\+0x[0-9a-f]+ old len/, '  old len');
+  assert.deepEqual(pokes(be).map(bare), pokes(le).map(bare));
+  const perfBe = perfDump(dir, 'text-poke-be.data');
+  assert.ok(perfBe !== null);
+  assert.deepEqual(pokes(be), pokes(perfBe.split('\n')), 'perf reads our big-endian pokes the same');
+});
