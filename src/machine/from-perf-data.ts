@@ -90,6 +90,19 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
   }
   ksymbols.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : a.fileOffset - b.fileOffset));
   const image = CodeImage.build(kcore?.segments ?? [], pokes);
-  const symbolizer = new Symbolizer(kcore?.symbols ?? SymbolTable.empty(), kcore?.segments ?? [], ksymbols);
+  const kmap = kernelMaps.find((m) => m.filename.startsWith('[kernel.kallsyms]'));
+  const first = kmap ? image.pokes.find((pp) => pp.poke.addr >= kmap.start && pp.poke.addr < kmap.end) : undefined;
+  // perf prints every poke, non-kernel cpumode ones too, and printing loads the map
+  let loadAt = first?.poke;
+  for (const p of image.ignoredPokes) {
+    if (kmap && p.addr >= kmap.start && p.addr < kmap.end && (!loadAt || p.time < loadAt.time || (p.time === loadAt.time && p.fileOffset < loadAt.fileOffset))) loadAt = p;
+  }
+  const symbolizer = new Symbolizer(
+    kcore?.symbols ?? SymbolTable.empty(),
+    kcore?.segments ?? [],
+    ksymbols,
+    loadAt ? { time: loadAt.time, fileOffset: loadAt.fileOffset } : undefined,
+    kmap,
+  );
   return { dataFile, kcore, image, symbolizer, pokes, ksymbols, kernelMaps, lastTime, warnings };
 }

@@ -8,6 +8,13 @@ import type { SymbolTable } from './symbols.js';
  * inside the kcore segments, else a KSYMBOL (BPF program, OOL trampoline)
  * registered before that point of the file and not yet unregistered (perf's
  * machine__process_ksymbol adds and removes such maps in event order).
+ *
+ * perf loads kcore_dir lazily: the first poke that falls in the kernel map
+ * (the `[kernel.kallsyms]` MMAP) loads it and replaces every kernel and
+ * module map with the kcore segments. A poke to a module map before that
+ * loads only the module's own dso, which has no symbols in a kcore_dir
+ * recording, so perf prints no symbol for it. `kernelLoadedAt` is that first
+ * poke; pass `at` to get perf's answer for a poke at that point.
  */
 export interface EventPoint {
   time: bigint;
@@ -19,6 +26,8 @@ export class Symbolizer {
     readonly symbols: SymbolTable,
     readonly segments: readonly CoreSegment[],
     readonly ksymbols: readonly KernelSymbolEvent[],
+    readonly kernelLoadedAt?: EventPoint,
+    readonly kernelMap?: { start: bigint; end: bigint },
   ) {}
 
   /** '' when no symbol covers addr, as perf prints nothing then. */
@@ -28,9 +37,18 @@ export class Symbolizer {
   }
 
   find(addr: bigint, at?: EventPoint): { name: string; start: bigint } | undefined {
+    const loaded = !at || !this.kernelMap || (this.kernelLoadedAt !== undefined && !before(at, this.kernelLoadedAt));
+    if (!loaded && !(addr >= this.kernelMap!.start && addr < this.kernelMap!.end)) return this.findKsymbol(addr, at);
     if (this.segments.some((s) => addr >= s.vaddr && addr < s.vaddr + BigInt(s.bytes.length))) {
       return this.symbols.find(addr);
     }
+    const k = this.findKsymbol(addr, at);
+    if (k) return k;
+    if (this.segments.length === 0) return this.symbols.find(addr);
+    return undefined;
+  }
+
+  private findKsymbol(addr: bigint, at?: EventPoint): { name: string; start: bigint } | undefined {
     let found: KernelSymbolEvent | undefined;
     for (const k of this.ksymbols) {
       if (at && before(at, k)) break;
@@ -40,9 +58,7 @@ export class Symbolizer {
       }
       if (addr >= k.addr && addr < k.addr + BigInt(k.len)) found = k;
     }
-    if (found) return { name: found.name, start: found.addr };
-    if (this.segments.length === 0) return this.symbols.find(addr);
-    return undefined;
+    return found ? { name: found.name, start: found.addr } : undefined;
   }
 }
 
