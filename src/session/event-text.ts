@@ -4,8 +4,8 @@
  * helpers, perf 6.1). `perf script --show-*-events` and `perf script -D` print
  * exactly this, so the strings here are byte-for-byte perf's.
  *
- * Symbols are out of scope: for TEXT_POKE perf may add "sym+0xoff" after the
- * address when it can load kernel symbols; we never do.
+ * For TEXT_POKE perf adds "sym+0xoff" after the address when it can load
+ * kernel symbols; the caller passes that text (src/machine knows it).
  */
 import {
   PERF_AUX_FLAG_OVERWRITE,
@@ -91,19 +91,22 @@ export interface PrintableRecord {
   misc: number;
 }
 
-/** binary__fprintf with perf's text_poke_printer: one line per buffer, nothing for an empty one. */
+/** binary__fprintf(bytes, len, 16, text_poke_printer): 16 bytes a line, nothing for an empty buffer. */
 function pokeBytesLine(label: 'Old' | 'New', b: Uint8Array): string {
-  if (b.length === 0) return '';
-  let s = `            ${label} bytes:`;
-  for (const x of b) s += ' ' + hex2(x);
-  return s + '\n';
+  let s = '';
+  for (let i = 0; i < b.length; i++) {
+    if (i % 16 === 0) s += `            ${label} bytes:`;
+    s += ' ' + hex2(b[i]!);
+    if (i % 16 === 15 || i === b.length - 1) s += '\n';
+  }
+  return s;
 }
 
 /**
  * perf_event__fprintf(): "PERF_RECORD_<NAME>" plus the type's detail, ending in
  * "\n" (possibly several lines for TEXT_POKE and NAMESPACES).
  */
-export function formatPerfEvent(rec: PrintableRecord): string {
+export function formatPerfEvent(rec: PrintableRecord, opts: { textPokeSymbol?: string } = {}): string {
   const head = 'PERF_RECORD_' + perfEventName(rec.type);
   const r = rec as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
   switch (rec.type) {
@@ -169,7 +172,7 @@ export function formatPerfEvent(rec: PrintableRecord): string {
       const oldB = r.oldBytes as Uint8Array;
       const newB = r.newBytes as Uint8Array;
       return (
-        `${head} ${(r.addr as bigint).toString(16)}  old len ${oldB.length} new len ${newB.length}\n` +
+        `${head} ${(r.addr as bigint).toString(16)} ${opts.textPokeSymbol ?? ''} old len ${oldB.length} new len ${newB.length}\n` +
         pokeBytesLine('Old', oldB) +
         pokeBytesLine('New', newB)
       );

@@ -9,6 +9,7 @@
  */
 import { RecordType } from '../abi/record-type.js';
 import type { Session } from './session.js';
+import { SampleReadSplitter } from './sample-read.js';
 
 export interface EventStats {
   /** attrs[i]'s name. */
@@ -43,6 +44,7 @@ export async function collectStats(s: Session, onProgress?: (fileOffset: number)
   const perAttrLost: bigint[] = [];
   let lastCompressedAt = -1;
   let n = 0;
+  const splitter = new SampleReadSplitter(s);
   for await (const raw of s.file.records()) {
     const t = raw.type;
     if (s.needsObserve(raw)) await s.observe(raw);
@@ -57,8 +59,12 @@ export async function collectStats(s: Session, onProgress?: (fileOffset: number)
     else other.set(t, (other.get(t) ?? 0) + 1);
     if (t === RecordType.SAMPLE) {
       const i = s.attrIndexOf(raw);
-      if (i < 0) unknownId++;
-      else perAttrSamples[i] = (perAttrSamples[i] ?? 0) + 1;
+      const attr = s.file.attrs[i]?.attr;
+      if (i < 0 || !attr) unknownId++;
+      else if (SampleReadSplitter.applies(attr)) {
+        const rec = raw.decode();
+        if (rec.kind === 'sample') for (const d of splitter.split(rec, attr)) perAttrSamples[d.attrIndex] = (perAttrSamples[d.attrIndex] ?? 0) + 1;
+      } else perAttrSamples[i] = (perAttrSamples[i] ?? 0) + 1;
     } else if (t === RecordType.LOST_SAMPLES) {
       const rec = raw.decode();
       const i = s.attrIndexOf(raw);
@@ -76,5 +82,5 @@ export async function collectStats(s: Session, onProgress?: (fileOffset: number)
     samples: perAttrSamples[i] ?? 0,
     lostSamples: perAttrLost[i] ?? 0n,
   }));
-  return { total, byType, events, unknownId };
+  return { total, byType, events, unknownId: unknownId + splitter.unknownId };
 }

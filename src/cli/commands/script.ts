@@ -10,7 +10,11 @@ import { openSession, type Session } from '../../session/session.js';
 import { formatPerfEvent } from '../../session/event-text.js';
 import { ThreadComms } from '../../session/threads.js';
 import { UserMaps } from '../../session/user-maps.js';
+import { SampleReadSplitter } from '../../session/sample-read.js';
 import { UsageError } from '../errors.js';
+import { loadMachine } from '../../machine/from-perf-data.js';
+import { resolveInput } from '../../machine/kcore-dir.js';
+import type { Symbolizer } from '../../machine/symbolizer.js';
 
 /**
  * `perfpoke script -i F [-F fields] [--show-*-events] [--json]`: the lines of
@@ -158,10 +162,14 @@ export class ScriptPrinter {
   private nameWidth = -1;
   private readonly out: (s: string) => void;
 
+  /** Kernel symbols for TEXT_POKE lines (perf prints "sym+0xoff" when it has them). */
+  symbolizer: Symbolizer | undefined;
+
   constructor(s: Session, opts: ScriptOptions, out: (s: string) => void) {
     this.s = s;
     this.opts = opts;
     this.out = out;
+    this.splitter = new SampleReadSplitter(s);
     this.checkNewAttrs();
   }
 
@@ -317,20 +325,38 @@ export class ScriptPrinter {
       return;
     }
     const head = fs ? this.start(fs, comm, sf, false) : '';
-    this.out(head + formatPerfEvent(rec));
+    let textPokeSymbol: string | undefined;
+    if (rec.kind === 'text_poke' && this.symbolizer) {
+      textPokeSymbol = this.symbolizer.symOff(rec.addr, { time: rec.sampleId?.time ?? 0n, fileOffset: rec.fileOffset });
+    }
+    this.out(head + formatPerfEvent(rec, { textPokeSymbol }));
   }
 
+  private readonly splitter: SampleReadSplitter;
+
   private sample(raw: RawRecord): void {
-    const fs = this.fieldsFor(raw);
+    const a0 = this.s.attrOf(raw);
+    if (a0 && SampleReadSplitter.applies(a0.attr)) {
+      const rec = raw.decode() as Extract<PerfRecord, { kind: 'sample' }>;
+      for (const d of this.splitter.split(rec, a0.attr)) this.printSample(raw, rec, d.attrIndex, d.period);
+      return;
+    }
+    this.printSample(raw, undefined, this.s.attrIndexOf(raw), undefined);
+  }
+
+  private printSample(raw: RawRecord, decoded: Extract<PerfRecord, { kind: 'sample' }> | undefined, attrIndex: number, periodOverride: bigint | undefined): void {
+    if (this.checked < this.s.file.attrs.length) this.checkNewAttrs();
+    const entry = this.s.file.attrs[attrIndex];
+    const fs = entry ? this.fieldsByType.get(outputType(entry.attr.type)) : this.fieldsFor(raw);
     if (!fs || fs.has.size === 0) return;
-    const rec = raw.decode() as Extract<PerfRecord, { kind: 'sample' }>;
-    const a = this.s.attrOf(raw);
+    const rec = decoded ?? (raw.decode() as Extract<PerfRecord, { kind: 'sample' }>);
+    const a = entry;
     const sf: SampleFields = { pid: rec.pid ?? -1, tid: rec.tid ?? -1, cpu: rec.cpu ?? -1, time: rec.time ?? NO_U64 };
     const comm = this.threads.comm(sf.pid, sf.tid);
     const f = fs.has;
-    const period = rec.period ?? a?.attr.samplePeriod ?? 0n;
+    const period = periodOverride ?? rec.period ?? a?.attr.samplePeriod ?? 0n;
     const chain = f.has('ip') && rec.callchain ? resolveCallchain(rec.callchain, (ip) => this.maps.printedAddress(sf.pid, ip)) : undefined;
-    const name = this.s.eventName(raw);
+    const name = attrIndex >= 0 ? this.s.eventNameAt(attrIndex) : '[unknown]';
     if (this.opts.json) {
       const o: Record<string, unknown> = { type: 'sample', offset: raw.fileOffset };
       if (f.has('comm')) o.comm = comm;
@@ -419,10 +445,13 @@ export async function withProgress<T>(s: Session, work: (tick: (offset: number) 
 
 /** The whole command, as a library call (tests and benches use it in-process). */
 export async function runScript(input: string, opts: ScriptOptions, out?: ScriptSink): Promise<void> {
-  const s = await openSession(input, { ordered: !opts.showRoundEvents });
+  // perf -i accepts a `perf record --kcore` directory (data + kcore_dir)
+  const dataFile = input === '-' ? input : resolveInput(input).dataFile;
+  const s = await openSession(dataFile, { ordered: !opts.showRoundEvents });
   const buf = out ?? new OutputBuffer();
   try {
     const p = new ScriptPrinter(s, opts, buf.write);
+    if (opts.showTextPokeEvents && input !== '-') p.symbolizer = (await loadMachine(input)).symbolizer;
     await withProgress(s, async (tick) => {
       let n = 0;
       for await (const raw of s.events()) {
