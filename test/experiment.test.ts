@@ -91,3 +91,17 @@ test('branches (--itrace=b -F cpu,ip,addr) equal perf on the file without pokes'
   }));
   assert.deepEqual(norm(ours.stdout), norm(r!.stdout));
 });
+
+test('the same experiment through `perfpoke inject --strip text_poke`', {
+  timeout: 120_000,
+  todo: 'inject writes HEADER_AUXTRACE entries with sz = header + payload; perf 6.1 requires sz == header.size (48) and rejects the file (reported to the writer helper)',
+}, (t) => {
+  if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
+  const stripped = join(dir, 'stripped');
+  const inj = runCli(['inject', '-i', withPokes, '-o', stripped, '--strip', 'text_poke']);
+  assert.equal(inj.status, 0, inj.stderr);
+  const p = perfErrors(stripped);
+  assert.deepEqual(p, perfErrors(without));
+  const ours = runCli(['decode', '-i', stripped, '--itrace=e']);
+  assert.deepEqual(ours.stdout.split('\n').filter(Boolean).sort(), p);
+});
