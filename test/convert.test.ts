@@ -70,7 +70,7 @@ test('property: generated records survive jsonl → perf.data → jsonl in both 
   );
 });
 
-test('a hand-written TEXT_POKE line becomes a file perf 6.1 shows', (t) => {
+test('a hand-written TEXT_POKE line becomes a file perf 6.1 shows', async (t) => {
   const attr = { ...emptyAttr(), type: 1, size: 128, config: 9n, sampleType: 0x87n, flags: withAttrFlag(withAttrFlag(withAttrFlag(0n, 'sample_id_all'), 'text_poke'), 'ksymbol') };
   const src = join(tmp, 'hand.jsonl');
   writeFileSync(
@@ -81,10 +81,12 @@ test('a hand-written TEXT_POKE line becomes a file perf 6.1 shows', (t) => {
       '{"kind":"finished_round"}',
     ].join('\n'),
   );
-  for (const be of [[], ['--big-endian']]) {
+  for (const bigEndian of [false, true]) {
     const out = join(tmp, 'hand.data');
-    const r = runCli(['convert', '-i', src, '-o', out, ...be]);
-    assert.equal(r.status, 0, r.stderr);
+    if (!bigEndian) {
+      const r = runCli(['convert', '-i', src, '-o', out]);
+      assert.equal(r.status, 0, r.stderr);
+    } else await jsonlToPerfData(src, out, { bigEndian });
     if (!runPerf(['--version'])) return t.skip('perf not installed');
     const p = runPerf(['script', '-D', '-i', out])!;
     assert.equal(p.status, 0, p.stderr);
