@@ -229,3 +229,14 @@ test('fast-check: random byte flips and truncations of real files end in success
     );
   });
 });
+
+test('attr names come from EVENT_DESC (file) or EVENT_UPDATE/HEADER_FEATURE (pipe), as perf evlist lists them', async (t) => {
+  for (const name of ['group.data', 'tp.data', 'pipe.data']) {
+    const perf = runPerf(['evlist', '-i', name], { cwd: fixtures });
+    if (!perf || perf.status !== 0) return t.skip('perf 6.1 not available');
+    const f = await PerfFile.open(join(fixtures, name));
+    for await (const _ of f.records()) void _;
+    await f.close();
+    assert.deepEqual(f.attrs.map((a) => a.name), perf.stdout.trim().split('\n').filter((l) => !l.startsWith('#')), name);
+  }
+});

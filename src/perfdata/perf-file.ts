@@ -9,7 +9,8 @@ import { attrLayout, type AttrLayout } from './layout.js';
 import { RawRecord } from './raw-record.js';
 import { Window, streamFill, type FillFn, DEFAULT_WINDOW } from './window.js';
 import { decodeHeaderAttr, decodeIdIndex, structureName } from './records/index.js';
-import { featureName } from '../abi/feature.js';
+import { featureName, Feature } from '../abi/feature.js';
+import { decodeFeature } from './features/codec.js';
 
 export interface ReaderOptions {
   /** How to read type 19: 'final' (upstream: CGROUP) or 'rfc' (the seed's TEXT_POKE). Default 'final'. */
@@ -168,6 +169,29 @@ export class PerfFile {
         this.features.set(id, s);
       }
     }
+    const desc = this.features.get(Feature.EVENT_DESC);
+    if (desc) this.nameAttrs(await this.readAt(desc.offset, desc.size), desc.offset);
+  }
+
+  /**
+   * Event names from HEADER_EVENT_DESC (matched by id, else by position). The
+   * name is optional: a malformed section leaves names unset (perfpoke header
+   * reports it) rather than stopping the records.
+   */
+  private nameAttrs(bytes: Uint8Array, base: number): void {
+    let f;
+    try {
+      f = decodeFeature(Feature.EVENT_DESC, bytes, this.le, base);
+    } catch (e) {
+      if (isFormatError(e)) return;
+      throw e;
+    }
+    if (f.kind !== 'event_desc') return;
+    f.events.forEach((ev, i) => {
+      const byId = ev.ids.length ? this.attrForId(ev.ids[0]!) : undefined;
+      const a = byId ?? this.attrs[i];
+      if (a && a.name === undefined) a.name = ev.name;
+    });
   }
 
   private addAttr(a: AttrEntry): void {
@@ -325,7 +349,17 @@ export class PerfFile {
     } else if (raw.type === RecordType.HEADER_FEATURE && this.pipe) {
       const r = new ByteReader(raw.bytes.subarray(8), this.le, raw.fileOffset + 8, 'HEADER_FEATURE (80)');
       const id = r.u64n('HEADER_FEATURE (80).feat_id');
-      this.pipeFeatures.set(id, r.copy(r.remaining));
+      const data = r.copy(r.remaining);
+      this.pipeFeatures.set(id, data);
+      if (id === Feature.EVENT_DESC) this.nameAttrs(data, raw.fileOffset + 16);
+    } else if (raw.type === RecordType.EVENT_UPDATE && raw.size >= 24) {
+      // EVENT_UPDATE NAME (type 2): perf names pipe-mode events this way
+      const dv = new DataView(raw.bytes.buffer, raw.bytes.byteOffset, raw.size);
+      if (dv.getBigUint64(8, this.le) === 2n) {
+        const a = this.attrForId(dv.getBigUint64(16, this.le));
+        const r = new ByteReader(raw.bytes.subarray(24), this.le, raw.fileOffset + 24, 'EVENT_UPDATE (78).name');
+        if (a) a.name = r.cstring();
+      }
     } else if (raw.type === RecordType.ID_INDEX) {
       const rec = decodeIdIndex(new ByteReader(raw.bytes.subarray(8), this.le, raw.fileOffset + 8, 'ID_INDEX (69)'), { type: raw.type, misc: raw.misc, size: raw.size, fileOffset: raw.fileOffset });
       for (const e of rec.entries) {
