@@ -1,18 +1,33 @@
 #!/bin/sh
 # Runs inside the qemu guest (started by /init, see guest-init.sh).
-# Records the workload's kernel text pokes twice at the same time, with
-# system-wide sessions in the same guest run:
-#   perf-kcore/     perf 6.1:  perf record --kcore -a -e dummy   (background)
-#   perfpoke-kcore/ perfpoke:  perfpoke record -a --kcore -- guest-workload.sh
-# then copies kernel text once more after both stop (kcore_after/, taken by
+# Records guest-workload.sh's kernel text pokes in two phases:
+#
+#  A. perf 6.1 alone:  perf record --kcore -a -e dummy -- guest-workload.sh
+#       -> perf-alone/, then kcore_after_alone/
+#  B. perf 6.1 and perfpoke at the same time, both system wide, so both
+#     files hold the same pokes:
+#       perf-kcore/      perf record --kcore -a -e dummy   (background)
+#       perfpoke-kcore/  perfpoke record -a --kcore -- guest-workload.sh
+#       -> then kcore_after/
+#
+# kcore_after*/ is kernel text copied again once a phase is over (by a
 # `perf record --kcore` of `true`, of which only kcore_dir is kept), so a
 # test can compare "kcore at start + every poke" with the real end state.
-# Results go to /out (the host's output directory, over 9p).
 #
-# /out/config (written by the host, optional) may set PERFPOKE=0 to skip
-# perfpoke's recording (perf's alone is then made).
+# Why phase A: with two consumers of TEXT_POKE on a CPU, Linux 6.1 writes
+# the records of all but the newest consumer with a wrong size
+# (perf_event_text_poke_output and perf_event_ksymbol_output add each
+# consumer's sample_id size to a header shared by all of them and never
+# reset it), so in phase B perf's file has records whose sample_id is not at
+# the end where readers look for it. Phase A is the same workload recorded
+# cleanly. See docs/real-kernel.md.
+#
+# Results go to /out (the host's output directory, over 9p); /out/status
+# gets each recorder's exit code. /out/config (written by the host,
+# optional) may set PERFPOKE=0 to skip phase B's perfpoke recording.
 W=/tmp/rec
 mkdir -p $W
+: > /out/status
 [ -f /out/config ] && . /out/config
 cd /proj || exit 1
 log() { echo "guest-run: $(date +%T) $*"; }
@@ -27,7 +42,19 @@ if [ "${PERFPOKE:-1}" = 1 ] && [ -f src/cli/commands/record.ts ] && ls build/Rel
   have_perfpoke=1
 fi
 
-# perf first, in the background; it copies kcore before it starts reading
+# Phase A: perf alone.
+log "phase A: perf record --kcore -a -e dummy -- guest-workload.sh"
+perf record --kcore -a -e dummy -o $W/perf-alone -- sh /proj/scripts/qemu/guest-workload.sh > $W/perf-alone.log 2>&1
+rc=$?
+log "phase A: perf record exit $rc"
+echo "perf_alone_exit=$rc" >> /out/status
+sleep 1
+perf record --kcore -a -e dummy -o $W/after -- true > $W/after.log 2>&1
+mkdir -p $W/kcore_after_alone
+cp $W/after/kcore_dir/* $W/kcore_after_alone/
+rm -rf $W/after
+
+# Phase B. perf first, in the background; it copies kcore before it starts reading
 # events, so wait until its data file has a header and give it a moment.
 perf record --kcore -a -e dummy -o $W/perf-kcore > $W/perf-record.log 2>&1 &
 perf_pid=$!
@@ -38,9 +65,11 @@ log "perf record running (pid $perf_pid)"
 
 if [ $have_perfpoke = 1 ]; then
   log "perfpoke record -a --kcore -o $W/perfpoke-kcore -- guest-workload.sh"
-  node --import tsx src/cli/main.ts record -a --kcore -o $W/perfpoke-kcore -- \
+  node --import tsx scripts/qemu/perfpoke-record.ts record -a --kcore -o $W/perfpoke-kcore -- \
     sh /proj/scripts/qemu/guest-workload.sh > $W/perfpoke-record.log 2>&1
-  log "perfpoke record exit $?"
+  rc=$?
+  log "perfpoke record exit $rc"
+  echo "perfpoke_record_exit=$rc" >> /out/status
   cat $W/perfpoke-record.log
 else
   log "perfpoke recorder not available; running the workload under perf alone"
@@ -50,7 +79,9 @@ fi
 sleep 1
 kill -INT $perf_pid
 wait $perf_pid
-log "perf record exit $?"
+rc=$?
+log "perf record exit $rc (130 = stopped by SIGINT, as intended)"
+echo "perf_record_exit=$rc" >> /out/status
 cat $W/perf-record.log
 
 # Kernel text after the workload (see header comment).
@@ -59,10 +90,9 @@ mkdir -p $W/kcore_after
 cp $W/after/kcore_dir/* $W/kcore_after/
 rm -rf $W/after
 
-cp /proc/kallsyms $W/kallsyms.full 2>/dev/null
 uname -a > $W/uname.txt
 log "copying to /out"
-rm -rf /out/perf-kcore /out/perfpoke-kcore /out/kcore_after
+rm -rf /out/perf-alone /out/kcore_after_alone /out/perf-kcore /out/perfpoke-kcore /out/kcore_after
 cp -r $W/* /out/
 sync
 log "done"

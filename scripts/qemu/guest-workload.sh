@@ -4,7 +4,7 @@
 # pokes of both directions. Every step logs what it did; a step the kernel
 # refuses is reported and skipped.
 T=/sys/kernel/tracing
-log() { echo "workload: $(date +%T) $*"; }
+log() { echo "workload: $(date +%T) $*" > /dev/console; }
 settle() { sleep "${1:-0.5}"; }
 
 # 1. A tracepoint enabled and disabled: the jump labels at its call sites

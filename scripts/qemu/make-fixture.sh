@@ -10,7 +10,8 @@
 #      from the trimmed fixture as from the raw recording.
 #
 # Env: WORK (scratch dir, default /tmp/perfpoke-qemu), PERFPOKE=0 to record
-# with perf alone, QEMU_TIMEOUT (seconds, default 900).
+# with perf alone, QEMU_TIMEOUT (seconds, default 900), SKIP_BOOT=1 to only
+# re-trim the last run in WORK/out.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 proj=$(cd "$here/../.." && pwd)
@@ -18,20 +19,27 @@ work=${WORK:-/tmp/perfpoke-qemu}
 fix=$proj/test/fixtures/real-kernel
 mkdir -p "$work"
 
-bash "$here/install.sh"
-bash "$here/build-initramfs.sh" "$work/initramfs.cpio.gz"
-rm -rf "$work/out"
-mkdir -p "$work/out"
-[ -n "${PERFPOKE:-}" ] && echo "PERFPOKE=$PERFPOKE" > "$work/out/config"
-bash "$here/boot.sh" "$work/initramfs.cpio.gz" "$work/out" > /dev/null
+if [ -z "${SKIP_BOOT:-}" ]; then
+  bash "$here/install.sh"
+  bash "$here/build-initramfs.sh" "$work/initramfs.cpio.gz"
+  rm -rf "$work/out"
+  mkdir -p "$work/out"
+  [ -n "${PERFPOKE:-}" ] && echo "PERFPOKE=$PERFPOKE" > "$work/out/config"
+  bash "$here/boot.sh" "$work/initramfs.cpio.gz" "$work/out" > /dev/null
+fi
 grep -E '^(guest-run|workload|bpf-fentry|init):' "$work/out/console.log" || true
 [ -s "$work/out/perf-kcore/data" ] || { echo "make-fixture: the guest left no perf-kcore/data" >&2; exit 1; }
+if [ "${PERFPOKE:-1}" = 1 ] && ! grep -q '^perfpoke_record_exit=0$' "$work/out/status"; then
+  echo "make-fixture: perfpoke record failed in the guest (PERFPOKE=0 records with perf alone):" >&2
+  cat "$work/out/perfpoke-record.log" >&2 || true
+  exit 1
+fi
 
 python3 "$here/trim_fixture.py" "$work/out" "$fix"
 grep -E '^(guest-run|workload|bpf-fentry):' "$work/out/console.log" > "$fix/guest-log.txt" || true
 
 # The trimmed kcore must not change what perf sees.
-for d in perf-kcore perfpoke-kcore; do
+for d in perf-alone perf-kcore perfpoke-kcore; do
   [ -d "$fix/$d" ] || continue
   perf script -i "$work/out/$d" --show-text-poke-events --show-bpf-events > "$work/$d.raw.txt" 2>&1
   perf script -i "$fix/$d" --show-text-poke-events --show-bpf-events > "$work/$d.trim.txt" 2>&1
