@@ -1,0 +1,74 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseKallsyms } from './kallsyms.js';
+import { parseModules } from './modules.js';
+import { SymbolTable } from './symbols.js';
+import { readElfCore } from './elf-core.js';
+import { writeElfCore } from './elf-core-writer.js';
+import { FormatError } from '../io/errors.js';
+
+const K = 0xffffffff81000000n;
+
+test('kallsyms: kernel and module lines, junk skipped', () => {
+  const e = parseKallsyms('ffffffff81000000 T _text\nnot a line\nffffffffc0001000 t mod_fn\t[mymod]\n\nzz T bad\n');
+  assert.deepEqual(
+    e.map((x) => [x.addr, x.type, x.name, x.module]),
+    [
+      [K, 'T', '_text', undefined],
+      [0xffffffffc0001000n, 't', 'mod_fn', 'mymod'],
+    ],
+  );
+});
+
+test('modules: name, size, address', () => {
+  const m = parseModules('e1000 167936 0 - Live 0xffffffffc0340000\nkvm 1142784 1 kvm_intel, Live 0xffffffffc0a00000 (O)\n');
+  assert.deepEqual(m.map((x) => [x.name, x.size, x.addr]), [
+    ['e1000', 167936, 0xffffffffc0340000n],
+    ['kvm', 1142784, 0xffffffffc0a00000n],
+  ]);
+});
+
+test('symbols follow perf: filtered types, duplicates, ends, clipping to the kcore map', () => {
+  const text = [
+    `${K.toString(16)} T _text`,
+    `${K.toString(16)} T startup_64`, // duplicate: the last one at an address has the length, so it wins
+    `${(K + 0x100n).toString(16)} W weak_one`,
+    `${(K + 0x100n).toString(16)} T strong_one`,
+    `${(K + 0x200n).toString(16)} r rodata_skipped`,
+    `${(K + 0x300n).toString(16)} T last`,
+    `ffffffffc0000000 t m1\t[mod]`,
+  ].join('\n');
+  const maps = [
+    { start: K, end: K + 0x1800n },
+    { start: 0xffffffffc0000000n, end: 0xffffffffc0001000n },
+  ];
+  const s = SymbolTable.fromKallsyms(parseKallsyms(text), maps);
+  assert.equal(s.symOff(K + 5n), 'startup_64+0x5');
+  assert.equal(s.symOff(K + 0x100n), 'strong_one+0x0');
+  assert.equal(s.symOff(K + 0x250n), 'strong_one+0x150', 'the r symbol is dropped, so strong_one runs to last');
+  // last kernel symbol before a module one: ends at the next page after its start, then clipped to the map
+  assert.equal(s.symOff(K + 0x17ffn), 'last+0x14ff');
+  assert.equal(s.symOff(K + 0x1800n), '');
+  assert.equal(s.symOff(0xffffffffc0000fffn), 'm1+0xfff', 'last symbol ends a page after its start');
+  assert.equal(s.symOff(K - 1n), '');
+});
+
+test('ELF core: write → read round trip; malformed input throws FormatError', () => {
+  const a = Uint8Array.from({ length: 5000 }, (_, i) => i & 0xff);
+  const b = Uint8Array.of(1, 2, 3);
+  for (const le of [true, false]) {
+    const f = writeElfCore([{ vaddr: 0xffffffffc0000000n, bytes: b }, { vaddr: K, bytes: a }], { le });
+    const segs = readElfCore(f);
+    assert.deepEqual(segs.map((s) => [s.vaddr, [...s.bytes]]), [
+      [K, [...a]],
+      [0xffffffffc0000000n, [...b]],
+    ]);
+  }
+  const f = writeElfCore([{ vaddr: K, bytes: a }]);
+  assert.throws(() => readElfCore(f.subarray(0, 100), 'kcore'), (e: unknown) => e instanceof FormatError && e.kind === 'truncated' && /kcore: at offset 0x40/.test(e.message));
+  assert.throws(() => readElfCore(f.subarray(0, 4096 + 10)), (e: unknown) => e instanceof FormatError && e.kind === 'bad-size');
+  assert.throws(() => readElfCore(Uint8Array.of(1, 2, 3)), (e: unknown) => e instanceof FormatError && e.kind === 'bad-magic');
+  const bad = f.slice();
+  bad[4] = 1; // ELFCLASS32
+  assert.throws(() => readElfCore(bad), (e: unknown) => e instanceof FormatError && e.kind === 'unsupported');
+});
