@@ -114,7 +114,7 @@ export async function copyPerfData(input: string, output: string, opts: CopyOpti
     let n = 0;
     for await (const raw of f.records({ compressed: expand ? 'expand' : 'raw' })) {
       if (++n % 4096 === 0) opts.progress?.(raw.fileOffset, info.size);
-      if (!writer.pipe && PIPE_ONLY.has(raw.type)) continue;
+      if (PIPE_ONLY.has(raw.type)) continue; // the writer writes its own attrs and features
       if (opts.keep && !opts.keep(raw)) {
         res.dropped++;
         continue;

@@ -6,7 +6,7 @@ import { Feature } from '../abi/feature.js';
 import { RecordType } from '../abi/record-type.js';
 import { encodeEventAttr, PERF_ATTR_SIZE_VER0, type EventAttr } from '../abi/event-attr.js';
 import { encodeFileHeader, encodePipeHeader, PERF_FILE_HEADER_SIZE } from './file-header.js';
-import { attrLayout, type AttrLayout } from './layout.js';
+import { attrLayout, calcIdPos, calcIsPos, type AttrLayout } from './layout.js';
 import { encodeRecord, hasSampleIdTrailer, type PerfRecord } from './records/index.js';
 import { encodeFeature, featureIdOf, type FeatureData, type AuxtraceIndexEntry } from './features/index.js';
 
@@ -97,6 +97,7 @@ export class PerfDataWriter {
     const nIds = this.attrs.reduce((n, a) => n + a.ids.length, 0);
     this.dataOffset = PERF_FILE_HEADER_SIZE + 8 * nIds + this.attrs.length * (size + 16);
     for (const f of opts.features ?? []) this.features.set(featureIdOf(f), f);
+    this.checkSampleTypes();
     this.addDefaultFeatures();
     this.sink = this.pipe ? stdoutSink() : { write: (b) => this.writeFile(b) };
   }
@@ -119,6 +120,20 @@ export class PerfDataWriter {
 
   setFeature(f: FeatureData): void {
     this.features.set(featureIdOf(f), f);
+  }
+
+  /**
+   * perf's evlist__valid_sample_type: with several attrs every sample must
+   * carry its id at the same place (ID or IDENTIFIER in every sample_type), or
+   * perf refuses the file ("non matching sample_type"). perf stat files (STAT) are exempt.
+   */
+  private checkSampleTypes(): void {
+    if (this.attrs.length < 2 || this.features.has(Feature.STAT)) return;
+    const pos = this.attrs.map((a) => [calcIdPos(a.attr.sampleType), calcIsPos(a.attr.sampleType)]);
+    const [id0, is0] = pos[0]!;
+    if (id0! < 0 || is0! < 0 || pos.some(([i, s]) => i !== id0 || s !== is0)) {
+      throw new Error('PerfDataWriter: with several attrs every sample_type needs ID or IDENTIFIER at the same position (perf refuses the file otherwise: "non matching sample_type")');
+    }
   }
 
   private addDefaultFeatures(): void {
