@@ -19,6 +19,7 @@ import { HOST_LE, PerfFileOutput } from './file-output.js';
 import { copyKcoreDir, KCORE_PATH, KcoreUnavailableError } from './kcore-dir.js';
 import { loadRecorderAddon, type NativeRecorder, type NativeStats } from './native.js';
 import { synthesizeKernelMmaps } from './synthesize.js';
+import { synthesizeTasks } from './synthesize-tasks.js';
 
 export interface RecordOptions {
   /** Output file, or with `kcore` the output directory (perf's `-o`). */
@@ -43,6 +44,8 @@ export interface RecordOptions {
   pollMs?: number;
   /** Called once the events are enabled (before the workload starts). */
   onStarted?: () => void;
+  /** COMM/MMAP2 records for processes already running (default true, like perf). */
+  synthesizeTasks?: boolean;
   /** Where /proc files are read from (tests). */
   procRoot?: string;
 }
@@ -56,7 +59,9 @@ export interface RecordResult {
   fileBytes: number;
   /** Kernel records captured (synthesized records not included). */
   records: number;
+  /** Records perfpoke wrote itself (kernel/module MMAP, COMM and MMAP2 of running tasks). */
   synthesized: number;
+  synthesizedTypes: Record<string, number>;
   /** Records the kernel dropped (sum over PERF_RECORD_LOST / LOST_SAMPLES). */
   lost: number;
   lostRecords: number;
@@ -181,6 +186,8 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
     output = PerfFileOutput.create(dataPath, outEvents);
     const synth = synthesizeKernelMmaps(HOST_LE, { id: outEvents[0]!.ids[0] ?? 0n }, { kallsyms: join(proc, 'kallsyms'), modules: join(proc, 'modules') });
     output.writeRecords(synth.bytes);
+    const tasks = o.synthesizeTasks === false ? { bytes: new Uint8Array(0), records: 0, comm: 0, mmap2: 0 } : synthesizeTasks(HOST_LE, outEvents[0]!.ids[0] ?? 0n, proc);
+    output.writeRecords(tasks.bytes);
 
     // The reader thread appends to the file itself (no JavaScript on the hot path).
     const target = output.appendTarget();
@@ -237,7 +244,8 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
       dataPath: stage ? join(o.output, 'data') : o.output,
       fileBytes,
       records: s.records,
-      synthesized: synth.records,
+      synthesized: synth.records + tasks.records,
+      synthesizedTypes: { MMAP: synth.records, COMM: tasks.comm, MMAP2: tasks.mmap2 },
       lost: s.lost,
       lostRecords: s.lostRecords,
       wakeups: s.wakeups,

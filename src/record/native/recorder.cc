@@ -1,8 +1,7 @@
 // perfpoke_record: the native half of `perfpoke record`.
 //
 // Opens perf events with perf_event_open(2) on a list of CPUs, maps one ring
-// buffer per CPU (every further event on that CPU is redirected into it with
-// PERF_EVENT_IOC_SET_OUTPUT, as perf does), and drains the rings from a
+// buffer per event and CPU (as perf 6.1 does), and drains the rings from a
 // native thread woken by epoll. Each pass over all rings becomes one chunk
 // handed to JavaScript through a thread-safe function, followed by a
 // PERF_RECORD_FINISHED_ROUND so the file can be sorted by time later
@@ -104,8 +103,6 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
 
     for (uint32_t ci = 0; ci < cpus.Length(); ci++) {
       int cpu = cpus.Get(ci).As<Napi::Number>().Int32Value();
-      Ring ring;
-      ring.cpu = cpu;
       for (size_t ai = 0; ai < nAttr; ai++) {
         Napi::Buffer<uint8_t> b = attrs.Get(ai).As<Napi::Buffer<uint8_t>>();
         perf_event_attr attr;
@@ -128,28 +125,27 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
           return;
         }
         ids_[ai].push_back(id);
-        if (ai == 0) {
-          ring.fd = static_cast<int>(fd);
-          ring.mapLen = static_cast<size_t>(pageSize) * (pages + 1);
-          void* p = mmap(nullptr, ring.mapLen, PROT_READ | PROT_WRITE, MAP_SHARED, ring.fd, 0);
-          if (p == MAP_FAILED) {
-            int e = errno;
-            Fail(env, "mmap of the ring buffer (cpu " + std::to_string(cpu) + ", " + std::to_string(pages) +
-                          " pages): " + errnoText(e) + "; try a smaller -m");
-            return;
-          }
-          ring.base = static_cast<uint8_t*>(p);
-          auto* pc = reinterpret_cast<perf_event_mmap_page*>(ring.base);
-          // data_offset/data_size exist since Linux 4.1; fall back to one page in.
-          ring.dataOffset = pc->data_offset ? pc->data_offset : static_cast<uint64_t>(pageSize);
-          ring.dataSize = pc->data_size ? pc->data_size : static_cast<uint64_t>(pageSize) * pages;
-        } else if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, ring.fd) < 0) {
+        // One ring per event and CPU, as perf 6.1 does for its sampling and
+        // tracking events: side-band records do not compete with samples for
+        // space, and each event gets the full -m pages.
+        Ring ring;
+        ring.cpu = cpu;
+        ring.fd = static_cast<int>(fd);
+        ring.mapLen = static_cast<size_t>(pageSize) * (pages + 1);
+        void* p = mmap(nullptr, ring.mapLen, PROT_READ | PROT_WRITE, MAP_SHARED, ring.fd, 0);
+        if (p == MAP_FAILED) {
           int e = errno;
-          Fail(env, "PERF_EVENT_IOC_SET_OUTPUT: " + errnoText(e));
+          Fail(env, "mmap of the ring buffer (cpu " + std::to_string(cpu) + ", " + std::to_string(pages) +
+                        " pages): " + errnoText(e) + "; try a smaller -m");
           return;
         }
+        ring.base = static_cast<uint8_t*>(p);
+        auto* pc = reinterpret_cast<perf_event_mmap_page*>(ring.base);
+        // data_offset/data_size exist since Linux 4.1; fall back to one page in.
+        ring.dataOffset = pc->data_offset ? pc->data_offset : static_cast<uint64_t>(pageSize);
+        ring.dataSize = pc->data_size ? pc->data_size : static_cast<uint64_t>(pageSize) * pages;
+        rings_.push_back(ring);
       }
-      if (ring.fd >= 0) rings_.push_back(ring);
     }
 
     wakeFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

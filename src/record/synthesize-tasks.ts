@@ -1,0 +1,111 @@
+/**
+ * COMM and MMAP2 records for the processes that already run when recording
+ * starts, read from /proc — perf's perf_event__synthesize_threads. Without
+ * them samples and switches of those tasks have no name and no maps.
+ * Like perf (without --data) only executable mappings are written.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { PERF_RECORD_MISC_USER, RecordType } from '../abi/record-type.js';
+import { ByteWriter } from '../io/byte-writer.js';
+
+/** perf_event.h TASK_COMM_LEN-sized names; the kernel truncates to 15 chars. */
+const PROT_READ = 1;
+const PROT_WRITE = 2;
+const PROT_EXEC = 4;
+const MAP_SHARED = 1;
+const MAP_PRIVATE = 2;
+
+export interface MapsLine {
+  start: bigint;
+  end: bigint;
+  perms: string;
+  pgoff: bigint;
+  maj: number;
+  min: number;
+  ino: bigint;
+  name: string;
+}
+
+/** One /proc/PID/maps line; undefined for anything else. */
+export function parseMapsLine(line: string): MapsLine | undefined {
+  const m = /^([0-9a-f]+)-([0-9a-f]+) (\S{4}) ([0-9a-f]+) ([0-9a-f]+):([0-9a-f]+) (\d+)\s*(.*)$/.exec(line);
+  if (!m) return undefined;
+  return {
+    start: BigInt(`0x${m[1]}`), end: BigInt(`0x${m[2]}`), perms: m[3]!, pgoff: BigInt(`0x${m[4]}`),
+    maj: parseInt(m[5]!, 16), min: parseInt(m[6]!, 16), ino: BigInt(m[7]!), name: m[8]!.trim(),
+  };
+}
+
+function sampleId(w: ByteWriter, pid: number, tid: number, id: bigint): void {
+  w.i32(pid).i32(tid).u64(0n).u32(0).u32(0).u64(id);
+}
+
+function comm(w: ByteWriter, pid: number, tid: number, name: string, id: bigint): void {
+  const at = w.pos;
+  w.u32(RecordType.COMM).u16(0).u16(0).i32(pid).i32(tid);
+  w.cstring(name, 8);
+  sampleId(w, pid, tid, id);
+  w.patchU16(at + 6, w.pos - at);
+}
+
+function mmap2(w: ByteWriter, pid: number, m: MapsLine, id: bigint): void {
+  const at = w.pos;
+  let prot = 0;
+  if (m.perms[0] === 'r') prot |= PROT_READ;
+  if (m.perms[1] === 'w') prot |= PROT_WRITE;
+  if (m.perms[2] === 'x') prot |= PROT_EXEC;
+  const flags = m.perms[3] === 's' ? MAP_SHARED : MAP_PRIVATE;
+  w.u32(RecordType.MMAP2).u16(PERF_RECORD_MISC_USER).u16(0).i32(pid).i32(pid);
+  w.u64(m.start).u64(m.end - m.start).u64(m.pgoff).u32(m.maj).u32(m.min).u64(m.ino).u64(0n).u32(prot).u32(flags);
+  w.cstring(m.name === '' ? '//anon' : m.name, 8);
+  sampleId(w, pid, pid, id);
+  w.patchU16(at + 6, w.pos - at);
+}
+
+function numericEntries(dir: string): number[] {
+  try {
+    return readdirSync(dir).filter((n) => /^\d+$/.test(n)).map(Number).sort((a, b) => a - b);
+  } catch {
+    return []; // the task exited while we looked
+  }
+}
+
+/**
+ * Synthesize COMM per thread and MMAP2 per executable mapping for every
+ * process under `procRoot`. Tasks that exit meanwhile are skipped. `id` is
+ * the tracking event's id, stamped into the sample_id tail.
+ */
+export function synthesizeTasks(le: boolean, id: bigint, procRoot = '/proc'): { bytes: Uint8Array; records: number; comm: number; mmap2: number } {
+  const w = new ByteWriter(le, 1 << 16);
+  let records = 0;
+  let comms = 0;
+  for (const pid of numericEntries(procRoot)) {
+    const pdir = join(procRoot, String(pid));
+    for (const tid of numericEntries(join(pdir, 'task'))) {
+      let name: string;
+      try {
+        name = readFileSync(join(pdir, 'task', String(tid), 'comm'), 'utf8').replace(/\n$/, '');
+      } catch {
+        continue;
+      }
+      comm(w, pid, tid, name, id);
+      records++;
+      comms++;
+    }
+    let maps = '';
+    try {
+      maps = readFileSync(join(pdir, 'maps'), 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of maps.split('\n')) {
+      const m = parseMapsLine(line);
+      if (!m || m.perms[2] !== 'x') continue;
+      mmap2(w, pid, m, id);
+      records++;
+    }
+  }
+  return { bytes: w.finish().slice(), records, comm: comms, mmap2: records - comms };
+}
