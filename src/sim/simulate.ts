@@ -37,6 +37,8 @@ export interface SimOptions {
   sites?: number;
   /** Write TEXT_POKE records (false = the "lost pokes" file). */
   textPokes?: boolean;
+  /** Flip indexes whose TEXT_POKE record is left out (a "lost" poke). */
+  lostPokes?: number[];
   /** Keep the per-instruction ground truth (truth.bin). */
   truth?: boolean;
   psbPeriod?: number;
@@ -54,7 +56,7 @@ export interface SimSummary {
   textSize: number;
   instructions: number;
   perCpu: { cpu: number; insns: number; bursts: number; traps: number; traceBytes: number; buffers: number }[];
-  flips: (Flip & { addr: string; len: number; time: string })[];
+  flips: (Flip & { addr: string; len: number; time: string; lost: boolean })[];
   sites: { id: number; addr: string; len: number; initial: number; func: string }[];
   textPokes: boolean;
   timeConv: { shift: number; mult: number; zero: string };
@@ -120,7 +122,7 @@ export function simulate(opts: SimOptions): SimSummary {
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(join(tmp, 'kcore_dir'), { recursive: true });
   writeKcoreDir(join(tmp, 'kcore_dir'), prog);
-  writeData(join(tmp, 'data'), prog, runs, flips, { textPokes, retCompression, cpus });
+  writeData(join(tmp, 'data'), prog, runs, flips, { textPokes, retCompression, cpus, lost: new Set(opts.lostPokes ?? []) });
   if (keepTruth) writeFileSync(join(tmp, 'truth.bin'), encodeTruth(prog.base, runs));
   const summary: SimSummary = {
     seed, cpus, size, base: `0x${prog.base.toString(16)}`, textSize: prog.code.length,
@@ -128,7 +130,7 @@ export function simulate(opts: SimOptions): SimSummary {
     perCpu: runs.map((r) => ({ cpu: r.cpu, insns: r.insns, bursts: r.bursts, traps: r.traps, traceBytes: r.trace.length, buffers: r.chunks.length })),
     flips: flips.map((f) => {
       const s = prog.sites[f.site]!;
-      return { ...f, addr: `0x${(prog.base + BigInt(s.off)).toString(16)}`, len: s.len, time: tscToPerfTime(BigInt(f.t1), SIM_TIME_CONV).toString() };
+      return { ...f, addr: `0x${(prog.base + BigInt(s.off)).toString(16)}`, len: s.len, time: tscToPerfTime(BigInt(f.t1), SIM_TIME_CONV).toString(), lost: !textPokes || (opts.lostPokes ?? []).includes(flips.indexOf(f)) };
     }),
     sites: prog.sites.map((s) => ({ id: s.id, addr: `0x${(prog.base + BigInt(s.off)).toString(16)}`, len: s.len, initial: s.initial, func: s.func })),
     textPokes,
@@ -152,7 +154,7 @@ function writeKcoreDir(dir: string, prog: Program): void {
   writeFileSync(join(dir, 'modules'), '');
 }
 
-function writeData(path: string, prog: Program, runs: CpuRun[], flips: Flip[], o: { textPokes: boolean; retCompression: boolean; cpus: number }): void {
+function writeData(path: string, prog: Program, runs: CpuRun[], flips: Flip[], o: { textPokes: boolean; retCompression: boolean; cpus: number; lost: Set<number> }): void {
   const sampleType = SampleType.IP | SampleType.TID | SampleType.TIME | SampleType.CPU | SampleType.IDENTIFIER;
   const pt = emptyAttr();
   pt.type = SIM_PT_PMU_TYPE;
@@ -227,19 +229,24 @@ function writeData(path: string, prog: Program, runs: CpuRun[], flips: Flip[], o
   // Side-band and AUX buffers merged in time order.
   type Item = { tsc: number; kind: 0 | 1; flip?: Flip; run?: CpuRun; chunk?: number };
   const items: Item[] = [];
-  if (o.textPokes) for (const fl of flips) items.push({ tsc: fl.t1, kind: 0, flip: fl });
+  if (o.textPokes) flips.forEach((fl, i) => { if (!o.lost.has(i)) items.push({ tsc: fl.t1, kind: 0, flip: fl }); });
   for (const r of runs) r.chunks.forEach((c, i) => items.push({ tsc: c.firstTsc, kind: 1, run: r, chunk: i }));
   items.sort((a, b) => a.tsc - b.tsc || a.kind - b.kind);
   let reference = 1n;
   const cpuOffset = new Map<number, number>();
   const curState = prog.sites.map((s) => s.initial as number);
+  const before = new Map<Flip, number>();
+  for (const fl of flips) {
+    before.set(fl, curState[fl.site]!);
+    curState[fl.site] = fl.to;
+  }
   for (const it of items) {
     if (it.kind === 0) {
       const fl = it.flip!;
       const s = prog.sites[fl.site]!;
-      const oldB = curState[fl.site] ? s.jmpBytes : s.nopBytes;
+      // Old bytes are what the kernel really had, lost pokes included.
+      const oldB = before.get(fl)! ? s.jmpBytes : s.nopBytes;
       const newB = fl.to ? s.jmpBytes : s.nopBytes;
-      curState[fl.site] = fl.to;
       const b = body();
       b.u64(prog.base + BigInt(s.off)).u16(oldB.length).u16(newB.length).bytes(oldB).bytes(newB);
       b.alignTo(8); // pad from old_len: the record body before it is 8+4 → align total to 8
