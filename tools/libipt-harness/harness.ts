@@ -4,7 +4,7 @@
  * when gcc or libipt-dev is missing.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -33,4 +33,26 @@ export function libiptEncode(ptEnc: string, description: string): Uint8Array {
   const r = spawnSync(ptEnc, [], { input: description, maxBuffer: 1 << 30 });
   if (r.status !== 0) throw new Error(`pt-enc: ${r.stderr.toString()}`);
   return new Uint8Array(r.stdout.buffer, r.stdout.byteOffset, r.stdout.byteLength);
+}
+
+/** Encodes several descriptions with one pt-enc process (streams separated by "---"). */
+export function libiptEncodeMany(ptEnc: string, descriptions: string[], dir: string): Uint8Array[] {
+  const files = descriptions.map((_d, k) => join(dir, `enc-${k}.pt`));
+  const r = spawnSync(ptEnc, files, { input: descriptions.join('---\n'), maxBuffer: 1 << 30 });
+  if (r.status !== 0) throw new Error(`pt-enc: ${r.stderr.toString()}`);
+  return files.map((f) => new Uint8Array(readFileSync(f)));
+}
+
+/** Runs pt-pkts (optionally --ptdump) over several files with one process; one array of lines per file. */
+export function libiptPackets(ptPkts: string, files: string[], ptdump = false): string[][] {
+  const r = spawnSync(ptPkts, [...(ptdump ? ['--ptdump'] : []), ...files], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  if (r.status !== 0) throw new Error(`pt-pkts: ${r.stderr}`);
+  const lines = r.stdout.split('\n');
+  if (files.length === 1) return [lines.filter(Boolean)];
+  const out: string[][] = [];
+  for (const l of lines) {
+    if (l.startsWith('== ')) out.push([]);
+    else if (l) out[out.length - 1]!.push(l);
+  }
+  return out;
 }

@@ -12,6 +12,8 @@
  *   ptw <plc> <payload> <ip>
  *   raw <hex bytes...>              (bytes copied as they are)
  * Numbers are C literals (0x.. hex). Writes the stream to argv[1] (or stdout).
+ * With several output files, a line "---" ends one stream and starts the
+ * next (argv[2], ...), so tests encode many streams with one process.
  * Exit 1 with "line N: <error>" on stderr if libipt refuses a packet.
  */
 #include <intel-pt.h>
@@ -37,6 +39,7 @@ int main(int argc, char **argv)
 	unsigned long lineno = 0;
 	uint64_t off;
 	FILE *out;
+	int argi = 1;
 
 	if (!buf)
 		return 2;
@@ -47,6 +50,7 @@ int main(int argc, char **argv)
 	if (!enc)
 		return 2;
 
+next_stream:
 	while (fgets(line, sizeof(line), stdin)) {
 		struct pt_packet p;
 		char *save, *op;
@@ -56,6 +60,16 @@ int main(int argc, char **argv)
 		op = strtok_r(line, " \t\r\n", &save);
 		if (!op || op[0] == '#')
 			continue;
+		if (!strcmp(op, "---") && argi + 1 < argc) {
+			if (pt_enc_get_offset(enc, &off) < 0)
+				return 2;
+			out = fopen(argv[argi++], "wb");
+			if (!out || fwrite(buf, 1, off, out) != off)
+				return 2;
+			fclose(out);
+			pt_enc_sync_set(enc, 0);
+			goto next_stream;
+		}
 		memset(&p, 0, sizeof(p));
 		if (!strcmp(op, "raw")) {
 			char *t;
@@ -158,7 +172,7 @@ int main(int argc, char **argv)
 	}
 	if (pt_enc_get_offset(enc, &off) < 0)
 		return 2;
-	out = argc > 1 ? fopen(argv[1], "wb") : stdout;
+	out = argi < argc ? fopen(argv[argi], "wb") : stdout;
 	if (!out || fwrite(buf, 1, off, out) != off)
 		return 2;
 	if (out != stdout)

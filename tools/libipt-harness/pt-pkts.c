@@ -12,6 +12,8 @@
  *                           packaged: sync to the first PSB, one line per
  *                           packet, "[off: error decoding packet: <err>]"
  *                           and a resync on errors.
+ * Several FILEs (without --count): each one's output is preceded by a line
+ * "== FILE".
  * Field formats are documented in README.md; test/pt-packets-libipt.test.ts
  * prints perfpoke's packets the same way.
  */
@@ -205,33 +207,18 @@ static void ptdump(struct pt_packet_decoder *dec)
 	}
 }
 
-int main(int argc, char **argv)
+static int one_file(int count, int fmt_ptdump, const char *path)
 {
 	struct pt_config config;
 	struct pt_packet_decoder *dec;
 	struct pt_packet pkt;
 	struct timespec t0, t1;
-	int count = 0, fmt_ptdump = 0, err;
-	const char *path;
+	int err;
 	uint8_t *buf;
 	long size;
 	FILE *f;
 	uint64_t npkts = 0, off;
 
-	if (argc > 1 && !strcmp(argv[1], "--count")) {
-		count = 1;
-		argv++;
-		argc--;
-	} else if (argc > 1 && !strcmp(argv[1], "--ptdump")) {
-		fmt_ptdump = 1;
-		argv++;
-		argc--;
-	}
-	if (argc != 2) {
-		fprintf(stderr, "usage: pt-pkts [--count|--ptdump] FILE\n");
-		return 2;
-	}
-	path = argv[1];
 	f = fopen(path, "rb");
 	if (!f || fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET))
 		return 2;
@@ -281,5 +268,32 @@ int main(int argc, char **argv)
 			       (t1.tv_nsec - t0.tv_nsec));
 	pt_pkt_free_decoder(dec);
 	free(buf);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int count = 0, fmt_ptdump = 0, i, rc;
+
+	if (argc > 1 && !strcmp(argv[1], "--count")) {
+		count = 1;
+		argv++;
+		argc--;
+	} else if (argc > 1 && !strcmp(argv[1], "--ptdump")) {
+		fmt_ptdump = 1;
+		argv++;
+		argc--;
+	}
+	if (argc < 2 || (count && argc != 2)) {
+		fprintf(stderr, "usage: pt-pkts [--count|--ptdump] FILE...\n");
+		return 2;
+	}
+	for (i = 1; i < argc; i++) {
+		if (argc > 2)
+			printf("== %s\n", argv[i]);
+		rc = one_file(count, fmt_ptdump, argv[i]);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }

@@ -111,6 +111,9 @@ export const NEED_MORE: unique symbol = Symbol('NEED_MORE');
 export type NeedMore = typeof NEED_MORE;
 
 function u64(lo: number, hi: number): bigint {
+  // one bigint instead of four for the common small payloads
+  if (hi === 0) return BigInt(lo);
+  if (hi < 0x200000) return BigInt(hi * 4294967296 + lo);
   return (BigInt(hi) << 32n) | BigInt(lo);
 }
 
