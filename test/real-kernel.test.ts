@@ -424,6 +424,7 @@ test('real-kernel phase B: Linux 6.1 inflates the records of all but the newest 
   // perf 6.1 reads sample_id from the end of the record: those pokes print at time 0
   const s = perfScript(join(FIX, 'perf-kcore'));
   if (s) {
+    assert.equal(s.stderr, '', 'perf reads the file without a warning');
     const zero = s.pokes.filter((p) => p.time === '0.000000');
     assert.equal(zero.length, inflated.length, 'perf prints time 0 for exactly the inflated records');
   }
