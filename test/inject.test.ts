@@ -123,6 +123,15 @@ test('-i DIR (perf --kcore layout) writes G/data and copies kcore_dir', async ()
   assert.deepEqual(await typeCounts(join(outDir, 'data')), await typeCounts(join(dir, 'data')));
 });
 
+test('-i - reads a pipe-mode stream from stdin in one pass', (t) => {
+  const input = fx('recorded/pipe-tp.data');
+  const out = join(tmp, 'stdin.data');
+  const r = runCli(['inject', '-i', '-', '-o', out], { input: readFileSync(input) });
+  assert.equal(r.status, 0, r.stderr);
+  if (!runPerf(['--version'])) return t.skip('perf not installed');
+  assert.equal(perfOk(['script', '-i', out]), perfOk(['script', '-i', input]));
+});
+
 test('usage errors: one line, exit 2', async () => {
   const r = runCli(['inject', '-i', fx('recorded/sw.data'), '-o', join(tmp, 'x.data'), '--strip', 'no_such_type']);
   assert.equal(r.status, 2);

@@ -5,10 +5,9 @@ import { createInterface } from 'node:readline';
 import { RecordType, RFC_TEXT_POKE_TYPE, PERF_RECORD_MISC_KERNEL } from '../abi/record-type.js';
 import { featureName } from '../abi/feature.js';
 import type { EventAttr } from '../abi/event-attr.js';
-import { PerfFile } from './perf-file.js';
 import type { PerfRecord } from './records/index.js';
 import { featureIdOf, type FeatureData } from './features/index.js';
-import { attrIndexer, readInputInfo } from './writer-copy.js';
+import { attrIndexer, openInput } from './writer-copy.js';
 import { PerfDataWriter, type WriterAttr } from './writer.js';
 import { fromHex, toJsonValue } from './jsonl-values.js';
 
@@ -132,8 +131,7 @@ function writeLine(s: NodeJS.WritableStream, obj: unknown): Promise<void> | unde
 
 /** perf.data → JSON lines, streamed. */
 export async function perfDataToJsonl(input: string, out: string, opts: { textPokeAbi?: 'final' | 'rfc' } = {}): Promise<void> {
-  const info = await readInputInfo(input, opts);
-  const f = await PerfFile.open(input, opts);
+  const { f, info, records } = await openInput(input, opts, () => 'expand');
   try {
     await withOutput(out, async (s) => {
       await writeLine(s, {
@@ -149,7 +147,7 @@ export async function perfDataToJsonl(input: string, out: string, opts: { textPo
         await writeLine(s, { kind: 'feature', id, name: featureName(id), value: toJsonValue(ft) });
       }
       const layoutIndex = attrIndexer(f);
-      for await (const raw of f.records({ compressed: 'expand' })) {
+      for await (const raw of records) {
         if (raw.type === RecordType.HEADER_ATTR || raw.type === RecordType.HEADER_FEATURE) continue; // in the first lines already
         const rec = raw.decode();
         const p = writeLine(s, recordToJson(rec, layoutIndex(raw.layout)));

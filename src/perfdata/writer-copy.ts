@@ -39,35 +39,74 @@ export interface InputInfo {
   size: number;
 }
 
-/** Attrs (with EVENT_DESC names) and decoded features of an input, in file or pipe mode. */
-export async function readInputInfo(path: string, opts: ReaderOptions = {}): Promise<InputInfo> {
+/** An opened input: what the writer needs up front, then the records. */
+export interface OpenedInput {
+  f: PerfFile;
+  info: InputInfo;
+  records: AsyncGenerator<RawRecord>;
+}
+
+function buildInfo(f: PerfFile, featRaw: { id: number; offset: number; bytes: Uint8Array }[]): InputInfo {
+  const features = decodeFeatureEntries(featRaw, f.le).map((e) => e.data);
+  const ed = features.find((x) => x.kind === 'event_desc');
+  const names = ed && ed.kind === 'event_desc' ? ed.events.map((e) => e.name) : [];
+  const attrs = f.attrs.map((a, i) => ({ attr: a.attr, ids: a.ids, name: names[i] }));
+  const size = f.pipe ? 0 : f.header.data.offset + f.header.data.size;
+  return { attrs, features, le: f.le, pipe: f.pipe, size };
+}
+
+/**
+ * Open an input in one pass, file or pipe mode (a path, or '-' for stdin).
+ * Pipe mode sends attrs and features as records before the data: those
+ * leading user records (type ≥ 64) are read and kept (copied) until the first
+ * kernel record, so `info` is complete before `records` starts; memory is
+ * bounded by that preamble. `compressed` is decided from the byte order.
+ */
+export async function openInput(path: string, opts: ReaderOptions, compressed: (le: boolean) => 'expand' | 'raw'): Promise<OpenedInput> {
   const f = await PerfFile.open(path, opts);
   try {
-    let featRaw: { id: number; offset: number; bytes: Uint8Array }[] = [];
-    if (f.pipe) {
-      // pipe mode: attrs and features are records at the start of the stream
-      for await (const r of f.records({ compressed: 'raw' })) {
-        if (r.type === RecordType.HEADER_FEATURE) {
-          const dv = new DataView(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength);
-          featRaw.push({ id: Number(dv.getBigUint64(8, f.le)), offset: r.fileOffset + 16, bytes: r.bytes.slice(16) });
-        }
+    const mode = compressed(f.le);
+    if (!f.pipe) {
+      const featRaw = [];
+      for (const id of f.header.features) featRaw.push({ id, offset: f.featureSection(id)!.offset, bytes: (await f.readFeature(id))! });
+      return { f, info: buildInfo(f, featRaw), records: f.records({ compressed: mode }) };
+    }
+    const it = f.records({ compressed: mode });
+    const pre: RawRecord[] = [];
+    const featRaw: { id: number; offset: number; bytes: Uint8Array }[] = [];
+    let first: IteratorResult<RawRecord> | undefined;
+    for (;;) {
+      const n = await it.next();
+      if (n.done || n.value.type < 64) {
+        first = n;
+        break;
       }
-    } else {
-      featRaw = [];
-      for (const id of f.header.features) {
-        const s = f.featureSection(id)!;
-        featRaw.push({ id, offset: s.offset, bytes: (await f.readFeature(id))! });
+      const r = n.value;
+      if (r.type === RecordType.HEADER_FEATURE) {
+        const dv = new DataView(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength);
+        featRaw.push({ id: Number(dv.getBigUint64(8, f.le)), offset: r.fileOffset + 16, bytes: r.bytes.slice(16) });
+      }
+      pre.push(r.copy());
+    }
+    async function* rest(): AsyncGenerator<RawRecord> {
+      yield* pre;
+      if (first && !first.done) {
+        yield first.value;
+        yield* it;
       }
     }
-    const features = decodeFeatureEntries(featRaw, f.le).map((e) => e.data);
-    const ed = features.find((x) => x.kind === 'event_desc');
-    const names = ed && ed.kind === 'event_desc' ? ed.events.map((e) => e.name) : [];
-    const attrs = f.attrs.map((a, i) => ({ attr: a.attr, ids: a.ids, name: names[i] }));
-    const size = f.pipe ? 0 : f.header.data.offset + f.header.data.size;
-    return { attrs, features, le: f.le, pipe: f.pipe, size };
-  } finally {
+    return { f, info: buildInfo(f, featRaw), records: rest() };
+  } catch (e) {
     await f.close();
+    throw e;
   }
+}
+
+/** Attrs (with EVENT_DESC names) and decoded features of an input, in file or pipe mode. */
+export async function readInputInfo(path: string, opts: ReaderOptions = {}): Promise<InputInfo> {
+  const { f, info } = await openInput(path, opts, () => 'raw');
+  await f.close();
+  return info;
 }
 
 /** Attr index of a record's layout; pipe mode learns attrs while reading, so look up lazily. */
@@ -89,10 +128,11 @@ const PIPE_ONLY = new Set<number>([RecordType.HEADER_ATTR, RecordType.HEADER_EVE
 
 export async function copyPerfData(input: string, output: string, opts: CopyOptions = {}): Promise<CopyResult> {
   const rfc = opts.textPokeAbi === 'rfc';
-  const info = await readInputInfo(input, { textPokeAbi: opts.textPokeAbi });
   const outLe = !opts.bigEndian;
+  const expandFor = (le: boolean) => le !== outLe || rfc || !!opts.keep || !!opts.padRecords;
+  const { f, info, records } = await openInput(input, { textPokeAbi: opts.textPokeAbi }, (le) => (expandFor(le) ? 'expand' : 'raw'));
   const swap = outLe !== info.le;
-  const expand = swap || rfc || !!opts.keep || !!opts.padRecords;
+  const expand = expandFor(info.le);
   const attrs = info.attrs.map((a) => {
     let flags = a.attr.flags;
     if (rfc && (flags >> BigInt(RFC_TEXT_POKE_ATTR_BIT)) & 1n) {
@@ -101,18 +141,18 @@ export async function copyPerfData(input: string, output: string, opts: CopyOpti
     }
     return { ...a, attr: { ...a.attr, flags } };
   });
-  const features = info.features.filter((f) => {
-    if (expand && f.kind === 'compressed') return false; // we write the records unpacked, as perf inject does
-    if (f.kind === 'event_desc') return false; // regenerated from the attrs as written
-    return !swap || canChangeByteOrder(f);
+  const features = info.features.filter((ft) => {
+    if (expand && ft.kind === 'compressed') return false; // we write the records unpacked, as perf inject does
+    if (ft.kind === 'event_desc') return false; // regenerated from the attrs as written
+    return !swap || canChangeByteOrder(ft);
   });
-  const writer = await PerfDataWriter.create(output, attrs, { bigEndian: opts.bigEndian, features, padRecords: opts.padRecords });
   const res: CopyResult = { records: 0, dropped: 0, converted: 0 };
-  const f = await PerfFile.open(input, { textPokeAbi: opts.textPokeAbi });
+  let writer: PerfDataWriter | undefined;
   try {
+    writer = await PerfDataWriter.create(output, attrs, { bigEndian: opts.bigEndian, features, padRecords: opts.padRecords });
     const layoutIndex = attrIndexer(f);
     let n = 0;
-    for await (const raw of f.records({ compressed: expand ? 'expand' : 'raw' })) {
+    for await (const raw of records) {
       if (++n % 4096 === 0) opts.progress?.(raw.fileOffset, info.size);
       if (PIPE_ONLY.has(raw.type)) continue; // the writer writes its own attrs and features
       if (opts.keep && !opts.keep(raw)) {
@@ -141,7 +181,7 @@ export async function copyPerfData(input: string, output: string, opts: CopyOpti
     }
     await writer.finish();
   } catch (e) {
-    await writer.abort();
+    await writer?.abort();
     throw e;
   } finally {
     await f.close();

@@ -58,7 +58,7 @@ export async function inject(opts: InjectOptions): Promise<CopyResult> {
   let input = opts.input;
   let output = opts.output;
   let kcoreDir: string | undefined;
-  if ((await stat(input)).isDirectory()) {
+  if (input !== '-' && (await stat(input)).isDirectory()) {
     // perf record --kcore: DIR/data plus DIR/kcore_dir/{kcore,kallsyms,modules}
     if (!existsSync(join(input, 'data'))) throw new UsageError(`${input}: a directory input must hold 'data' (perf record --kcore output)`);
     kcoreDir = join(input, 'kcore_dir');
@@ -100,7 +100,7 @@ export function register(program: Command): void {
   program
     .command('inject')
     .description('copy a perf.data file, dropping record types, keeping a time window or converting RFC text pokes')
-    .requiredOption('-i, --input <file|dir>', 'perf.data file, or a perf --kcore directory (DIR/data + DIR/kcore_dir)')
+    .requiredOption('-i, --input <file|dir>', "perf.data file ('-': pipe mode from stdin), or a perf --kcore directory (DIR/data + DIR/kcore_dir)")
     .requiredOption('-o, --output <file|dir>', "output file ('-' for pipe mode on stdout); a directory when the input is one")
     .option('--strip <types>', 'drop these record types (comma separated, perf names, case-insensitive): text_poke,ksymbol')
     .option('--time <start,end>', "keep samples in this window (perf's --time format, seconds); other records and samples without a time are kept")
