@@ -181,3 +181,20 @@ test('--raw, --json and --format=ptdump', (t) => {
   const bad = runCli(['pt-dump', '--raw', '-i', file, '--format=xml']);
   assert.equal(bad.status, 2);
 });
+
+test('loadAuxQueues: one queue per CPU with the buffers perf lists', async () => {
+  const { loadAuxQueues } = await import('../src/intelpt/aux-queues.js');
+  const f = await PerfFile.open(join(dir, 'sim', 'data'));
+  const { queues, info } = await loadAuxQueues(f, { keepData: true });
+  await f.close();
+  assert.equal(info?.type, 'intel_pt');
+  const perf = runPerf(['script', '-D', '-i', join(dir, 'sim')]);
+  const want = [...(perf?.stdout ?? '').matchAll(/PERF_RECORD_AUXTRACE size: (0x[0-9a-f]+) +offset: (\S+) +ref: (\S+) +idx: (\d+) +tid: (-?\d+) +cpu: (-?\d+)/g)].map((m) => ({
+    size: Number(m[1]), offset: BigInt(m[2]!), reference: BigInt(m[3]!), idx: Number(m[4]), tid: Number(m[5]), cpu: Number(m[6]),
+  }));
+  assert.ok(want.length >= 2);
+  const got = queues.all().flatMap((q) => q.buffers.map((b) => ({ size: b.size, offset: b.offset, reference: b.reference, idx: b.idx, tid: b.tid, cpu: b.cpu, q: q.key })));
+  for (const w of want) assert.ok(got.some((g) => g.size === w.size && g.offset === w.offset && g.reference === w.reference && g.cpu === w.cpu && g.q === `cpu:${w.cpu}`), JSON.stringify(w, (_k, v) => (typeof v === 'bigint' ? String(v) : v)));
+  assert.equal(got.length, want.length);
+  for (const b of queues.all().flatMap((x) => x.buffers)) assert.equal(b.data?.length, b.size);
+});

@@ -4,6 +4,7 @@ import {
   PERF_AUX_FLAG_PARTIAL,
   PERF_AUX_FLAG_COLLISION,
 } from '../abi/record-type.js';
+import { decodeAuxtracePriv, type AuxtraceInfo } from './auxtrace-info.js';
 
 /**
  * AUXTRACE buffers grouped into per-CPU (or, for per-thread mmaps, per-thread)
@@ -103,4 +104,66 @@ export class AuxQueues {
   all(): AuxQueue[] {
     return [...this.byKey.values()].sort((a, b) => a.cpu - b.cpu || a.tid - b.tid);
   }
+}
+
+/** What loadAuxQueues needs of a perf.data reader (src/perfdata PerfFile satisfies it). */
+export interface AuxRecordSource {
+  records(): AsyncIterable<{
+    type: number;
+    size: number;
+    fileOffset: number;
+    auxData?: Uint8Array;
+    decode(): unknown;
+  }>;
+}
+
+const AUX = 11;
+const ITRACE_START = 12;
+const AUXTRACE_INFO = 70;
+const AUXTRACE = 71;
+
+/**
+ * Reads a file's AUXTRACE_INFO, AUXTRACE, AUX and ITRACE_START records into
+ * queues (perf's auxtrace_queues__add_event). PER_CPU_MMAPS from the intel_pt
+ * AUXTRACE_INFO decides CPU vs thread queues (CPU when there is none).
+ * With `keepData`, each buffer keeps a copy of its bytes; otherwise only its
+ * file offset (the data follows the 48-byte AUXTRACE record).
+ */
+export async function loadAuxQueues(src: AuxRecordSource, opts: { keepData?: boolean } = {}): Promise<{ queues: AuxQueues; info?: AuxtraceInfo }> {
+  let info: AuxtraceInfo | undefined;
+  let queues: AuxQueues | undefined;
+  const pendingAux: { cpu: number; tid: number; e: { auxOffset: bigint; auxSize: bigint; flags: bigint; time?: bigint } }[] = [];
+  const pendingStarts: { cpu: number; s: ItraceStart }[] = [];
+  const q = (): AuxQueues => (queues ??= new AuxQueues(info?.type === 'intel_pt' ? info.perCpuMmaps : true));
+  for await (const r of src.records()) {
+    if (r.type === AUXTRACE_INFO) {
+      const rec = r.decode() as { auxType: number; priv: bigint[] };
+      info = decodeAuxtracePriv(rec.auxType, rec.priv, r.fileOffset);
+    } else if (r.type === AUXTRACE) {
+      const rec = r.decode() as { offset: bigint; reference: bigint; idx: number; tid: number; cpu: number };
+      const data = r.auxData;
+      q().addBuffer({
+        offset: rec.offset,
+        size: data?.length ?? 0,
+        reference: rec.reference,
+        idx: rec.idx,
+        tid: rec.tid,
+        cpu: rec.cpu,
+        fileOffset: r.fileOffset + r.size,
+        ...(opts.keepData && data ? { data: data.slice() } : {}),
+      });
+    } else if (r.type === AUX || r.type === ITRACE_START) {
+      const rec = r.decode() as { auxOffset?: bigint; auxSize?: bigint; flags?: bigint; pid?: number; tid?: number; sampleId?: { cpu?: number; tid?: number; time?: bigint } };
+      const cpu = rec.sampleId?.cpu ?? -1;
+      const tid = rec.sampleId?.tid ?? rec.tid ?? -1;
+      const time = rec.sampleId?.time;
+      if (r.type === AUX) pendingAux.push({ cpu, tid, e: { auxOffset: rec.auxOffset!, auxSize: rec.auxSize!, flags: rec.flags!, ...(time !== undefined ? { time } : {}) } });
+      else pendingStarts.push({ cpu, s: { pid: rec.pid!, tid: rec.tid!, ...(time !== undefined ? { time } : {}) } });
+    }
+  }
+  // AUX/ITRACE_START may come before AUXTRACE_INFO (which perf writes at the end in some modes)
+  const qs = q();
+  for (const a of pendingAux) qs.addAux(a.cpu, a.tid, a.e);
+  for (const s of pendingStarts) qs.addItraceStart(s.cpu, s.s);
+  return { queues: qs, ...(info ? { info } : {}) };
 }

@@ -144,3 +144,31 @@ test('invalid and unreadable bytes stop a block', () => {
   assert.equal(classifyInsn(Uint8Array.from([0x06]), 0n), null);
   assert.equal(classifyInsn(Uint8Array.from([0xe8, 0x00]), 0n), null, 'truncated call');
 });
+
+test('invalidate: a poke fixing the bytes a block stopped on drops it; a poke just after a branch block does not', () => {
+  // 0x1000: nop; nop; (06 = invalid in 64-bit)   0x2000: nop; ret   0x2002: nop; ret
+  const mem = new Map<bigint, number[]>([
+    [0x1000n, [0x90, 0x90, 0x06, 0x90]],
+    [0x2000n, [0x90, 0xc3, 0x90, 0xc3]],
+  ]);
+  const read = (addr: bigint, len: number): Uint8Array | undefined => {
+    for (const [base, bytes] of mem) {
+      if (addr >= base && addr < base + BigInt(bytes.length)) return Uint8Array.from(bytes.slice(Number(addr - base), Number(addr - base) + len));
+    }
+    return undefined;
+  };
+  const cache = new BlockCache(read);
+  const a = cache.get(0x1000n);
+  assert.equal(a.end, 0x1002n);
+  const b = cache.get(0x2000n);
+  assert.equal(b.stop, 'branch');
+  assert.equal(b.end, 0x2002n);
+  assert.equal(cache.invalidate(0x2002n, 0x2003n) >= 0, true);
+  assert.equal(cache.get(0x2000n), b, 'block ending before the poke kept');
+  mem.set(0x1000n, [0x90, 0x90, 0x90, 0xc3]);
+  assert.ok(cache.invalidate(0x1002n, 0x1003n) >= 1);
+  const a2 = cache.get(0x1000n);
+  assert.notEqual(a2, a);
+  assert.equal(a2.stop, 'branch');
+  assert.deepEqual(a2.insns.map((i) => i.op), ['other', 'other', 'other', 'ret']);
+});
