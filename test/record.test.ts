@@ -215,3 +215,20 @@ test('record -a until SIGINT: the file is finished and no temporary file is left
   assertPerfQuiet(['report', '--stats', '-i', f]);
   rmSync(dir, { recursive: true, force: true });
 });
+
+test('record: the workload exit status becomes ours and the previous output is kept as .old (as perf)', (t) => {
+  const why = skipReason();
+  if (why) return t.skip(why);
+  const dir = scratch('status');
+  const f = join(dir, 'st.data');
+  const a = runCli(['record', '-a', '--no-switch-events', '-o', f, '--', 'true']);
+  assert.equal(a.status, 0, a.stderr);
+  const b = runCli(['record', '-a', '--no-switch-events', '-o', f, '--', 'sh', '-c', 'exit 3']);
+  assert.equal(b.status, 3, b.stderr);
+  assert.match(b.stderr, /the command exited with 3/);
+  assert.deepEqual(readdirSync(dir).sort(), ['st.data', 'st.data.old']);
+  assertPerfQuiet(['report', '--stats', '-i', f]);
+  assertPerfQuiet(['report', '--stats', '-i', `${f}.old`]);
+  const h = assertPerfQuiet(['report', '--header-only', '-i', f]);
+  assert.doesNotMatch(h, /context_switch/, '--no-switch-events');
+});

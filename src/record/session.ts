@@ -12,7 +12,7 @@ import { basename, dirname, join } from 'node:path';
 import { recordTypeName } from '../abi/record-type.js';
 import { onlineCpus } from './cpus.js';
 import { RECORD_ATTR_SIZE, samplingEvent, trackingEvent, type RecordEvent } from './events.js';
-import { encodeEventAttr } from '../abi/event-attr.js';
+import { attrFlag, encodeEventAttr, withAttrFlag } from '../abi/event-attr.js';
 import { ByteWriter } from '../io/byte-writer.js';
 import { buildFeatures } from './features.js';
 import { HOST_LE, PerfFileOutput } from './file-output.js';
@@ -74,6 +74,8 @@ export interface RecordResult {
   events: string[];
   /** Workload exit code (or signal name), when there was one. */
   commandExit?: number | string;
+  /** Things the user should know (a feature this kernel lacks). */
+  warnings: string[];
   seconds: number;
 }
 
@@ -153,19 +155,32 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
   const cpus = onlineCpus();
 
   let rec: NativeRecorder;
+  const warnings: string[] = [];
   let output: PerfFileOutput | undefined;
   let failure: unknown;
   let finalSeen!: () => void;
   const final = new Promise<void>((res) => (finalSeen = res));
   try {
-    rec = new Recorder({ cpus, attrs: events.map(stampId), pages, pollMs: o.pollMs ?? 100 }, (chunk, isFinal) => {
+    const onChunk = (chunk: Buffer | null, isFinal: boolean): void => {
       try {
         if (chunk && output && failure === undefined) output.writeRecords(chunk);
       } catch (e) {
         failure ??= e;
       }
       if (isFinal) finalSeen();
-    });
+    };
+    const open = (): NativeRecorder => new Recorder({ cpus, attrs: events.map(stampId), pages, pollMs: o.pollMs ?? 100 }, onChunk);
+    try {
+      rec = open();
+    } catch (e) {
+      // Kernels before 5.9 reject text_poke (EINVAL on the tracking event):
+      // record without it, as perf falls back on missing features, and say so.
+      const tracking = events[0]!.attr;
+      if (!/event 0\): .*errno 22/.test((e as Error).message) || !attrFlag(tracking, 'text_poke')) throw e;
+      tracking.flags = withAttrFlag(tracking.flags, 'text_poke', false);
+      rec = open();
+      warnings.push('this kernel does not know attr.text_poke (Linux < 5.9): recording without TEXT_POKE records');
+    }
   } catch (e) {
     throw new RecordError(openHint((e as Error).message));
   }
@@ -224,6 +239,7 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
     if (failure !== undefined) throw failure;
     if (s.writeErrno !== 0) throw new RecordError(`writing ${dataPath}: ${osErrorName(s.writeErrno)} (errno ${s.writeErrno})`);
     output.appendedUpTo(s.fileEnd);
+    if (!stage) moveAside(o.output); // perf keeps the previous perf.data as perf.data.old
     const fileBytes = output.finish(
       buildFeatures({
         le: HOST_LE,
@@ -254,6 +270,7 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
       cpus,
       events: events.map((e) => e.name),
       commandExit,
+      warnings,
       seconds: Number(process.hrtime.bigint() - t0) / 1e9,
     };
   } catch (e) {

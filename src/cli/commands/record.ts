@@ -55,11 +55,15 @@ export function register(program: Command): void {
           signal: abort.signal,
           cmdline: ['perfpoke', ...process.argv.slice(process.argv.indexOf('record'))],
         });
+        for (const w of r.warnings) process.stderr.write(`perfpoke record: warning: ${w}\n`);
+        if (r.commandExit !== undefined && r.commandExit !== 0) process.stderr.write(`perfpoke record: the command exited with ${r.commandExit}\n`);
         process.stderr.write(`[ perfpoke record: Woken up ${r.wakeups} times to write data ]\n`);
         process.stderr.write(
           `[ perfpoke record: Captured and wrote ${(r.fileBytes / 1048576).toFixed(3)} MB ${r.output} (${r.records} records, ${r.lost} lost) ]\n`,
         );
         if (opts.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
+        // like perf record: the workload's exit status becomes ours
+        if (typeof r.commandExit === 'number' && r.commandExit !== 0) process.exitCode = r.commandExit;
       } catch (e) {
         const code = (e as { exitCode?: unknown }).exitCode;
         if (typeof code === 'number' && !(e instanceof UsageError)) throw new UsageError((e as Error).message, code);
