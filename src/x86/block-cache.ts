@@ -1,5 +1,5 @@
 import { Decoder, DecoderOptions, Instruction } from 'iced-x86';
-import { classifyFast, type InsnClass } from './classify.js';
+import { codeClass, type InsnClass } from './classify.js';
 
 /** One decoded instruction of a block. */
 export interface Insn extends InsnClass {
@@ -26,6 +26,8 @@ export type CodeRead = (addr: bigint, len: number) => Uint8Array | undefined;
 const PAGE_SHIFT = 12n;
 const MAX_INSN = 15;
 const CHUNK = 256;
+/** BigInt(0..15), so advancing the address allocates one bigint, not two. */
+const SMALL = Array.from({ length: 16 }, (_v, i) => BigInt(i));
 
 /**
  * Decoded blocks keyed by start address (perf's intel_pt cache of
@@ -146,19 +148,20 @@ export class BlockCache {
         let off = 0;
         while (off < safe) {
           d.decodeOut(ins);
-          const c = classifyFast(ins);
-          if (!c) {
+          const t = codeClass(ins);
+          if (!t) {
             // cut off at the end of readable memory, or really invalid bytes
             const stop = short && off + MAX_INSN > bytes.length ? 'nomap' : 'invalid';
             return first ?? { start, end: pos, insns, stop };
           }
-          const insn = c as Insn;
-          insn.ip = pos;
+          const length = ins.length;
+          // one object shape for every instruction (target undefined when there is none)
+          const insn: Insn = { ip: pos, length, op: t.op, indirect: t.indirect, target: t.direct ? ins.nearBranchTarget : undefined, endsBlock: t.endsBlock };
           insns.push(insn);
-          pos += BigInt(c.length);
-          off += c.length;
-          if (c.endsBlock || insns.length >= this.maxInsns) {
-            const b: Block = { start: bstart, end: pos, insns, stop: c.endsBlock ? 'branch' : 'limit' };
+          pos += SMALL[length]!;
+          off += length;
+          if (t.endsBlock || insns.length >= this.maxInsns) {
+            const b: Block = { start: bstart, end: pos, insns, stop: t.endsBlock ? 'branch' : 'limit' };
             if (!first) first = b;
             else this.register(b);
             if (this.blocks.has(pos)) return first;

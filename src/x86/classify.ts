@@ -73,13 +73,25 @@ export function classifyDecoded(ins: Instruction): InsnClass | null {
  * Code and looked up after that: a block walk then costs three wasm calls per
  * instruction (decodeOut, code, length) plus one per direct branch (target).
  */
-interface CodeClass {
+export interface CodeClass {
   op: InsnOp;
   indirect: boolean;
   endsBlock: boolean;
   direct: boolean;
 }
 const byCode: (CodeClass | null | undefined)[] = [];
+
+/** The per-Code class of the decoded instruction (null: invalid), without its length/target. */
+export function codeClass(ins: Instruction): CodeClass | null {
+  const code = ins.code;
+  if (code === 0) return null; // Code.INVALID
+  let t = byCode[code];
+  if (t === undefined) {
+    const c = classifyDecoded(ins);
+    t = byCode[code] = c ? { op: c.op, indirect: c.indirect, endsBlock: c.endsBlock, direct: c.target !== undefined } : null;
+  }
+  return t;
+}
 
 export function classifyFast(ins: Instruction): InsnClass | null {
   const code = ins.code;
