@@ -30,6 +30,7 @@ import { Feature } from '../abi/feature.js';
 import { RecordType } from '../abi/record-type.js';
 import { attrFlag } from '../abi/event-attr.js';
 import { decodeFeature } from '../perfdata/features/index.js';
+import { isFormatError } from '../io/errors.js';
 import { PerfFile, type AttrEntry, type AttrLayout, type RawRecord, type ReaderOptions } from '../perfdata/index.js';
 import { defaultEventName } from './event-names.js';
 import { OrderedEvents, type OrderedEventsStats } from './ordered-events.js';
@@ -172,6 +173,19 @@ export class Session {
    * Throws FormatError (naming the file and offset) for malformed input.
    */
   async *events(): AsyncGenerator<RawRecord> {
+    try {
+      yield* this.deliver();
+    } catch (e) {
+      throw this.named(e);
+    }
+  }
+
+  /** A FormatError from a decode anywhere above the reader, now naming the file. */
+  named(e: unknown): unknown {
+    return isFormatError(e) ? e.withFile(this.file.path) : e;
+  }
+
+  private async *deliver(): AsyncGenerator<RawRecord> {
     if (!this.ordered) {
       this.queueStats = undefined;
       for await (const raw of this.file.records()) {
@@ -222,6 +236,6 @@ export async function openSession(path: string, opts: SessionOptions = {}): Prom
     return s;
   } catch (e) {
     await file.close();
-    throw e;
+    throw isFormatError(e) ? e.withFile(path) : e;
   }
 }

@@ -36,6 +36,14 @@ export interface SessionStats {
  * Throws FormatError for malformed input (the reader's, with file and offset).
  */
 export async function collectStats(s: Session, onProgress?: (fileOffset: number) => void): Promise<SessionStats> {
+  try {
+    return await count(s, onProgress);
+  } catch (e) {
+    throw s.named(e);
+  }
+}
+
+async function count(s: Session, onProgress?: (fileOffset: number) => void): Promise<SessionStats> {
   const counts = new Array<number>(128).fill(0);
   const other = new Map<number, number>();
   let total = 0;
@@ -65,6 +73,8 @@ export async function collectStats(s: Session, onProgress?: (fileOffset: number)
         const rec = raw.decode();
         if (rec.kind === 'sample') for (const d of splitter.split(rec, attr)) perAttrSamples[d.attrIndex] = (perAttrSamples[d.attrIndex] ?? 0) + 1;
       } else perAttrSamples[i] = (perAttrSamples[i] ?? 0) + 1;
+    } else if (t === RecordType.TEXT_POKE) {
+      raw.decode(); // validate: old_len + new_len must fit the record (FormatError otherwise)
     } else if (t === RecordType.LOST_SAMPLES) {
       const rec = raw.decode();
       const i = s.attrIndexOf(raw);

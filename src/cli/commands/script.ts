@@ -291,9 +291,12 @@ export class ScriptPrinter {
       case RecordType.CGROUP:
         if (o.showCgroupEvents) this.emitOther(raw, raw.decode(), 'sample');
         return;
-      case RecordType.TEXT_POKE:
-        if (o.showTextPokeEvents) this.emitOther(raw, raw.decode(), 'sample');
+      case RecordType.TEXT_POKE: {
+        // decoded even when not shown: a malformed poke (old_len + new_len past the record) is an error
+        const rec = raw.decode();
+        if (o.showTextPokeEvents) this.emitOther(raw, rec, 'sample');
         return;
+      }
       default:
         return;
     }
@@ -455,7 +458,11 @@ export async function runScript(input: string, opts: ScriptOptions, out?: Script
     await withProgress(s, async (tick) => {
       let n = 0;
       for await (const raw of s.events()) {
-        p.handle(raw);
+        try {
+          p.handle(raw);
+        } catch (e) {
+          throw s.named(e);
+        }
         if (buf.pending > 1 << 16) await buf.flush();
         if ((++n & 0xffff) === 0) tick(raw.fileOffset);
       }
