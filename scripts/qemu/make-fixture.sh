@@ -4,19 +4,21 @@
 #   1. install.sh          qemu, static busybox, Debian 6.1 kernel (apt)
 #   2. build-initramfs.sh  busybox + perf 6.1 + node + 9p modules + bpf-fentry
 #   3. boot.sh             qemu TCG; the guest runs guest-run.sh, which records
-#                          guest-workload.sh with perf 6.1 and perfpoke at once
+#                          guest-workload.sh with perf 6.1 alone (phase A), then
+#                          with perf 6.1 and perfpoke at once (phase B)
 #   4. trim_fixture.py     keeps only the kcore pages around the poked sites
 #   5. checks that perf 6.1 prints the same pokes (same symbols, same bytes)
 #      from the trimmed fixture as from the raw recording.
 #
 # Env: WORK (scratch dir, default /tmp/perfpoke-qemu), PERFPOKE=0 to record
 # with perf alone, QEMU_TIMEOUT (seconds, default 900), SKIP_BOOT=1 to only
-# re-trim the last run in WORK/out.
+# re-trim the last run in WORK/out, FIXTURE (default test/fixtures/real-kernel)
+# to write the trimmed fixture elsewhere.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 proj=$(cd "$here/../.." && pwd)
 work=${WORK:-/tmp/perfpoke-qemu}
-fix=$proj/test/fixtures/real-kernel
+fix=${FIXTURE:-$proj/test/fixtures/real-kernel}
 mkdir -p "$work"
 
 if [ -z "${SKIP_BOOT:-}" ]; then
