@@ -1,4 +1,4 @@
-import type { CodeImage, PlacedPoke } from './code-image.js';
+import { CodeImage, type PlacedPoke } from './code-image.js';
 import { isKernelPoke, pokeEnd, type KernelSymbolEvent, type Poke } from './poke.js';
 
 /**
@@ -86,7 +86,7 @@ export function checkImage(image: CodeImage, opts: CheckOptions = {}): CheckRepo
             siteEnd: site.end,
             stale: 0,
             poke: summarizePoke(pp.poke),
-            expected: hexOrGap(pp.expected, pp.expectedLive),
+            expected: ((b) => hexOrGap(b.bytes, b.live))(CodeImage.bytesBefore(pp)),
             actual: hexOrGap(pp.poke.oldBytes, new Uint8Array(pp.poke.oldBytes.length).fill(1)),
             windowAfter: prev?.poke.time,
             windowBefore: pp.poke.time,

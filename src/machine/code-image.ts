@@ -50,12 +50,10 @@ export interface PlacedPoke {
   /** Position in apply order (time, then file order). */
   seq: number;
   site: Site;
-  /** Whether its old bytes equal what the image held there just before it. */
+  /** Index in site.pokes: the image before it is states row k. */
+  k: number;
+  /** Whether its old bytes equal what the image held there just before it (see CodeImage.bytesBefore). */
   consistent: boolean;
-  /** The image's bytes over [addr, addr+old_len) just before it (null bytes = did not exist). */
-  expected: Uint8Array;
-  /** 1 per expected byte that existed. */
-  expectedLive: Uint8Array;
 }
 
 export interface Site {
@@ -107,13 +105,20 @@ export class CodeImage implements CodeReader {
     }
     sortInApplyOrder(applied);
     const sites = groupSites(applied);
-    const placed: PlacedPoke[] = new Array(applied.length);
     const img = new CodeImage(segs, [], [], ignored);
-    for (const g of sites) {
-      const site = img.fillSite(g.start, g.end, g.members, applied);
-      for (const pp of site.pokes) placed[pp.seq] = pp;
-      g.site = site;
-    }
+    // apply order → (site, k), so the flat list is built by appending (a
+    // large pre-sized array filled out of order would go to dictionary mode)
+    const siteOf = new Int32Array(applied.length);
+    const kOf = new Int32Array(applied.length);
+    sites.forEach((g, si) => {
+      g.site = img.fillSite(g.start, g.end, g.members, applied);
+      g.members.forEach((i, k) => {
+        siteOf[i] = si;
+        kOf[i] = k;
+      });
+    });
+    const placed: PlacedPoke[] = [];
+    for (let i = 0; i < applied.length; i++) placed.push(sites[siteOf[i]!]!.site!.pokes[kOf[i]!]!);
     return new CodeImage(
       segs,
       sites.map((g) => g.site!),
@@ -129,60 +134,77 @@ export class CodeImage implements CodeReader {
     const width = Number(end - start);
     const n = members.length;
     const states = new Uint8Array((n + 1) * width);
-    const liveRows = new Uint8Array((n + 1) * width);
     const known = new Uint8Array(width);
     // base from kcore
     this.copyBase(start, width, states, known);
-    liveRows.set(known);
-    // bytes kcore lacks: the first poke covering a byte defines it
-    for (const i of members) {
-      const p = applied[i]!;
+    // bytes kcore lacks: the first poke covering a byte defines it; a byte
+    // first reached by new bytes only does not exist before that poke
+    let allLive = true;
+    const deadAtStart: number[] = [];
+    for (let k = 0; k < n; k++) {
+      const p = applied[members[k]!]!;
+      const ol = p.oldBytes.length;
+      const nl = p.newBytes.length;
+      if (ol !== nl) allLive = false;
       const off = Number(p.addr - start);
-      const span = Math.max(p.oldBytes.length, p.newBytes.length);
+      const span = ol > nl ? ol : nl;
       for (let j = 0; j < span; j++) {
         if (known[off + j]) continue;
         known[off + j] = 1;
-        if (j < p.oldBytes.length) {
-          states[off + j] = p.oldBytes[j]!;
-          liveRows[off + j] = 1;
+        if (j < ol) states[off + j] = p.oldBytes[j]!;
+        else {
+          allLive = false;
+          deadAtStart.push(off + j);
         }
       }
     }
+    const liveRows = allLive ? null : new Uint8Array((n + 1) * width);
+    if (liveRows) {
+      // row 0: every known byte exists except those first written by new bytes
+      liveRows.set(known);
+      for (const j of deadAtStart) liveRows[j] = 0;
+    }
     const times = new BigInt64Array(n);
-    const placed: PlacedPoke[] = [];
-    const site: Site = { start, end, pokes: placed, times, states, live: null };
-    let everDead = false;
+    const placed: PlacedPoke[] = new Array(n);
+    const site: Site = { start, end, pokes: placed, times, states, live: liveRows };
     for (let k = 0; k < n; k++) {
       const i = members[k]!;
       const p = applied[i]!;
       const prev = k * width;
       const row = prev + width;
       states.copyWithin(row, prev, row);
-      liveRows.copyWithin(row, prev, row);
       const off = Number(p.addr - start);
       const ol = p.oldBytes.length;
-      const expected = states.slice(prev + off, prev + off + ol);
-      const expectedLive = liveRows.slice(prev + off, prev + off + ol);
-      let ok = true;
-      for (let j = 0; j < ol; j++) if (!expectedLive[j] || expected[j] !== p.oldBytes[j]) ok = false;
       const nl = p.newBytes.length;
+      const old = p.oldBytes;
+      let ok = true;
+      for (let j = 0; j < ol; j++) if (states[prev + off + j] !== old[j]) ok = false;
       states.set(p.newBytes, row + off);
-      liveRows.fill(1, row + off, row + off + nl);
-      if (ol > nl) {
-        states.fill(0, row + off + nl, row + off + ol);
-        liveRows.fill(0, row + off + nl, row + off + ol);
+      if (liveRows) {
+        liveRows.copyWithin(row, prev, row);
+        for (let j = 0; j < ol; j++) if (!liveRows[prev + off + j]) ok = false;
+        liveRows.fill(1, row + off, row + off + nl);
+        if (ol > nl) {
+          states.fill(0, row + off + nl, row + off + ol);
+          liveRows.fill(0, row + off + nl, row + off + ol);
+        }
       }
       times[k] = p.time;
-      placed.push({ poke: p, seq: i, site, consistent: ok, expected, expectedLive });
+      placed[k] = { poke: p, seq: i, site, k, consistent: ok };
     }
-    for (let j = 0; j < liveRows.length; j++) {
-      if (!liveRows[j]) {
-        everDead = true;
-        break;
-      }
-    }
-    site.live = everDead ? liveRows : null;
     return site;
+  }
+
+  /**
+   * What the image held over [addr, addr+old_len) just before a poke (the
+   * bytes its old bytes are checked against); live[j] = 0 where no code existed.
+   */
+  static bytesBefore(pp: PlacedPoke): { bytes: Uint8Array; live: Uint8Array } {
+    const s = pp.site;
+    const width = Number(s.end - s.start);
+    const at = pp.k * width + Number(pp.poke.addr - s.start);
+    const ol = pp.poke.oldBytes.length;
+    return { bytes: s.states.slice(at, at + ol), live: s.live ? s.live.slice(at, at + ol) : new Uint8Array(ol).fill(1) };
   }
 
   /** Copy kcore bytes over [start, start+width) into out; mark them in known. */
