@@ -28,7 +28,8 @@ test('perf.data → jsonl → perf.data → jsonl is the identity, both byte ord
       const la = readFileSync(a, 'utf8').split('\n');
       const lb = readFileSync(b, 'utf8').split('\n');
       // the first line names the byte order and input mode; pipe inputs become file mode
-      const norm = (l: string[]) => l.slice(1).filter((x) => !/"name":"(EVENT_DESC|SAMPLE_TIME|COMPRESSED)"/.test(x));
+      // EVENT_DESC/SAMPLE_TIME are regenerated; pipe-mode tracing data becomes the TRACING_DATA feature in file mode
+      const norm = (l: string[]) => l.slice(1).filter((x) => !/"name":"(EVENT_DESC|SAMPLE_TIME|COMPRESSED|TRACING_DATA)"|^\{"kind":"tracing_data"/.test(x));
       assert.deepEqual(norm(lb), norm(la), `${f} ${bigEndian ? 'BE' : 'LE'}`);
       assert.equal(JSON.parse(lb[0]!).byteOrder, bigEndian ? 'big' : 'little');
     }

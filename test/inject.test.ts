@@ -13,7 +13,7 @@ import { UsageError } from '../src/cli/errors.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'perfpoke-inject-'));
 const fx = (p: string) => join(repoRoot, 'test/fixtures', p);
-const BAD = /warning|failed|error/i;
+const BAD = /warning|failed|error|not yet supported|unsupported|invalid/i;
 
 async function typeCounts(path: string, textPokeAbi: 'final' | 'rfc' = 'final'): Promise<Map<number, number>> {
   const f = await PerfFile.open(path, { textPokeAbi });

@@ -13,8 +13,8 @@ import { copyPerfData } from '../src/perfdata/writer-copy.js';
  * offsets, so the text must be identical.
  */
 const tmp = mkdtempSync(join(tmpdir(), 'perfpoke-writer-perf-'));
-const FIXTURES = ['recorded/sw.data', 'recorded/zstd.data', 'recorded/pipe.data', 'recorded/bpf.data', 'features/group-clock.data'];
-const BAD = /warning|failed|error/i;
+const FIXTURES = ['recorded/sw.data', 'recorded/zstd.data', 'recorded/pipe-tp.data', 'recorded/bpf.data', 'features/group-clock.data'];
+const BAD = /warning|failed|error|not yet supported|unsupported|invalid/i;
 
 function perfClean(args: string[], what: string): string {
   const r = runPerf(args)!;
@@ -28,7 +28,9 @@ test('perf 6.1 reads every file the writer makes, without warnings, with the sam
   for (const fx of FIXTURES) {
     const input = join(repoRoot, 'test/fixtures', fx);
     const want = runPerf(['script', '-i', input])!.stdout;
-    const wantStats = runPerf(['report', '--stats', '-i', input])!.stdout;
+    // perf 6.1 itself stops early on pipe-mode files with tracing data ("unexpected end of event stream"): no reference then
+    const ref = runPerf(['report', '--stats', '-i', input])!;
+    const wantStats = ref.stderr.trim() ? undefined : ref.stdout;
     for (const [label, opts] of [['le', {}], ['be', { bigEndian: true }], ['padded', { padRecords: 8 }]] as const) {
       const out = join(tmp, `${label}.data`);
       await copyPerfData(input, out, opts);
@@ -41,13 +43,13 @@ test('perf 6.1 reads every file the writer makes, without warnings, with the sam
       perfClean(['report', '--header-only', '-I', '-i', out], what);
       const stats = perfClean(['report', '--stats', '-i', out], what);
       // unpacking COMPRESSED records (byte swap, padding) changes the record counts only by those records
-      if (!fx.includes('zstd') || label === 'le') {
-        // pipe-only records (ATTR, FEATURE) live in the header of a file-mode output
+      if (wantStats !== undefined && (!fx.includes('zstd') || label === 'le')) {
+        // pipe-only records (ATTR, FEATURE, TRACING_DATA) live in the header of a file-mode output
         const pick = (s: string) =>
           s
             .split('\n')
             .map((l) => /^\s+(\S+) events:\s+(\d+)/.exec(l))
-            .filter((m) => m && !['TOTAL', 'ATTR', 'FEATURE', 'EVENT_TYPE'].includes(m[1]!))
+            .filter((m) => m && !['TOTAL', 'ATTR', 'FEATURE', 'EVENT_TYPE', 'TRACING_DATA'].includes(m[1]!))
             .map((m) => `${m![1]} ${m![2]}`)
             .join('\n');
         assert.equal(pick(stats), pick(wantStats), `${what}: perf report --stats`);
@@ -58,7 +60,7 @@ test('perf 6.1 reads every file the writer makes, without warnings, with the sam
 
 test('pipe-mode output (-o -) is read by perf with the same records', (t) => {
   if (!runPerf(['--version'])) return t.skip('perf not installed');
-  for (const fx of ['recorded/sw.data', 'recorded/pipe.data']) {
+  for (const fx of ['recorded/tp.data', 'recorded/pipe.data']) {
     const input = join(repoRoot, 'test/fixtures', fx);
     const r = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'inject', '-i', input, '-o', '-'], { cwd: repoRoot, maxBuffer: 1 << 28 });
     assert.equal(r.status, 0, r.stderr.toString());

@@ -189,6 +189,13 @@ export class PerfDataWriter {
       if (data.length + 16 > 0xffff) continue;
       encodeRecord({ kind: 'header_feature', type: RecordType.HEADER_FEATURE, misc: 0, size: 0, fileOffset: 0, featId: id, data }, w);
     }
+    const td = this.features.get(Feature.TRACING_DATA);
+    if (td && td.kind === 'raw' && td.bytes.length) {
+      // pipe mode carries the tracepoint formats as a HEADER_TRACING_DATA record followed by the data, 8-aligned
+      const size = Math.ceil(td.bytes.length / 8) * 8;
+      encodeRecord({ kind: 'tracing_data', type: RecordType.HEADER_TRACING_DATA, misc: 0, size: 0, fileOffset: 0, dataSize: size }, w);
+      w.bytes(td.bytes).zeros(size - td.bytes.length);
+    }
     await this.sink.write(w.finish().slice());
   }
 
@@ -259,6 +266,11 @@ export class PerfDataWriter {
     if (this.done) throw new Error('PerfDataWriter: write after finish/abort');
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const type = dv.getUint32(0, this.le);
+    if (type === RecordType.HEADER_TRACING_DATA && !this.pipe) {
+      // file mode keeps the tracepoint formats in the TRACING_DATA feature (perf refuses tracepoint attrs without it)
+      this.features.set(Feature.TRACING_DATA, { kind: 'raw', id: Feature.TRACING_DATA, bytes: (payload ?? new Uint8Array(0)).slice() });
+      return;
+    }
     if (this.pad && type < 64) {
       const cut = bytes.length - trailerSize;
       const grown = new Uint8Array(bytes.length + this.pad);

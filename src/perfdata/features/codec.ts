@@ -92,9 +92,11 @@ export function encodeFeature(f: FeatureData, le: boolean): Uint8Array {
 /**
  * Features whose raw bytes cannot be re-encoded for the other byte order
  * (we keep them opaque). tracing_data carries its own endianness marker and
- * is safe to copy; bpf sections are not (perf refuses swapped ones anyway).
+ * is safe to copy; bpf sections are not (perf refuses swapped ones, with a warning).
  */
 export function canChangeByteOrder(f: FeatureData): boolean {
   if (f.kind !== 'raw') return f.kind !== 'cpu_topology' || !f.tail;
+  // perf warns about any byte-swapped bpf section ("not yet supported"), even an empty one
+  if (f.id === Feature.BPF_PROG_INFO || f.id === Feature.BPF_BTF) return false;
   return f.id === Feature.TRACING_DATA || f.bytes.every((b) => b === 0);
 }
