@@ -335,7 +335,7 @@ export function recordJson(raw: RawRecord, ctx: DumpContext): string {
   o.name = perfEventName(raw.type);
   o.offset = ctx.offset(raw);
   const t = raw.timestamp();
-  if (t !== undefined) o.time = t.toString();
+  if (t !== undefined) o.time = toJsonValue(t);
   return JSON.stringify(o);
 }
 
