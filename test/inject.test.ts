@@ -140,3 +140,39 @@ test('usage errors: one line, exit 2', async () => {
   await assert.rejects(inject({ input: fx('recorded/sw.data'), output: join(tmp, 'x.data'), time: 'yesterday' }), UsageError);
   await assert.rejects(inject({ input: fx('recorded/sw.data'), output: join(tmp, 'x.data'), textPokeAbi: 'v2' }), UsageError);
 });
+
+test('AUXTRACE payloads survive --strip and the AUXTRACE index is rebuilt for the output offsets', async () => {
+  const { PerfDataWriter } = await import('../src/perfdata/writer.js');
+  const { readFileFeatures } = await import('../src/perfdata/features/index.js');
+  const { withAttrFlag } = await import('../src/abi/event-attr.js');
+  const attr = { ...emptyAttr(), type: 1, size: 128, config: 9n, sampleType: 0x87n, flags: withAttrFlag(0n, 'sample_id_all') };
+  const input = join(tmp, 'aux-in.data');
+  const w = await PerfDataWriter.create(input, [{ attr, ids: [], name: 'dummy' }]);
+  const payloads = [new Uint8Array(64).fill(0x11), new Uint8Array(200).fill(0x22), new Uint8Array(8).fill(0x33)];
+  for (const [i, p] of payloads.entries()) {
+    await w.write({ kind: 'comm', type: 3, misc: 0, size: 0, fileOffset: 0, pid: i, tid: i, comm: `t${i}`, sampleId: { pid: i, tid: i, time: BigInt(i), cpu: 0, cpuRes: 0 } } as never);
+    await w.write({ kind: 'auxtrace', type: 71, misc: 0, size: 0, fileOffset: 0, dataSize: BigInt(p.length), offset: 0n, reference: BigInt(i), idx: 0, tid: i, cpu: 0, data: p });
+  }
+  await w.finish();
+  for (const bigEndian of [false, true]) {
+    const out = join(tmp, 'aux-out.data');
+    const res = await inject({ input, output: out, strip: 'comm', bigEndian });
+    assert.equal(res.dropped, 3);
+    const f = await PerfFile.open(out);
+    const seen: { fileOffset: number; size: number }[] = [];
+    const data: string[] = [];
+    for await (const r of f.records()) {
+      assert.equal(r.type, 71);
+      seen.push({ fileOffset: r.fileOffset, size: r.size + r.auxData!.length });
+      data.push(Buffer.from(r.auxData!).toString('hex'));
+    }
+    await f.close();
+    assert.deepEqual(data, payloads.map((p) => Buffer.from(p).toString('hex')));
+    const ix = (await readFileFeatures(out)).features.find((e) => e.data.kind === 'auxtrace')!.data;
+    assert.ok(ix.kind === 'auxtrace');
+    assert.deepEqual(ix.entries, seen);
+    const inIx = (await readFileFeatures(input)).features.find((e) => e.data.kind === 'auxtrace')!.data;
+    assert.ok(inIx.kind === 'auxtrace');
+    assert.notDeepEqual(inIx.entries, seen, 'offsets moved when COMM records were dropped');
+  }
+});
