@@ -15,38 +15,47 @@ import { UsageError } from '../errors.js';
  * PT stream over flat images, printing what libipt's `ptxed --no-inst` prints.
  */
 
-/** Buffered stdout: decode output is large; write in big chunks, stop quietly on EPIPE. */
+/** Buffered stdout: decode output is large; lines go into one big buffer, written in chunks; EPIPE stops quietly. */
 class Out {
-  private parts: string[] = [];
-  private n = 0;
+  private buf = Buffer.allocUnsafe(1 << 22);
+  private pos = 0;
   closed = false;
   line(s: string): void {
     if (this.closed) return;
-    this.parts.push(s);
-    if (++this.n >= 4096) this.flush();
+    if (this.pos + s.length * 3 + 1 > this.buf.length) {
+      this.flush();
+      if (s.length * 3 + 1 > this.buf.length) this.buf = Buffer.allocUnsafe(s.length * 3 + 1);
+    }
+    this.pos += this.buf.write(s, this.pos, 'utf8');
+    this.buf[this.pos++] = 10;
   }
   flush(): void {
-    if (!this.parts.length || this.closed) return;
-    const s = this.parts.join('\n') + '\n';
-    this.parts = [];
-    this.n = 0;
-    const b = Buffer.from(s);
+    if (this.closed) return;
+    const b = this.buf;
     let off = 0;
-    while (off < b.length) {
+    while (off < this.pos) {
       try {
-        off += writeSync(1, b, off, b.length - off);
+        off += writeSync(1, b, off, this.pos - off);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         if (code === 'EPIPE') {
           this.closed = true;
-          return;
+          break;
         }
         // A non-blocking pipe is full: wait a little and write the rest.
         if (code === 'EAGAIN') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
         else throw e;
       }
     }
+    this.pos = 0;
   }
+}
+
+/** Each cached instruction's address, formatted once (blocks are reused from the cache). */
+const HEX = Symbol('hex16');
+function insnHex(insn: Insn): string {
+  const c = insn as Insn & { [HEX]?: string };
+  return (c[HEX] ??= insn.ip.toString(16).padStart(16, ' '));
 }
 
 const hex16 = (v: bigint): string => v.toString(16).padStart(16, ' ');
@@ -106,7 +115,14 @@ export function register(program: Command): void {
       const tc = rec.timeConv;
       const out = new Out();
       const errors: FlowError[] = [];
+      const prefixes = new Map<number, string>();
+      const wantTime = fields.includes('time') && tc !== undefined;
       const start = (cpu: number, tsc: bigint): string => {
+        if (!wantTime) {
+          let p = prefixes.get(cpu);
+          if (p === undefined) prefixes.set(cpu, (p = fields.includes('cpu') ? `[${String(cpu).padStart(3, '0')}] ` : ''));
+          return p;
+        }
         let s = '';
         if (fields.includes('cpu')) s += `[${String(cpu).padStart(3, '0')}] `;
         if (fields.includes('time') && tc) s += `${perfTimeField(tscToPerfTime(tsc, tc))} `;
@@ -125,7 +141,12 @@ export function register(program: Command): void {
         sink.insns = (cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint) => {
           if (onlyCpu !== undefined && cpu !== onlyCpu) return;
           const pre = start(cpu, tsc);
-          for (let i = from; i < to; i++) out.line(showIp ? `${pre} ${hex16(insns[i]!.ip)}` : pre.trimEnd());
+          if (!showIp) {
+            for (let i = from; i < to; i++) out.line(pre.trimEnd());
+            return;
+          }
+          const p2 = pre + ' ';
+          for (let i = from; i < to; i++) out.line(p2 + insnHex(insns[i]!));
         };
       }
       if (wantB && !json) {
