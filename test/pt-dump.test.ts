@@ -176,7 +176,7 @@ test('--raw, --json and --format=ptdump', (t) => {
   const objs = js.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
   assert.deepEqual(objs.map((o) => o.kind), ['pad', 'pad', 'psb', 'psbend', 'fup', 'tnt.8', 'tip.pgd']);
   assert.deepEqual(objs[4], { kind: 'fup', offset: 20, size: 7, ipc: 3, ip: '0x1000' });
-  const perfText = runCli(['pt-dump', '--raw', '-i', file]);
+  const perfText = runCli(['pt-dump', '--raw', '-i', '-'], { input: Buffer.from(bytes) });
   assert.match(perfText.stdout, /^\. \.\.\. Intel Processor Trace data: size 29 bytes\n/);
   const bad = runCli(['pt-dump', '--raw', '-i', file, '--format=xml']);
   assert.equal(bad.status, 2);

@@ -50,8 +50,15 @@ class Out {
   }
 }
 
+async function readAll(path: string): Promise<Uint8Array> {
+  if (path !== '-') return new Uint8Array(await readFile(path));
+  const parts: Buffer[] = [];
+  for await (const c of process.stdin) parts.push(c as Buffer);
+  return new Uint8Array(Buffer.concat(parts));
+}
+
 async function dumpRaw(path: string, format: Format, json: boolean, out: Out): Promise<void> {
-  const data = new Uint8Array(await readFile(path));
+  const data = await readAll(path);
   for (const l of bufferLines(data, format, json, undefined)) out.line(l);
 }
 
