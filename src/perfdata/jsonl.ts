@@ -130,8 +130,8 @@ function writeLine(s: NodeJS.WritableStream, obj: unknown): Promise<void> | unde
 }
 
 /** perf.data → JSON lines, streamed. */
-export async function perfDataToJsonl(input: string, out: string, opts: { textPokeAbi?: 'final' | 'rfc' } = {}): Promise<void> {
-  const { f, info, records } = await openInput(input, opts, () => 'expand');
+export async function perfDataToJsonl(input: string, out: string, opts: { textPokeAbi?: 'final' | 'rfc'; progress?: (offset: number, total: number) => void } = {}): Promise<void> {
+  const { f, info, records } = await openInput(input, { textPokeAbi: opts.textPokeAbi }, () => 'expand');
   try {
     await withOutput(out, async (s) => {
       await writeLine(s, {
@@ -147,7 +147,9 @@ export async function perfDataToJsonl(input: string, out: string, opts: { textPo
         await writeLine(s, { kind: 'feature', id, name: featureName(id), value: toJsonValue(ft) });
       }
       const layoutIndex = attrIndexer(f);
+      let n = 0;
       for await (const raw of records) {
+        if (++n % 4096 === 0) opts.progress?.(raw.fileOffset, info.size);
         if (raw.type === RecordType.HEADER_ATTR || raw.type === RecordType.HEADER_FEATURE) continue; // in the first lines already
         const rec = raw.decode();
         const p = writeLine(s, recordToJson(rec, layoutIndex(raw.layout)));

@@ -37,7 +37,12 @@ export function register(program: Command): void {
       const to = opts.to ?? (/\.jsonl?$/.test(opts.input) ? 'perf.data' : 'jsonl');
       if (opts.textPokeAbi !== 'rfc' && opts.textPokeAbi !== 'final') throw new UsageError(`--text-poke-abi: 'rfc' or 'final', not '${opts.textPokeAbi}'`);
       if (to === 'jsonl') {
-        await perfDataToJsonl(opts.input, opts.output ?? '-', { textPokeAbi: opts.textPokeAbi });
+        const progress = opts.output && opts.output !== '-' ? makeProgress('convert') : undefined;
+        try {
+          await perfDataToJsonl(opts.input, opts.output ?? '-', { textPokeAbi: opts.textPokeAbi as 'final' | 'rfc', progress: progress?.update });
+        } finally {
+          progress?.stop();
+        }
       } else if (to === 'perf.data' || to === 'data') {
         if (!opts.output) throw new UsageError('convert to perf.data needs -o OUT');
         try {
