@@ -69,3 +69,15 @@ test('the ELF core writer output is a valid ELF to binutils readelf', (t) => {
   assert.match(r.stdout, /LOAD +0x001000 0xffffffff81000000 0x0000000000000000 0x004000 0x004000 RWE/);
   assert.match(r.stdout, /LOAD +0x005000 0xffffffffc0000000 0x0000000000000000 0x001000 0x001000 RWE/);
 });
+
+test('the TEXT_POKE fast path reads the same pokes as the full record decoder', async () => {
+  const { existsSync } = await import('node:fs');
+  const inputs = [basic, join(repoRoot, 'test', 'fixtures', 'real-kernel', 'perf-alone'), join(repoRoot, 'test', 'fixtures', 'real-kernel', 'perfpoke-kcore')].filter((p) => existsSync(p));
+  for (const input of inputs) {
+    const fast = await loadMachine(input);
+    const slow = await loadMachine(input, { noFastPath: true });
+    assert.ok(fast.pokes.length > 0, input);
+    const norm = (m: typeof fast) => m.pokes.map((p) => ({ ...p, oldBytes: [...p.oldBytes], newBytes: [...p.newBytes] }));
+    assert.deepEqual(norm(fast), norm(slow), input);
+  }
+});

@@ -1,5 +1,7 @@
 import { PerfFile } from '../perfdata/perf-file.js';
 import { RecordType } from '../abi/record-type.js';
+import { SampleType } from '../abi/sample-format.js';
+import type { RawRecord } from '../perfdata/raw-record.js';
 import { FormatError } from '../io/errors.js';
 import { CodeImage } from './code-image.js';
 import { loadKcoreDir, resolveInput, type KcoreDir } from './kcore-dir.js';
@@ -40,6 +42,60 @@ export interface Machine {
 export interface LoadOptions {
   textPokeAbi?: 'final' | 'rfc';
   onProgress?: (bytesDone: number) => void;
+  /** Read TEXT_POKEs through the full record decoder only (tests compare both paths). */
+  noFastPath?: boolean;
+}
+
+/**
+ * Poke bytes live in shared 1 MiB blocks: a million pokes as a million
+ * separate ArrayBuffers cost more in the garbage collector than in parsing.
+ */
+class ByteArena {
+  private block = new Uint8Array(1 << 20);
+  private used = 0;
+  take(src: Uint8Array): Uint8Array {
+    const n = src.length;
+    if (n > 4096) return src.slice();
+    if (this.used + n > this.block.length) {
+      this.block = new Uint8Array(1 << 20);
+      this.used = 0;
+    }
+    const out = this.block.subarray(this.used, this.used + n);
+    out.set(src);
+    this.used += n;
+    return out;
+  }
+}
+
+/**
+ * TEXT_POKE straight from the record bytes (upstream ABI): addr at 8,
+ * old_len at 16, new_len at 18, bytes from 20; time and cpu from the
+ * sample_id trailer. Returns undefined whenever anything is unusual, so the
+ * full decoder handles (and reports) it.
+ */
+function fastPoke(raw: RawRecord, arena: ByteArena): Poke | undefined {
+  const b = raw.bytes;
+  const L = raw.layout;
+  if (b.length < 24) return undefined;
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const oldLen = dv.getUint16(16, raw.le);
+  const newLen = dv.getUint16(18, raw.le);
+  const trailer = L?.trailerSize ?? 0;
+  if (20 + oldLen + newLen > raw.size - trailer || raw.size > b.length) return undefined;
+  let cpu = -1;
+  if (L && L.sampleIdAll && (L.sampleType & SampleType.CPU) !== 0n) {
+    const fromEnd = ((L.sampleType & SampleType.IDENTIFIER) !== 0n ? 8 : 0) + 8;
+    cpu = dv.getUint32(raw.size - fromEnd, raw.le);
+  }
+  return {
+    time: raw.timestamp() ?? 0n,
+    cpu,
+    addr: dv.getBigUint64(8, raw.le),
+    oldBytes: arena.take(b.subarray(20, 20 + oldLen)),
+    newBytes: arena.take(b.subarray(20 + oldLen, 20 + oldLen + newLen)),
+    fileOffset: raw.fileOffset,
+    misc: raw.misc,
+  };
 }
 
 /** Throws FormatError for a malformed file, a Node fs error for a missing one. */
@@ -52,10 +108,19 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
   const kernelMaps: KernelMap[] = [];
   let lastTime = 0n;
   let n = 0;
+  const arena = new ByteArena();
   try {
     for await (const raw of f.records()) {
       const t = raw.type;
       if (opts.onProgress && (++n & 0xfff) === 0) opts.onProgress(raw.fileOffset);
+      if (t === RecordType.TEXT_POKE && opts.textPokeAbi !== 'rfc' && !opts.noFastPath) {
+        const p = fastPoke(raw, arena);
+        if (p) {
+          if (p.time > lastTime) lastTime = p.time;
+          pokes.push(p);
+          continue;
+        }
+      }
       if (t === RecordType.TEXT_POKE || (opts.textPokeAbi === 'rfc' && t === 19)) {
         const r = raw.decode();
         if (r.kind !== 'text_poke') continue;
