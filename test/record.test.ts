@@ -169,6 +169,11 @@ test('record -e cpu-clock -F 999: samples with IP/TID/TIME/CPU/PERIOD that perf 
   const s = assertPerfQuiet(['script', '-F', 'comm,tid,cpu,time,event,ip,period', '-i', f]);
   assert.match(s, /^\s*sh\s+\d+\s+\[\d+\]\s+[\d.]+:\s+\d+\s+cpu-clock:\s+[0-9a-f]+/m);
   assertPerfQuiet(['report', '--stdio', '--sort', 'comm', '-i', f]);
+  // HEADER_SAMPLE_TIME holds the first and last sample time perf script shows
+  const times = [...assertPerfQuiet(['script', '-F', 'time', '-i', f]).matchAll(/([\d.]+):/g)].map((m) => m[1]!).sort((a, b) => Number(a) - Number(b));
+  const h = assertPerfQuiet(['report', '--header-only', '-i', f]);
+  assert.equal(/# time of first sample : ([\d.]+)/.exec(h)?.[1], times[0]);
+  assert.equal(/# time of last sample : ([\d.]+)/.exec(h)?.[1], times.at(-1));
 });
 
 test('record -m 1: the ring wraps every 4 KiB; records survive and LOST counts match perf', (t) => {

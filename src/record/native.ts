@@ -28,6 +28,9 @@ export interface NativeStats {
   fileEnd: number;
   /** Direct mode: errno of the first failed write (0 = none); later passes were dropped. */
   writeErrno: number;
+  /** Direct mode with sampleTimeOffset: the first and last SAMPLE time seen. */
+  firstSample?: bigint;
+  lastSample?: bigint;
 }
 
 export interface NativeRecorder {
@@ -47,6 +50,8 @@ export interface NativeRecorderOptions {
   pages: number;
   /** epoll timeout: the longest a record waits in a ring before a pass. */
   pollMs?: number;
+  /** Byte offset of TIME in SAMPLE records (the same for every sampling event), for HEADER_SAMPLE_TIME. */
+  sampleTimeOffset?: number;
 }
 
 export type NativeRecorderCtor = new (

@@ -100,6 +100,9 @@ function openHint(msg: string): string {
 
 
 
+/** SAMPLE = header (8), IDENTIFIER (8, always first), IP (8), pid/tid (8), TIME: SAMPLING_SAMPLE_TYPE puts TIME here for every -e event. */
+const SAMPLE_TIME_OFFSET = 32;
+
 function osErrorName(errno: number): string {
   for (const [name, v] of Object.entries(constants.errno)) if (v === errno) return name;
   return 'write error';
@@ -169,7 +172,7 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
       }
       if (isFinal) finalSeen();
     };
-    const open = (): NativeRecorder => new Recorder({ cpus, attrs: events.map(stampId), pages, pollMs: o.pollMs ?? 100 }, onChunk);
+    const open = (): NativeRecorder => new Recorder({ cpus, attrs: events.map(stampId), pages, pollMs: o.pollMs ?? 100, sampleTimeOffset: SAMPLE_TIME_OFFSET }, onChunk);
     try {
       rec = open();
     } catch (e) {
@@ -247,6 +250,7 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
         cmdline: o.cmdline ?? ['perfpoke', 'record'],
         nrCpusOnline: cpus.length,
         nrCpusAvail: Math.max(cpus.length, (cpus.at(-1) ?? 0) + 1),
+        sampleTime: s.firstSample !== undefined && s.lastSample !== undefined ? { first: s.firstSample, last: s.lastSample } : undefined,
       }),
     );
     let finalOut = o.output;

@@ -12,7 +12,8 @@
 // kernel (ring full) and shows up as PERF_RECORD_LOST, which we count.
 //
 // JS API (see src/record/native.ts for the typed view):
-//   new Recorder({ cpus: number[], attrs: Buffer[], pages: number, pollMs: number },
+//   new Recorder({ cpus: number[], attrs: Buffer[], pages: number, pollMs: number,
+//                  sampleTimeOffset?: number },
 //                onChunk(chunk: Buffer | null, final: boolean))
 //   ids(): bigint[][]            ids[attrIndex][cpuIndex] (PERF_EVENT_IOC_ID)
 //   start(fd?, offset?)          enable all events, start the reader thread. With fd,
@@ -21,7 +22,7 @@
 //                                final call; without, every pass arrives as a chunk.
 //   stop()                       disable, final drain, join; final chunk follows
 //   stats(): { bytes, records, lost, lostRecords, passes, wakeups, types: number[],
-//              fileEnd, writeErrno }
+//              fileEnd, writeErrno, firstSample?, lastSample? }   (SAMPLE times, direct mode)
 #include <napi.h>
 
 #include <linux/perf_event.h>
@@ -91,6 +92,7 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     Napi::Array attrs = o.Get("attrs").As<Napi::Array>();
     uint32_t pages = o.Get("pages").As<Napi::Number>().Uint32Value();
     if (o.Has("pollMs")) pollMs_ = o.Get("pollMs").As<Napi::Number>().Int32Value();
+    if (o.Has("sampleTimeOffset")) sampleTimeOffset_ = o.Get("sampleTimeOffset").As<Napi::Number>().Int32Value();
 
     if (pages == 0 || (pages & (pages - 1)) != 0) {
       Napi::RangeError::New(env, "pages must be a power of two").ThrowAsJavaScriptException();
@@ -267,6 +269,12 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
       if (h.size < sizeof h || pos + h.size > head) break;
       records_.fetch_add(1, std::memory_order_relaxed);
       types_[h.type < kTypeSlots ? h.type : kTypeSlots - 1].fetch_add(1, std::memory_order_relaxed);
+      if (h.type == PERF_RECORD_SAMPLE && sampleTimeOffset_ >= 8 && h.size >= sampleTimeOffset_ + 8) {
+        uint64_t t;
+        RingCopy(r, pos + sampleTimeOffset_, &t, 8);
+        if (t < firstSample_) firstSample_ = t;
+        if (t > lastSample_) lastSample_ = t;
+      }
       uint64_t n = 0;
       if (h.type == PERF_RECORD_LOST && h.size >= 24) {
         RingCopy(r, pos + 16, &n, 8);
@@ -442,6 +450,10 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     o.Set("lostRecords", Napi::Number::New(env, static_cast<double>(lostRecords_.load())));
     o.Set("passes", Napi::Number::New(env, static_cast<double>(passes_.load())));
     o.Set("wakeups", Napi::Number::New(env, static_cast<double>(wakeups_.load())));
+    if (lastSample_ != 0) {
+      o.Set("firstSample", Napi::BigInt::New(env, firstSample_));
+      o.Set("lastSample", Napi::BigInt::New(env, lastSample_));
+    }
     o.Set("fileEnd", Napi::Number::New(env, static_cast<double>(outPos_)));
     o.Set("writeErrno", Napi::Number::New(env, writeErrno_));
     Napi::Array t = Napi::Array::New(env, kTypeSlots);
@@ -456,6 +468,8 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
   int wakeFd_ = -1;
   int epollFd_ = -1;
   int pollMs_ = 100;
+  int sampleTimeOffset_ = -1;  // where SAMPLE records keep TIME (all sampling events alike), or -1
+  uint64_t firstSample_ = UINT64_MAX, lastSample_ = 0;  // reader thread only until joined
   int outFd_ = -1;          // direct mode: the reader thread writes here
   uint64_t outPos_ = 0;     // next file offset (reader thread only until joined)
   int writeErrno_ = 0;
