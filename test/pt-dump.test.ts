@@ -175,7 +175,8 @@ test('--raw, --json and --format=ptdump', (t) => {
   assert.equal(js.status, 0, js.stderr);
   const objs = js.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
   assert.deepEqual(objs.map((o) => o.kind), ['pad', 'pad', 'psb', 'psbend', 'fup', 'tnt.8', 'tip.pgd']);
-  assert.deepEqual(objs[4], { kind: 'fup', offset: 20, size: 7, ipc: 3, ip: '0x1000' });
+  assert.deepEqual(objs[4], { kind: 'fup', offset: 20, size: 7, ipc: 3, ip: '0x1000', lastIp: '0x1000' });
+  assert.equal(objs[6]!.lastIp, null, 'tip.pgd with ipc 0: suppressed');
   const perfText = runCli(['pt-dump', '--raw', '-i', '-'], { input: Buffer.from(bytes) });
   assert.match(perfText.stdout, /^\. \.\.\. Intel Processor Trace data: size 29 bytes\n/);
   const bad = runCli(['pt-dump', '--raw', '-i', file, '--format=xml']);

@@ -4,7 +4,7 @@ import { SingleBar } from 'cli-progress';
 import { PerfFile } from '../../perfdata/perf-file.js';
 import { RecordType } from '../../abi/record-type.js';
 import { UsageError } from '../errors.js';
-import { perfDumpLines, ptdumpLines, iteratePackets } from '../../intelpt/packets/index.js';
+import { perfDumpLines, ptdumpLines, iteratePackets, LastIp } from '../../intelpt/packets/index.js';
 import { decodeAuxtracePriv, formatIntelPtInfo, PERF_AUXTRACE_INTEL_PT, type AuxtraceInfo } from '../../intelpt/auxtrace-info.js';
 
 /**
@@ -30,7 +30,16 @@ function jsonLine(obj: Record<string, unknown>): string {
 
 function* bufferLines(data: Uint8Array, format: Format, json: boolean, buffer: Record<string, unknown> | undefined): Generator<string> {
   if (json) {
-    for (const p of iteratePackets(data)) yield jsonLine(buffer ? { buffer, ...p } : { ...p });
+    // IP packets also carry the IP after last-IP decompression (libipt pt_last_ip; reset at each PSB)
+    const last = new LastIp();
+    for (const p of iteratePackets(data)) {
+      let extra: { lastIp: bigint | null } | undefined;
+      if (p.kind !== 'error') {
+        last.apply(p);
+        if (p.kind === 'tip' || p.kind === 'tip.pge' || p.kind === 'tip.pgd' || p.kind === 'fup') extra = { lastIp: last.query() ?? null };
+      } else last.reset();
+      yield jsonLine(buffer ? { buffer, ...p, ...extra } : { ...p, ...extra });
+    }
   } else if (format === 'ptdump') yield* ptdumpLines(data);
   else yield* perfDumpLines(data);
 }
