@@ -18,10 +18,10 @@ const real = join(repoRoot, 'test', 'fixtures', 'real-kernel');
 for (const d of ['perf-alone', 'perf-kcore', 'perfpoke-kcore']) if (existsSync(join(real, d, 'data'))) fixtures.push(join(real, d, 'data'));
 const havePerf = runPerf(['--version']) !== null;
 
-async function ourLines(file: string): Promise<string[]> {
+async function ourLines(file: string, fast = true): Promise<string[]> {
   const s = await openSession(file);
   try {
-    const st = await collectStats(s);
+    const st = await collectStats(s, undefined, { fast });
     return ['', ...statsLines(st, s.file.featureSection(Feature.AUXTRACE) !== undefined)];
   } finally {
     await s.close();
@@ -38,6 +38,8 @@ for (const file of fixtures.sort()) {
     const b = perf.stdout.replace(/\n$/, '').split('\n');
     const a = await ourLines(file);
     assert.deepEqual(a, b);
+    // the header-walk fast path and the reader path agree
+    assert.deepEqual(await ourLines(file, false), b);
   });
 }
 

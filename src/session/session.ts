@@ -31,7 +31,7 @@ import { RecordType } from '../abi/record-type.js';
 import { attrFlag } from '../abi/event-attr.js';
 import { decodeFeature } from '../perfdata/features/index.js';
 import { isFormatError } from '../io/errors.js';
-import { PerfFile, type AttrEntry, type AttrLayout, type RawRecord, type ReaderOptions } from '../perfdata/index.js';
+import { PerfFile, RawRecord, type AttrEntry, type AttrLayout, type ReaderOptions } from '../perfdata/index.js';
 import { defaultEventName } from './event-names.js';
 import { OrderedEvents, type OrderedEventsStats } from './ordered-events.js';
 
@@ -211,11 +211,33 @@ export class Session {
         yield raw;
         continue;
       }
-      oe.queue(t, raw.fileOffset, raw.size, raw.copy());
+      oe.queue(t, raw.fileOffset, raw.size, this.keep(raw));
       if (oe.ready.length) yield* oe.drain();
     }
     oe.finish();
     yield* oe.drain();
+  }
+
+  private slab = new Uint8Array(0);
+  private slabPos = 0;
+
+  /**
+   * A copy of a record that outlives the reader's window. Copies go into 1 MiB
+   * slabs rather than one ArrayBuffer each (what RawRecord.copy does): a
+   * backing store per record cost more time and memory than the copy itself on
+   * big files. A slab is freed once every record in it has been delivered.
+   */
+  private keep(raw: RawRecord): RawRecord {
+    const n = raw.bytes.byteLength;
+    if (raw.auxData || n > 65536) return raw.copy();
+    if (this.slabPos + n > this.slab.byteLength) {
+      this.slab = new Uint8Array(1 << 20);
+      this.slabPos = 0;
+    }
+    const bytes = this.slab.subarray(this.slabPos, this.slabPos + n);
+    bytes.set(raw.bytes);
+    this.slabPos += (n + 7) & ~7;
+    return new RawRecord(bytes, raw.fileOffset, raw.le, raw.layout, raw.textPokeAbi, raw.fromCompressed);
   }
 
   close(): Promise<void> {

@@ -10,6 +10,7 @@
 import { RecordType } from '../abi/record-type.js';
 import type { Session } from './session.js';
 import { SampleReadSplitter } from './sample-read.js';
+import { fastCount } from './fast-count.js';
 
 export interface EventStats {
   /** attrs[i]'s name. */
@@ -32,11 +33,17 @@ export interface SessionStats {
 }
 
 /**
- * Count every record of the session's file.
+ * Count every record of the session's file. Ordinary file-mode files take
+ * fast-count.ts's header walk; everything else (and every malformed file) the
+ * reader path below. `opts.fast: false` forces the reader path.
  * Throws FormatError for malformed input (the reader's, with file and offset).
  */
-export async function collectStats(s: Session, onProgress?: (fileOffset: number) => void): Promise<SessionStats> {
+export async function collectStats(s: Session, onProgress?: (fileOffset: number) => void, opts: { fast?: boolean } = {}): Promise<SessionStats> {
   try {
+    if (opts.fast ?? true) {
+      const fast = await fastCount(s);
+      if (fast) return fast;
+    }
     return await count(s, onProgress);
   } catch (e) {
     throw s.named(e);

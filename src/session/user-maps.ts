@@ -46,18 +46,26 @@ export class UserMaps {
   onMmap(pid: number, start: bigint, len: bigint, pgoff: bigint, filename: string): void {
     const maps = this.mapsOf(pid);
     const end = start + len;
-    const kept: UserMap[] = [];
-    for (const m of maps) {
-      if (m.end <= start || m.start >= end) {
-        kept.push(m);
-        continue;
-      }
-      if (m.start < start) kept.push({ ...m, end: start });
-      if (m.end > end) kept.push({ ...m, start: end, pgoff: m.identity ? m.pgoff : m.pgoff + (end - m.start) });
+    // first map that ends after `start`
+    let lo = 0;
+    let hi = maps.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (maps[mid]!.end <= start) lo = mid + 1;
+      else hi = mid;
     }
-    kept.push({ start, end, pgoff, identity: isIdentityMapping(filename) });
-    kept.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
-    this.byPid.set(pid, kept);
+    let k = lo;
+    const repl: UserMap[] = [];
+    while (k < maps.length && maps[k]!.start < end) {
+      const m = maps[k]!;
+      if (m.start < start) repl.push({ ...m, end: start });
+      if (m.end > end) repl.push({ ...m, start: end, pgoff: m.identity ? m.pgoff : m.pgoff + (end - m.start) });
+      k++;
+    }
+    const mine: UserMap = { start, end, pgoff, identity: isIdentityMapping(filename) };
+    const before = repl.filter((m) => m.start < start);
+    const after = repl.filter((m) => m.start >= end);
+    maps.splice(lo, k - lo, ...before, mine, ...after);
   }
 
   /** FORK into a new process (pid ≠ ppid): the child starts with a copy of the parent's maps. */

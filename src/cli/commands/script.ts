@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { stat } from 'node:fs/promises';
-import cliProgress from 'cli-progress';
 import { attrFlag, PerfType } from '../../abi/event-attr.js';
 import { Feature } from '../../abi/feature.js';
 import { RecordType, PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_KERNEL, PERF_RECORD_MISC_GUEST_KERNEL } from '../../abi/record-type.js';
@@ -12,8 +10,7 @@ import { ThreadComms } from '../../session/threads.js';
 import { UserMaps } from '../../session/user-maps.js';
 import { SampleReadSplitter } from '../../session/sample-read.js';
 import { UsageError } from '../errors.js';
-import { loadMachine } from '../../machine/from-perf-data.js';
-import { resolveInput } from '../../machine/kcore-dir.js';
+import { withProgress } from './stats.js';
 import type { Symbolizer } from '../../machine/symbolizer.js';
 
 /**
@@ -135,8 +132,10 @@ export function resolveCallchain(chain: bigint[], userAddress: (ip: bigint) => b
   for (const ip of chain) {
     if (out.length >= MAX_STACK) break;
     if (ip >= PERF_CONTEXT_MAX) {
-      if (!CONTEXTS.has(ip)) return [];
-      user = ip === PERF_CONTEXT_USER;
+      if (ip === PERF_CONTEXT_KERNEL) user = false;
+      else if (ip === PERF_CONTEXT_USER) user = true;
+      else if (!CONTEXTS.has(ip)) return [];
+      else user = false;
       continue;
     }
     out.push(user ? userAddress(ip) : ip);
@@ -433,28 +432,16 @@ export class OutputBuffer implements ScriptSink {
   }
 }
 
-/** Run `work` with a cli-progress bar on stderr when it is a terminal. */
-export async function withProgress<T>(s: Session, work: (tick: (offset: number) => void) => Promise<T>): Promise<T> {
-  if (!process.stderr.isTTY || s.file.pipe) return work(() => {});
-  const total = (await stat(s.file.path)).size;
-  const bar = new cliProgress.SingleBar({ stream: process.stderr, format: 'reading [{bar}] {percentage}%', clearOnComplete: true }, cliProgress.Presets.shades_classic);
-  bar.start(total, 0);
-  try {
-    return await work((off) => bar.update(off));
-  } finally {
-    bar.stop();
-  }
-}
-
 /** The whole command, as a library call (tests and benches use it in-process). */
 export async function runScript(input: string, opts: ScriptOptions, out?: ScriptSink): Promise<void> {
   // perf -i accepts a `perf record --kcore` directory (data + kcore_dir)
-  const dataFile = input === '-' ? input : resolveInput(input).dataFile;
+  const dataFile = input === '-' ? input : (await import('../../machine/kcore-dir.js')).resolveInput(input).dataFile;
   const s = await openSession(dataFile, { ordered: !opts.showRoundEvents });
   const buf = out ?? new OutputBuffer();
   try {
     const p = new ScriptPrinter(s, opts, buf.write);
-    if (opts.showTextPokeEvents && input !== '-') p.symbolizer = (await loadMachine(input)).symbolizer;
+    // loaded only when needed: the machine layer pulls in kcore and disassembly support
+    if (opts.showTextPokeEvents && input !== '-') p.symbolizer = (await (await import('../../machine/from-perf-data.js')).loadMachine(input)).symbolizer;
     await withProgress(s, async (tick) => {
       let n = 0;
       for await (const raw of s.events()) {

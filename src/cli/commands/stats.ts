@@ -3,7 +3,9 @@ import { Feature } from '../../abi/feature.js';
 import { openSession } from '../../session/session.js';
 import { collectStats, type SessionStats } from '../../session/stats.js';
 import { perfEventName, PERF_RECORD_HEADER_MAX } from '../../session/event-text.js';
-import { withProgress } from './script.js';
+import { stat } from 'node:fs/promises';
+import cliProgress from 'cli-progress';
+import type { Session } from '../../session/session.js';
 
 /**
  * `perfpoke stats -i F`: what `perf report --stats -i F` prints (perf 6.1:
@@ -67,4 +69,17 @@ export function register(program: Command): void {
         await s.close();
       }
     });
+}
+
+/** Run `work` with a cli-progress bar on stderr when it is a terminal (shared with script). */
+export async function withProgress<T>(s: Session, work: (tick: (offset: number) => void) => Promise<T>): Promise<T> {
+  if (!process.stderr.isTTY || s.file.pipe) return work(() => {});
+  const total = (await stat(s.file.path)).size;
+  const bar = new cliProgress.SingleBar({ stream: process.stderr, format: 'reading [{bar}] {percentage}%', clearOnComplete: true }, cliProgress.Presets.shades_classic);
+  bar.start(total, 0);
+  try {
+    return await work((off) => bar.update(off));
+  } finally {
+    bar.stop();
+  }
 }
