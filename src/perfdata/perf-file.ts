@@ -182,9 +182,8 @@ export class PerfFile {
     let f;
     try {
       f = decodeFeature(Feature.EVENT_DESC, bytes, this.le, base);
-    } catch (e) {
-      if (isFormatError(e)) return;
-      throw e;
+    } catch {
+      return; // names are optional; the features decoder reports a bad section itself
     }
     if (f.kind !== 'event_desc') return;
     f.events.forEach((ev, i) => {

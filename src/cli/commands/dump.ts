@@ -283,6 +283,10 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
     }
     case 'auxtrace':
       return ` size: ${hexAlt(rec.dataSize)}  offset: ${hexAlt(rec.offset)}  ref: ${hexAlt(rec.reference)}  idx: ${rec.idx}  tid: ${rec.tid}  cpu: ${rec.cpu}\n`;
+    case 'time_conv':
+      return '\n: unhandled!\n'; // checked with perf 6.1
+    case 'stat_config':
+      return '\n'; // checked with perf 6.1
     case 'auxtrace_info':
       return ` type: ${rec.auxType}\n`;
     case 'ksymbol': {
@@ -344,32 +348,35 @@ export function recordJson(raw: RawRecord, ctx: DumpContext): string {
  * perf order: user records (≥ 64) and records without a time at once; timed kernel
  * records queued and released at each FINISHED_ROUND and at the end.
  */
-export async function dumpRecords(f: PerfFile, emit: (raw: RawRecord) => void, order: 'perf' | 'file'): Promise<void> {
+export async function dumpRecords(f: PerfFile, emit: (raw: RawRecord) => void | Promise<void>, order: 'perf' | 'file'): Promise<void> {
   if (order === 'file') {
-    for await (const raw of f.records()) emit(raw);
+    for await (const raw of f.records()) await emit(raw);
     return;
   }
-  const oe = new OrderedEvents<RawRecord>();
-  const drain = (): void => {
-    for (const r of oe.ready) emit(r);
+  // perf's queue is unbounded; ours HALF-flushes past 16 MiB so dump stays in ~200 MB
+  // (order differs from perf only for files whose rounds hold more than that)
+  const oe = new OrderedEvents<RawRecord>({ maxQueueBytes: 16 << 20 });
+  const drain = async (): Promise<void> => {
+    const ready = oe.ready;
     oe.ready = [];
+    for (const r of ready) await emit(r);
   };
   for await (const raw of f.records()) {
     const t = raw.type < PERF_RECORD_USER_TYPE_START ? raw.timestamp() : undefined;
     // ordered_events__queue refuses time 0 and ~0 (-ETIME): delivered at once
     if (t === undefined || t === 0n || t === U64_MAX) {
-      emit(raw);
+      await emit(raw);
       if (raw.type === RecordType.FINISHED_ROUND) {
         oe.finishedRound();
-        drain();
+        await drain();
       }
       continue;
     }
     oe.queue(t, raw.fileOffset, raw.size, raw.copy());
-    drain();
+    if (oe.ready.length) await drain();
   }
   oe.finish();
-  drain();
+  await drain();
 }
 
 export function register(program: Command): void {
@@ -401,10 +408,11 @@ class BufferedOut {
   private parts: string[] = [];
   private n = 0;
   private pending: Promise<void> = Promise.resolve();
-  write(s: string): void {
+  /** Returns a promise (wait for it) when a chunk went out: back-pressure from stdout. */
+  write(s: string): Promise<void> | undefined {
     this.parts.push(s);
     this.n += s.length;
-    if (this.n >= 1 << 16) void this.flush();
+    return this.n >= 1 << 16 ? this.flush() : undefined;
   }
   flush(): Promise<void> {
     if (this.parts.length) {
@@ -429,7 +437,7 @@ export async function dumpToString(path: string, opts: { hex?: boolean; order?: 
   const ctx = new DumpContext(f, f.pipe ? 'pipe' : (opts.label ?? path), !!opts.hex);
   const parts: string[] = [];
   try {
-    await dumpRecords(f, (raw) => parts.push(recordText(raw, ctx)), opts.order ?? 'perf');
+    await dumpRecords(f, (raw) => void parts.push(recordText(raw, ctx)), opts.order ?? 'perf');
   } finally {
     await f.close();
   }
