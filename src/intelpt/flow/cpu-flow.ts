@@ -346,7 +346,9 @@ export class CpuFlow {
         case -2: return ERROR;
         case PT.PSBEND: return OK;
         case PT.TSC: this.setTsc(); break;
-        case PT.MODE_EXEC: break;
+        case PT.MODE_EXEC:
+          this.execMode64 = (this.cursor.raw.lo & 1) === 1;
+          break;
         case PT.FUP:
           if (this.haveIp()) {
             this.setIp();
@@ -382,7 +384,7 @@ export class CpuFlow {
           if (this.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = St.IN_SYNC;
-          this.sink.event?.(this.cpu, 'enabled', this.ip, this.cursor.last);
+          this.enabled();
           this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceBegin, this.tsc);
           return OK;
         case PT.TIP:
@@ -412,6 +414,9 @@ export class CpuFlow {
         }
         case PT.TSC:
           this.setTsc();
+          break;
+        case PT.MODE_EXEC:
+          this.execMode64 = (this.cursor.raw.lo & 1) === 1;
           break;
         case PT.OVF:
           return this.overflow();
@@ -457,7 +462,7 @@ export class CpuFlow {
           this.pge = true;
           if (this.cursor.raw.ipc === 0) break;
           this.setIp();
-          this.sink.event?.(this.cpu, 'enabled', this.ip, this.cursor.last);
+          this.enabled();
           this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceBegin, this.tsc);
           return OK;
         case PT.OVF:
@@ -489,7 +494,7 @@ export class CpuFlow {
           this.setTsc();
           break;
         case PT.MODE_EXEC:
-          if (this.cursor.raw.lo & 1) this.sink.event?.(this.cpu, 'exec-mode-64', 0n, this.cursor.last);
+          this.execMode64 = (this.cursor.raw.lo & 1) === 1;
           break;
         default:
           break;
@@ -727,6 +732,15 @@ export class CpuFlow {
   }
 
   private pending: readonly Insn[] | undefined;
+  /** MODE.Exec seen since the last enable (libipt reports it after [enabled]). */
+  private execMode64: boolean | undefined;
+
+  private enabled(): void {
+    if (!this.sink.event) return;
+    this.sink.event(this.cpu, 'enabled', this.ip, this.cursor.last);
+    if (this.execMode64) this.sink.event(this.cpu, 'exec-mode-64', this.ip, this.cursor.last);
+    this.execMode64 = undefined;
+  }
   /** Instructions walked since the last TSC packet (perf's timestamp_insn_cnt). */
   private sinceTsc = 0;
 

@@ -1,0 +1,80 @@
+/**
+ * perfpoke decode beyond the basic experiment: a recording with one lost
+ * poke (error list equal to perf's), the --cpu filter and --json report,
+ * and raw mode against libipt's instruction decoder (ptxed --no-inst output
+ * printed by test/fixtures/mini-ptxed, built here with gcc and libipt-dev).
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { simulate } from '../src/sim/simulate.js';
+import { loadPtRecording } from '../src/intelpt/flow/recording.js';
+import { runCli, runPerf, repoRoot } from './cli.js';
+
+const perfOk = existsSync('/usr/bin/perf') && runPerf(['--version']) !== null;
+const dir = mkdtempSync(join(tmpdir(), 'perfpoke-decode-'));
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+
+test('one lost poke: the error list equals perf\'s, --cpu keeps one CPU, --json locates each error in its AUX buffer', { timeout: 120_000 }, (t) => {
+  const full = join(dir, 'full');
+  const s = simulate({ out: full, seed: 21, size: 50_000, flips: 8, truth: false });
+  const lost = s.flips.findIndex((f, i) => s.flips.slice(i + 1).some((g) => g.site === f.site));
+  assert.ok(lost >= 0, 'seed 21 flips some site twice');
+  const out = join(dir, 'lost');
+  simulate({ out, seed: 21, size: 50_000, flips: 8, truth: false, lostPokes: [lost] });
+  const j = runCli(['decode', '-i', out, '--json']);
+  assert.equal(j.status, 0, j.stderr);
+  const rep = JSON.parse(j.stdout);
+  assert.equal(rep.pokes, 7);
+  assert.ok(rep.errors > 0);
+  for (const e of rep.errorList) {
+    assert.ok(e.auxBuffer && e.auxBuffer.offset >= 0, 'error located in a buffer');
+    assert.ok(BigInt(e.time) >= BigInt(s.flips[lost]!.time), 'no error before the lost poke');
+  }
+  const c1 = runCli(['decode', '-i', out, '--itrace=e', '--cpu', '1']);
+  assert.equal(c1.status, 0, c1.stderr);
+  const lines = c1.stdout.split('\n').filter(Boolean);
+  assert.ok(lines.every((l) => / cpu 1 /.test(l)));
+  assert.equal(lines.length, rep.perCpu.find((c: { cpu: number }) => c.cpu === 1).errors);
+  if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
+  const p = runPerf(['script', '-i', out, '--itrace=e']);
+  assert.ok(p && p.status === 0);
+  const ours = runCli(['decode', '-i', out, '--itrace=e']);
+  assert.deepEqual(ours.stdout.split('\n').filter(Boolean).sort(), p!.stdout.split('\n').filter((l) => l.includes('trace error')).sort());
+});
+
+test('raw mode prints what libipt\'s instruction decoder does (ptxed --no-inst)', { timeout: 120_000 }, async (t) => {
+  if (spawnSync('gcc', ['--version']).status !== 0) return t.skip('gcc not installed');
+  if (!existsSync('/usr/include/intel-pt.h')) return t.skip('libipt-dev not installed (apt-get install -y libipt-dev)');
+  const exe = join(dir, 'mini-ptxed');
+  const cc = spawnSync('gcc', ['-O1', '-o', exe, join(repoRoot, 'test/fixtures/mini-ptxed/mini-ptxed.c'), '-lipt'], { encoding: 'utf8' });
+  assert.equal(cc.status, 0, cc.stderr);
+  const rec0 = join(dir, 'raw');
+  simulate({ out: rec0, seed: 3, size: 20_000, flips: 0, truth: false });
+  const rec = await loadPtRecording(rec0);
+  for (const c of rec.cpus) {
+    const trace = join(dir, `cpu${c.cpu}.pt`);
+    const text = join(dir, 'text.bin');
+    writeFileSync(trace, c.trace);
+    const seg = rec.machine.image.segments[0]!;
+    writeFileSync(text, seg.bytes);
+    const img = `${text}:0x${seg.vaddr.toString(16)}`;
+    const lib = spawnSync(exe, [trace, img], { encoding: 'utf8', maxBuffer: 1 << 28 });
+    assert.equal(lib.status, 0, lib.stderr);
+    const ours = runCli(['decode', '--raw-pt', trace, '--image', img, '--format=ptxed']);
+    assert.equal(ours.status, 0, ours.stderr);
+    assert.ok(lib.stdout.split('\n').length > 1000);
+    assert.equal(ours.stdout, lib.stdout);
+  }
+});
+
+test('decode rejects bad usage with exit 2', () => {
+  const r = runCli(['decode']);
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /-i DIR/);
+  const r2 = runCli(['decode', '-i', dir, '--itrace=x']);
+  assert.equal(r2.status, 2);
+});
