@@ -34,6 +34,8 @@ export interface CopyResult {
 export interface InputInfo {
   attrs: WriterAttr[];
   features: FeatureData[];
+  /** The same sections as found in the input (for byte-exact copies when the byte order stays). */
+  rawFeatures: { id: number; bytes: Uint8Array }[];
   le: boolean;
   pipe: boolean;
   size: number;
@@ -52,7 +54,7 @@ function buildInfo(f: PerfFile, featRaw: { id: number; offset: number; bytes: Ui
   const names = ed && ed.kind === 'event_desc' ? ed.events.map((e) => e.name) : [];
   const attrs = f.attrs.map((a, i) => ({ attr: a.attr, ids: a.ids, name: names[i] }));
   const size = f.pipe ? 0 : f.header.data.offset + f.header.data.size;
-  return { attrs, features, le: f.le, pipe: f.pipe, size };
+  return { attrs, features, rawFeatures: featRaw.map((r) => ({ id: r.id, bytes: r.bytes })), le: f.le, pipe: f.pipe, size };
 }
 
 /**
@@ -141,11 +143,18 @@ export async function copyPerfData(input: string, output: string, opts: CopyOpti
     }
     return { ...a, attr: { ...a.attr, flags } };
   });
-  const features = info.features.filter((ft) => {
-    if (expand && ft.kind === 'compressed') return false; // we write the records unpacked, as perf inject does
-    if (ft.kind === 'event_desc') return false; // regenerated from the attrs as written
-    return !swap || canChangeByteOrder(ft);
-  });
+  const features = info.features
+    .map((ft, i): FeatureData => {
+      // same byte order: copy the section's bytes exactly (old perf's string padding, odd bytes and all)
+      const raw = info.rawFeatures[i]!;
+      return swap ? ft : { kind: 'raw', id: raw.id, bytes: raw.bytes };
+    })
+    .filter((ft, i) => {
+      const kind = info.features[i]!.kind;
+      if (expand && kind === 'compressed') return false; // we write the records unpacked, as perf inject does
+      if (kind === 'event_desc') return false; // regenerated from the attrs as written
+      return !swap || canChangeByteOrder(ft);
+    });
   const res: CopyResult = { records: 0, dropped: 0, converted: 0 };
   let writer: PerfDataWriter | undefined;
   try {

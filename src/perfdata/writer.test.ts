@@ -61,6 +61,7 @@ test('read → write → read gives identical decoded records, both byte orders,
         const o = b.features.find((x) => x.id === e.id);
         assert.ok(o, `${f}: feature ${e.id} copied`);
         assert.deepEqual(o.data, e.data, `${f}: feature ${e.id}`);
+        if (!bigEndian) assert.deepEqual(o.bytes, e.bytes, `${f}: feature ${e.id} copied byte for byte`);
       }
     }
   }

@@ -97,3 +97,19 @@ test('property: string and list features round-trip in both orders', () => {
     }),
   );
 });
+
+test('property: random bytes in any feature section decode or throw FormatError, never anything else', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 40 }), fc.uint8Array({ maxLength: 300 }), fc.boolean(), fc.option(fc.nat(64), { nil: undefined }), (id, bytes, le, nrCpusAvail) => {
+      try {
+        const d = decodeFeature(id, bytes, le, 0x1000, { nrCpusAvail });
+        // whatever decoded must encode again without throwing
+        encodeFeature(d, le);
+      } catch (e) {
+        assert.ok(e instanceof FormatError, `feature ${id}: ${String(e)}`);
+        assert.ok(e.offset >= 0x1000 && e.offset <= 0x1000 + bytes.length, `offset 0x${e.offset.toString(16)} inside the section`);
+      }
+    }),
+    { numRuns: 3000 },
+  );
+});
