@@ -290,7 +290,8 @@ export class PerfFile {
     const unpack = new Decompressor(this);
     try {
       for (;;) {
-        if (!(await w.ensure(8, 'perf_event_header'))) break;
+        // awaiting only when the window must be refilled keeps the per-record cost low
+        if (w.available < 8 && !(await w.ensure(8, 'perf_event_header'))) break;
         const at = w.pos;
         const hb = w.peek(8);
         const hv = new DataView(hb.buffer, hb.byteOffset, 8);
@@ -299,7 +300,7 @@ export class PerfFile {
         if (size < 8) {
           throw new FormatError({ kind: 'bad-size', offset: at, structure: `${structureName(type)} perf_event_header.size`, actual: size, expected: '≥ 8 (a record cannot be shorter than its header)' });
         }
-        await w.ensure(size, structureName(type));
+        if (w.available < size) await w.ensure(size, structureName(type));
         const bytes = w.peek(size);
         let raw = new RawRecord(bytes, at, this.le, this.layoutFor(bytes, type, size), this.textPokeAbi);
         w.advance(size);
