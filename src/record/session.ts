@@ -108,7 +108,7 @@ function osErrorName(errno: number): string {
   return 'write error';
 }
 
-function stampId(ev: RecordEvent): Buffer {
+function attrBytes(ev: RecordEvent): Buffer {
   const w = new ByteWriter(HOST_LE, RECORD_ATTR_SIZE);
   encodeEventAttr(w, ev.attr, ev.attr.size);
   return Buffer.from(w.finish());
@@ -172,7 +172,7 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
       }
       if (isFinal) finalSeen();
     };
-    const open = (): NativeRecorder => new Recorder({ cpus, attrs: events.map(stampId), pages, pollMs: o.pollMs ?? 100, sampleTimeOffset: SAMPLE_TIME_OFFSET }, onChunk);
+    const open = (): NativeRecorder => new Recorder({ cpus, attrs: events.map(attrBytes), pages, pollMs: o.pollMs ?? 100, sampleTimeOffset: SAMPLE_TIME_OFFSET }, onChunk);
     try {
       rec = open();
     } catch (e) {
