@@ -14,3 +14,6 @@ export * from './intelpt/auxtrace-info.js';
 export * from './intelpt/aux-queues.js';
 export * from './perfdata/writer-api.js';
 export * from './session/index.js';
+export * from './intelpt/packet-encoder.js';
+export * from './intelpt/flow/index.js';
+export * from './sim/index.js';

@@ -20,7 +20,7 @@ export interface SimAttr {
   ids: bigint[];
 }
 
-export interface SampleId {
+export interface SimSampleId {
   pid: number;
   tid: number;
   time: bigint;
@@ -29,7 +29,7 @@ export interface SampleId {
 }
 
 /** sample_id_all trailer for sample_type TID|TIME|CPU|IDENTIFIER (with or without IP). */
-export function writeSampleId(w: ByteWriter, s: SampleId): void {
+export function writeSampleId(w: ByteWriter, s: SimSampleId): void {
   w.u32(s.pid).u32(s.tid).u64(s.time).u32(s.cpu).u32(0).u64(s.id);
 }
 

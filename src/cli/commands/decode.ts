@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { readFileSync, writeSync } from 'node:fs';
 import { loadPtRecording } from '../../intelpt/flow/recording.js';
-import { decodeFlow, type CodeReader, type FlowResult } from '../../intelpt/flow/decode.js';
+import { decodeFlow, type FlowCodeReader, type FlowResult } from '../../intelpt/flow/decode.js';
 import { type FlowError, type FlowSink } from '../../intelpt/flow/cpu-flow.js';
 import { tscToPerfTime, type PtTimeConv } from '../../intelpt/flow/time-conv.js';
 import type { Insn } from '../../x86/block-cache.js';
@@ -180,7 +180,7 @@ function bufferOf(bufs: { fileOffset: number; start: number; size: number }[], o
 }
 
 /** Flat images for raw mode: a sorted list of (addr, bytes). */
-class FlatImage implements CodeReader {
+class FlatImage implements FlowCodeReader {
   constructor(private readonly segs: { addr: bigint; bytes: Uint8Array }[]) {}
   read(addr: bigint, len: number): Uint8Array {
     for (const s of this.segs) {

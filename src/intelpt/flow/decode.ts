@@ -12,7 +12,7 @@ import { CpuFlow, type FlowSink } from './cpu-flow.js';
 import { perfTimeToTsc, type PtTimeConv } from './time-conv.js';
 
 /** Bytes of code at an address as of a perf time (src/machine's CodeImage fits). */
-export interface CodeReader {
+export interface FlowCodeReader {
   read(addr: bigint, len: number, time?: bigint): Uint8Array;
 }
 
@@ -28,7 +28,7 @@ export interface FlowInput {
   cpus: { cpu: number; trace: Uint8Array }[];
   /** Pokes perf applies (kernel cpumode), in apply order. */
   pokes: FlowPoke[];
-  code: CodeReader;
+  code: FlowCodeReader;
   /** Absent = timeless decoding. */
   timeConv?: PtTimeConv;
   retCompression?: boolean;
