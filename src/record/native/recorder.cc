@@ -107,13 +107,14 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
       int cpu = cpus.Get(ci).As<Napi::Number>().Int32Value();
       for (size_t ai = 0; ai < nAttr; ai++) {
         Napi::Buffer<uint8_t> b = attrs.Get(ai).As<Napi::Buffer<uint8_t>>();
-        perf_event_attr attr;
-        memset(&attr, 0, sizeof attr);
-        memcpy(&attr, b.Data(), std::min(b.Length(), sizeof attr));
-        // The kernel checks attr.size against what it knows; an older header
-        // than the JS side's struct is fine as long as size says so.
-        if (attr.size > sizeof attr) attr.size = sizeof attr;
-        long fd = perfEventOpen(&attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        // The attr comes encoded by JavaScript (src/abi/event-attr.ts), so the
+        // bits this build's <linux/perf_event.h> may not name yet (text_poke is
+        // bit 33, Linux 5.9) still reach the kernel: we pass raw bytes and the
+        // kernel reads attr.size of them.
+        alignas(8) uint8_t raw[512];
+        memset(raw, 0, sizeof raw);
+        memcpy(raw, b.Data(), std::min(b.Length(), sizeof raw));
+        long fd = perfEventOpen(reinterpret_cast<perf_event_attr*>(raw), -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
         if (fd < 0) {
           int e = errno;
           Fail(env, "perf_event_open(cpu " + std::to_string(cpu) + ", event " + std::to_string(ai) + "): " + errnoText(e));
