@@ -30,10 +30,15 @@ function comparable(text: string): string[] {
     .filter((l) => !/^ \.\.\. thread:|^ \.\.\.\.\.\. dso:/.test(l));
 }
 
+const perfCache = new Map<string, string | null>();
+/** perf script -D of dir/name (memoized: several tests compare against the same file). */
 function perfDump(dir: string, name: string): string | null {
+  const key = join(dir, name);
+  if (perfCache.has(key)) return perfCache.get(key)!;
   const r = runPerf(['script', '-D', '-i', name], { cwd: dir });
-  if (!r || r.status !== 0) return null;
-  return r.stdout;
+  const out = !r || r.status !== 0 ? null : r.stdout;
+  perfCache.set(key, out);
+  return out;
 }
 
 function firstDiff(a: string[], b: string[]): string {
