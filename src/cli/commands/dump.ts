@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { SingleBar } from 'cli-progress';
 import { UsageError } from '../errors.js';
 import { PerfFile, type RawRecord } from '../../perfdata/index.js';
 import type { PerfRecord, SampleRecord } from '../../perfdata/records/index.js';
@@ -394,9 +395,22 @@ export function register(program: Command): void {
       const f = await PerfFile.open(opts.input, { textPokeAbi: opts.textPokeAbi });
       const ctx = new DumpContext(f, opts.input === '-' || f.pipe ? 'pipe' : opts.input, !!opts.hex);
       const out = new BufferedOut();
+      // progress on stderr for big files, only on a terminal (by file offset of the data section)
+      const data = f.header.data;
+      const bar = process.stderr.isTTY && !f.pipe && data.size > 32 << 20 ? new SingleBar({ stream: process.stderr, format: 'dump {bar} {percentage}%', clearOnComplete: true }) : undefined;
+      bar?.start(data.size, 0);
+      let shown = 0;
       try {
-        await dumpRecords(f, (raw) => out.write(opts.json ? recordJson(raw, ctx) + '\n' : recordText(raw, ctx)), opts.order);
+        await dumpRecords(
+          f,
+          (raw) => {
+            if (bar && raw.fileOffset - shown > 1 << 20) bar.update((shown = raw.fileOffset) - data.offset);
+            return out.write(opts.json ? recordJson(raw, ctx) + '\n' : recordText(raw, ctx));
+          },
+          opts.order,
+        );
       } finally {
+        bar?.stop();
         await out.flush();
         await f.close();
       }
