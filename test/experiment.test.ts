@@ -105,3 +105,16 @@ test('the same experiment through `perfpoke inject --strip text_poke`', {
   const ours = runCli(['decode', '-i', stripped, '--itrace=e']);
   assert.deepEqual(ours.stdout.split('\n').filter(Boolean).sort(), p);
 });
+
+test('timeless (no TSC bit in the config): perf applies every poke first and reports errors even with pokes; so do we', { timeout: 120_000 }, (t) => {
+  if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
+  const tl = join(dir, 'timeless');
+  simulate({ out: tl, ...opts, timeless: true, truth: false });
+  const p = perfErrors(tl);
+  assert.ok(p.length > 0, 'perf reports errors when it cannot time the pokes');
+  assert.ok(p.every((l) => l.includes(' time 0 ')));
+  const ours = runCli(['decode', '-i', tl, '--itrace=e']);
+  assert.equal(ours.status, 0, ours.stderr);
+  assert.deepEqual(ours.stdout.split('\n').filter(Boolean).sort(), p);
+  assert.deepEqual(ourInsns(tl), perfInsns(tl));
+});

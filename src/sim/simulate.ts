@@ -37,6 +37,8 @@ export interface SimOptions {
   sites?: number;
   /** Write TEXT_POKE records (false = the "lost pokes" file). */
   textPokes?: boolean;
+  /** Leave the TSC bit out of the intel_pt attr's config: perf then decodes timeless and applies every poke first (notes item 5). */
+  timeless?: boolean;
   /** Flip indexes whose TEXT_POKE record is left out (a "lost" poke). */
   lostPokes?: number[];
   /** Keep the per-instruction ground truth (truth.bin). */
@@ -122,7 +124,7 @@ export function simulate(opts: SimOptions): SimSummary {
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(join(tmp, 'kcore_dir'), { recursive: true });
   writeKcoreDir(join(tmp, 'kcore_dir'), prog);
-  writeData(join(tmp, 'data'), prog, runs, flips, { textPokes, retCompression, cpus, lost: new Set(opts.lostPokes ?? []) });
+  writeData(join(tmp, 'data'), prog, runs, flips, { textPokes, retCompression, cpus, lost: new Set(opts.lostPokes ?? []), timeless: opts.timeless ?? false });
   if (keepTruth) writeFileSync(join(tmp, 'truth.bin'), encodeTruth(prog.base, runs));
   const summary: SimSummary = {
     seed, cpus, size, base: `0x${prog.base.toString(16)}`, textSize: prog.code.length,
@@ -154,12 +156,12 @@ function writeKcoreDir(dir: string, prog: Program): void {
   writeFileSync(join(dir, 'modules'), '');
 }
 
-function writeData(path: string, prog: Program, runs: CpuRun[], flips: Flip[], o: { textPokes: boolean; retCompression: boolean; cpus: number; lost: Set<number> }): void {
+function writeData(path: string, prog: Program, runs: CpuRun[], flips: Flip[], o: { textPokes: boolean; retCompression: boolean; cpus: number; lost: Set<number>; timeless: boolean }): void {
   const sampleType = SampleType.IP | SampleType.TID | SampleType.TIME | SampleType.CPU | SampleType.IDENTIFIER;
   const pt = emptyAttr();
   pt.type = SIM_PT_PMU_TYPE;
   // The TSC bit in config and in AUXTRACE_INFO, or perf decodes untimed (item 5).
-  pt.config = (1n << BigInt(PT_CONFIG.pt)) | (1n << BigInt(PT_CONFIG.tsc)) | (1n << BigInt(PT_CONFIG.branch)) | (o.retCompression ? 0n : 1n << BigInt(PT_CONFIG.noretcomp));
+  pt.config = (1n << BigInt(PT_CONFIG.pt)) | (o.timeless ? 0n : 1n << BigInt(PT_CONFIG.tsc)) | (1n << BigInt(PT_CONFIG.branch)) | (o.retCompression ? 0n : 1n << BigInt(PT_CONFIG.noretcomp));
   pt.samplePeriod = 1n;
   pt.sampleType = sampleType;
   let f = 0n;

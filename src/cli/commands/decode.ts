@@ -69,7 +69,8 @@ function perfTimeField(ns: bigint): string {
 
 /** perf's error line (perf_event__fprintf_auxtrace_error). */
 export function perfErrorLine(e: FlowError, tc: PtTimeConv | undefined): string {
-  const time = tc ? ` time ${formatNs(tscToPerfTime(e.estTsc, tc))}` : '';
+  // Timeless decoding: perf prints "time 0".
+  const time = tc ? ` time ${formatNs(tscToPerfTime(e.estTsc, tc))}` : ' time 0';
   return ` instruction trace error type 1${time} cpu ${e.cpu} pid -1 tid -1 ip 0x${e.ip.toString(16)} code ${e.code}: ${e.message}`;
 }
 
