@@ -127,3 +127,68 @@ test('features this machine never records (pmu caps, hybrid, caches, NUMA nodesâ
     }
   }
 });
+
+test('BPF_PROG_INFO names from BTF func_info, and BPF_BTF, as perf (libbpf) prints them', async (t) => {
+  if (!runPerf(['--version'])) return t.skip('perf not installed');
+  const { PerfDataWriter } = await import('../src/perfdata/writer.js');
+  const { ByteWriter } = await import('../src/io/byte-writer.js');
+  const { emptyAttr } = await import('../src/abi/event-attr.js');
+  // BTF: [1] FUNC_PROTO void(void), [2] FUNC perfpoke_fn, [3] FUNC perfpoke_sub
+  const strs = Buffer.from('\0perfpoke_fn\0perfpoke_sub\0', 'latin1');
+  const bt = new ByteWriter(true);
+  bt.u16(0xeb9f).u8(1).u8(0).u32(24).u32(0).u32(36).u32(36).u32(strs.length);
+  bt.u32(0).u32(13 << 24).u32(0);
+  bt.u32(1).u32(12 << 24).u32(1);
+  bt.u32(13).u32(12 << 24).u32(1);
+  bt.bytes(strs);
+  const btf = bt.finish().slice();
+  const prog = (id: number, name: string, btfId: number, ksyms: bigint[], tags: string[]) => {
+    const n = ksyms.length;
+    const d = new ByteWriter(true);
+    const ksymsAt = d.pos;
+    ksyms.forEach((k) => d.u64(k));
+    const lensAt = d.pos;
+    ksyms.forEach((_, i) => d.u32(0x40 + i * 8));
+    d.alignTo(8);
+    const finfoAt = d.pos;
+    if (btfId) ksyms.forEach((_, i) => d.u32(i * 4).u32(2 + i));
+    const tagsAt = d.pos;
+    tags.forEach((x) => d.bytes(Buffer.from(x, 'hex')));
+    const data = d.finish().slice();
+    const info = new Uint8Array(192);
+    const iv = new DataView(info.buffer);
+    iv.setUint32(4, id, true);
+    info.set(Buffer.from(name, 'latin1'), 64);
+    iv.setUint32(104, n, true);
+    iv.setUint32(108, n, true);
+    iv.setBigUint64(112, BigInt(ksymsAt), true);
+    iv.setBigUint64(120, BigInt(lensAt), true);
+    iv.setUint32(128, btfId, true);
+    iv.setUint32(132, btfId ? 8 : 0, true);
+    iv.setBigUint64(136, BigInt(finfoAt), true);
+    iv.setUint32(144, btfId ? n : 0, true);
+    iv.setUint32(180, n, true);
+    iv.setBigUint64(184, BigInt(tagsAt), true);
+    const arrays = (1n << 3n) | (1n << 4n) | (1n << 8n) | (btfId ? 1n << 5n : 0n);
+    return { info, data, arrays };
+  };
+  const progs = [prog(42, 'progA', 7, [0xffffffffc0001000n, 0xffffffffc0001100n], ['0102030405060708', '1112131415161718']), prog(43, 'progB', 0, [0xffffffffc0002000n], ['2122232425262728'])];
+  const pi = new ByteWriter(true).u32(progs.length);
+  for (const p of progs) pi.u32(p.info.length).u32(p.data.length).u64(p.arrays).bytes(p.info).bytes(p.data);
+  const bb = new ByteWriter(true).u32(1).u32(7).u32(btf.length).bytes(btf);
+  const out = join(mkdtempSync(join(tmpdir(), 'perfpoke-header-bpf-')), 'bpf.data');
+  const w = await PerfDataWriter.create(out, [{ attr: { ...emptyAttr(), type: 1, size: 128, config: 9n }, ids: [], name: 'dummy' }], {
+    features: [
+      { kind: 'raw', id: 25, bytes: pi.finish().slice() },
+      { kind: 'raw', id: 26, bytes: bb.finish().slice() },
+    ],
+  });
+  await w.write({ kind: 'finished_round', type: 68, misc: 0, size: 0, fileOffset: 0 });
+  await w.finish();
+  const perf = runPerf(['report', '--header-only', '-i', out])!;
+  assert.equal(perf.status, 0, perf.stderr);
+  assert.equal(perf.stderr, '');
+  assert.match(perf.stdout, /bpf_prog_0102030405060708_perfpoke_fn/, 'perf resolved the BTF name (the test data is right)');
+  const ours = headerLines(await readFileFeatures(out), statSync(out).mtime, false).join('\n') + '\n';
+  assert.deepEqual(ours.split('\n'), perf.stdout.split('\n'));
+});

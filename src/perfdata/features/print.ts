@@ -2,7 +2,7 @@ import { attrPreciseIp, AttrFlag, type EventAttr } from '../../abi/event-attr.js
 import { featureName } from '../../abi/feature.js';
 import { featureIdOf } from './codec.js';
 import type { FeatureData } from './types.js';
-import { printBpfBtf, printBpfProgInfo } from './bpf-print.js';
+import { btfById, printBpfBtf, printBpfProgInfo } from './bpf-print.js';
 import { Feature } from '../../abi/feature.js';
 
 /**
@@ -94,7 +94,10 @@ export function printFeature(f: FeatureData, ctx: PrintContext): string[] {
     case 'stat':
       return ['# contains stat data'];
     case 'raw':
-      if (f.id === Feature.BPF_PROG_INFO) return printBpfProgInfo(f.bytes, ctx.le ?? true);
+      if (f.id === Feature.BPF_PROG_INFO) {
+        const btf = ctx.all.find((x) => x.kind === 'raw' && x.id === Feature.BPF_BTF);
+        return printBpfProgInfo(f.bytes, ctx.le ?? true, btfById(btf && btf.kind === 'raw' ? btf.bytes : undefined));
+      }
       if (f.id === Feature.BPF_BTF) return printBpfBtf(f.bytes, ctx.le ?? true);
       return [];
     case 'build_id':
