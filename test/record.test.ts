@@ -142,11 +142,11 @@ test('record: perf 6.1 reads the file without warnings (-D, --stats, --header-on
   assert.equal(p.status, 0, p.stderr);
   const km = (s: string): string | undefined => /PERF_RECORD_MMAP -1\/0: (\[.*\]: x \[kernel\.kallsyms\]_text)/.exec(s)?.[1];
   assert.equal(km(d), km(assertPerfQuiet(['script', '-D', '-i', join(dir, 'p.data')])));
-  // processes running before the start get COMM and executable MMAP2 records, as perf synthesizes them (pid 1 here)
+  // processes running before the start get FORK, COMM and executable MMAP2 records, as perf synthesizes them (pid 1 here)
   const pid1 = (file: string): string[] =>
     assertPerfQuiet(['script', '--show-task-events', '--show-mmap-events', '-i', file])
       .split('\n')
-      .map((l) => /(PERF_RECORD_COMM: .*:1\/1|PERF_RECORD_MMAP2 1\/1: .*)$/.exec(l)?.[1])
+      .map((l) => /(PERF_RECORD_COMM: .*:1\/1|PERF_RECORD_MMAP2 1\/1: .*|PERF_RECORD_FORK\(1:1\):\(\d+:\d+\))$/.exec(l)?.[1])
       .filter((l): l is string => l !== undefined && !l.includes('exec:'))
       .sort();
   const oursPid1 = pid1(f);

@@ -44,7 +44,7 @@ export interface RecordOptions {
   pollMs?: number;
   /** Called once the events are enabled (before the workload starts). */
   onStarted?: () => void;
-  /** COMM/MMAP2 records for processes already running (default true, like perf). */
+  /** FORK/COMM/MMAP2 records for processes already running (default true, like perf). */
   synthesizeTasks?: boolean;
   /** Where /proc files are read from (tests). */
   procRoot?: string;
@@ -59,7 +59,7 @@ export interface RecordResult {
   fileBytes: number;
   /** Kernel records captured (synthesized records not included). */
   records: number;
-  /** Records perfpoke wrote itself (kernel/module MMAP, COMM and MMAP2 of running tasks). */
+  /** Records perfpoke wrote itself (kernel/module MMAP, FORK, COMM and MMAP2 of running tasks). */
   synthesized: number;
   synthesizedTypes: Record<string, number>;
   /** Records the kernel dropped (sum over PERF_RECORD_LOST / LOST_SAMPLES). */
@@ -204,7 +204,7 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
     output = PerfFileOutput.create(dataPath, outEvents);
     const synth = synthesizeKernelMmaps(HOST_LE, { id: outEvents[0]!.ids[0] ?? 0n }, { kallsyms: join(proc, 'kallsyms'), modules: join(proc, 'modules') });
     output.writeRecords(synth.bytes);
-    const tasks = o.synthesizeTasks === false ? { bytes: new Uint8Array(0), records: 0, comm: 0, mmap2: 0 } : synthesizeTasks(HOST_LE, outEvents[0]!.ids[0] ?? 0n, proc);
+    const tasks = o.synthesizeTasks === false ? { bytes: new Uint8Array(0), records: 0, fork: 0, comm: 0, mmap2: 0 } : synthesizeTasks(HOST_LE, outEvents[0]!.ids[0] ?? 0n, proc);
     output.writeRecords(tasks.bytes);
 
     // The reader thread appends to the file itself (no JavaScript on the hot path).
@@ -265,7 +265,7 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
       fileBytes,
       records: s.records,
       synthesized: synth.records + tasks.records,
-      synthesizedTypes: { MMAP: synth.records, COMM: tasks.comm, MMAP2: tasks.mmap2 },
+      synthesizedTypes: { MMAP: synth.records, FORK: tasks.fork, COMM: tasks.comm, MMAP2: tasks.mmap2 },
       lost: s.lost,
       lostRecords: s.lostRecords,
       wakeups: s.wakeups,

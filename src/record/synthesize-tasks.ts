@@ -1,13 +1,14 @@
 /**
- * COMM and MMAP2 records for the processes that already run when recording
- * starts, read from /proc — perf's perf_event__synthesize_threads. Without
+ * FORK, COMM and MMAP2 records for the processes that already run when
+ * recording starts, read from /proc — perf's perf_event__synthesize_threads
+ * (per thread FORK then COMM, then the process's executable maps). Without
  * them samples and switches of those tasks have no name and no maps.
  * Like perf (without --data) only executable mappings are written.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { PERF_RECORD_MISC_USER, RecordType } from '../abi/record-type.js';
+import { PERF_RECORD_MISC_FORK_EXEC, PERF_RECORD_MISC_USER, RecordType } from '../abi/record-type.js';
 import { ByteWriter } from '../io/byte-writer.js';
 
 /** perf_event.h TASK_COMM_LEN-sized names; the kernel truncates to 15 chars. */
@@ -50,6 +51,18 @@ function comm(w: ByteWriter, pid: number, tid: number, name: string, id: bigint)
   w.patchU16(at + 6, w.pos - at);
 }
 
+/**
+ * perf_event__synthesize_fork: the main thread's parent is PPid from
+ * /proc/PID/status, every other thread's parent is the main thread.
+ */
+function fork(w: ByteWriter, tgid: number, tid: number, ppid: number, id: bigint): void {
+  const at = w.pos;
+  const parent = tid === tgid ? ppid : tgid;
+  w.u32(RecordType.FORK).u16(PERF_RECORD_MISC_FORK_EXEC).u16(0).i32(tgid).i32(parent).i32(tid).i32(parent).u64(0n);
+  sampleId(w, tgid, tid, id);
+  w.patchU16(at + 6, w.pos - at);
+}
+
 function mmap2(w: ByteWriter, pid: number, m: MapsLine, id: bigint): void {
   const at = w.pos;
   let prot = 0;
@@ -77,12 +90,19 @@ function numericEntries(dir: string): number[] {
  * process under `procRoot`. Tasks that exit meanwhile are skipped. `id` is
  * the tracking event's id, stamped into the sample_id tail.
  */
-export function synthesizeTasks(le: boolean, id: bigint, procRoot = '/proc'): { bytes: Uint8Array; records: number; comm: number; mmap2: number } {
+export function synthesizeTasks(le: boolean, id: bigint, procRoot = '/proc'): { bytes: Uint8Array; records: number; fork: number; comm: number; mmap2: number } {
   const w = new ByteWriter(le, 1 << 16);
-  let records = 0;
+  let mmaps = 0;
+  let forks = 0;
   let comms = 0;
   for (const pid of numericEntries(procRoot)) {
     const pdir = join(procRoot, String(pid));
+    let ppid = 0;
+    try {
+      ppid = Number(/^PPid:\s*(\d+)/m.exec(readFileSync(join(pdir, 'status'), 'utf8'))?.[1] ?? 0);
+    } catch {
+      continue; // exited
+    }
     for (const tid of numericEntries(join(pdir, 'task'))) {
       let name: string;
       try {
@@ -90,8 +110,9 @@ export function synthesizeTasks(le: boolean, id: bigint, procRoot = '/proc'): { 
       } catch {
         continue;
       }
+      fork(w, pid, tid, ppid, id);
+      forks++;
       comm(w, pid, tid, name, id);
-      records++;
       comms++;
     }
     let maps = '';
@@ -104,8 +125,8 @@ export function synthesizeTasks(le: boolean, id: bigint, procRoot = '/proc'): { 
       const m = parseMapsLine(line);
       if (!m || m.perms[2] !== 'x') continue;
       mmap2(w, pid, m, id);
-      records++;
+      mmaps++;
     }
   }
-  return { bytes: w.finish().slice(), records, comm: comms, mmap2: records - comms };
+  return { bytes: w.finish().slice(), records: forks + comms + mmaps, fork: forks, comm: comms, mmap2: mmaps };
 }
