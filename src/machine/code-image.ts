@@ -172,14 +172,17 @@ export class CodeImage implements CodeReader {
       const p = applied[i]!;
       const prev = k * width;
       const row = prev + width;
-      states.copyWithin(row, prev, row);
-      const off = Number(p.addr - start);
-      const ol = p.oldBytes.length;
-      const nl = p.newBytes.length;
+      // small sites (the usual 2–5 bytes) copy in JS: cheaper than a native call
+      if (width <= 32) for (let j = 0; j < width; j++) states[row + j] = states[prev + j]!;
+      else states.copyWithin(row, prev, row);
+      const off = n === 1 || p.addr === start ? 0 : Number(p.addr - start);
       const old = p.oldBytes;
+      const nb = p.newBytes;
+      const ol = old.length;
+      const nl = nb.length;
       let ok = true;
       for (let j = 0; j < ol; j++) if (states[prev + off + j] !== old[j]) ok = false;
-      states.set(p.newBytes, row + off);
+      for (let j = 0; j < nl; j++) states[row + off + j] = nb[j]!;
       if (liveRows) {
         liveRows.copyWithin(row, prev, row);
         for (let j = 0; j < ol; j++) if (!liveRows[prev + off + j]) ok = false;
