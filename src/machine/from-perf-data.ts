@@ -47,23 +47,45 @@ export interface LoadOptions {
 }
 
 /**
- * Poke bytes live in shared 1 MiB blocks: a million pokes as a million
- * separate ArrayBuffers cost more in the garbage collector than in parsing.
+ * Poke bytes live in shared 1 MiB blocks, and short byte strings (≤ 6
+ * bytes: jump labels, static calls, ftrace) are interned — a million pokes
+ * as a million separate ArrayBuffers cost more in the garbage collector than
+ * in parsing. The arrays are shared: treat Poke bytes as read-only.
  */
 class ByteArena {
   private block = new Uint8Array(1 << 20);
   private used = 0;
-  take(src: Uint8Array): Uint8Array {
-    const n = src.length;
-    if (n > 4096) return src.slice();
+  private readonly interned = new Map<number, Uint8Array>();
+  /** Copy of src[from, from+n). */
+  take(src: Uint8Array, from: number, n: number): Uint8Array {
+    if (n <= 6) {
+      let key = n;
+      for (let i = 0; i < n; i++) key = key * 256 + src[from + i]!;
+      const hit = this.interned.get(key);
+      if (hit) return hit;
+      const b = src.slice(from, from + n);
+      if (this.interned.size < 65536) this.interned.set(key, b);
+      return b;
+    }
+    if (n > 4096) return src.slice(from, from + n);
     if (this.used + n > this.block.length) {
       this.block = new Uint8Array(1 << 20);
       this.used = 0;
     }
     const out = this.block.subarray(this.used, this.used + n);
-    out.set(src);
+    out.set(src.subarray(from, from + n));
     this.used += n;
     return out;
+  }
+  private dvBuf: ArrayBufferLike | undefined;
+  private dv: DataView | undefined;
+  /** A DataView over the whole buffer behind b (reused while the reader's window stays the same). */
+  view(b: Uint8Array): DataView {
+    if (b.buffer !== this.dvBuf) {
+      this.dvBuf = b.buffer;
+      this.dv = new DataView(b.buffer);
+    }
+    return this.dv!;
   }
 }
 
@@ -76,23 +98,30 @@ class ByteArena {
 function fastPoke(raw: RawRecord, arena: ByteArena): Poke | undefined {
   const b = raw.bytes;
   const L = raw.layout;
-  if (b.length < 24) return undefined;
-  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const oldLen = dv.getUint16(16, raw.le);
-  const newLen = dv.getUint16(18, raw.le);
+  const size = raw.size;
+  if (size < 24 || size > b.length) return undefined;
+  const dv = arena.view(b);
+  const o = b.byteOffset;
+  const le = raw.le;
+  const oldLen = dv.getUint16(o + 16, le);
+  const newLen = dv.getUint16(o + 18, le);
   const trailer = L?.trailerSize ?? 0;
-  if (20 + oldLen + newLen > raw.size - trailer || raw.size > b.length) return undefined;
+  if (20 + oldLen + newLen > size - trailer) return undefined;
   let cpu = -1;
-  if (L && L.sampleIdAll && (L.sampleType & SampleType.CPU) !== 0n) {
-    const fromEnd = ((L.sampleType & SampleType.IDENTIFIER) !== 0n ? 8 : 0) + 8;
-    cpu = dv.getUint32(raw.size - fromEnd, raw.le);
+  let time = 0n;
+  if (L && L.sampleIdAll) {
+    if ((L.sampleType & SampleType.CPU) !== 0n) {
+      const fromEnd = ((L.sampleType & SampleType.IDENTIFIER) !== 0n ? 8 : 0) + 8;
+      cpu = dv.getUint32(o + size - fromEnd, le);
+    }
+    if (L.trailerTimeFromEnd > 0) time = dv.getBigUint64(o + size - L.trailerTimeFromEnd, le);
   }
   return {
-    time: raw.timestamp() ?? 0n,
+    time,
     cpu,
-    addr: dv.getBigUint64(8, raw.le),
-    oldBytes: arena.take(b.subarray(20, 20 + oldLen)),
-    newBytes: arena.take(b.subarray(20 + oldLen, 20 + oldLen + newLen)),
+    addr: dv.getBigUint64(o + 8, le),
+    oldBytes: arena.take(b, 20, oldLen),
+    newBytes: arena.take(b, 20 + oldLen, newLen),
     fileOffset: raw.fileOffset,
     misc: raw.misc,
   };
