@@ -39,8 +39,9 @@ export function parseMapsLine(line: string): MapsLine | undefined {
   };
 }
 
-function sampleId(w: ByteWriter, pid: number, tid: number, id: bigint): void {
-  w.i32(pid).i32(tid).u64(0n).u32(0).u32(0).u64(id);
+/** sample_id tail: zero but for the id, as perf stamps its synthesized records (perf script then shows them under pid 0). */
+function sampleId(w: ByteWriter, _pid: number, _tid: number, id: bigint): void {
+  w.u32(0).u32(0).u64(0n).u32(0).u32(0).u64(id);
 }
 
 function comm(w: ByteWriter, pid: number, tid: number, name: string, id: bigint): void {
