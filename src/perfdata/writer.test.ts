@@ -97,7 +97,8 @@ test('AUXTRACE index describes the output: offset and size of each AUXTRACE reco
   for (const bigEndian of [false, true]) {
     const out = join(tmp, 'aux.data');
     const w = await PerfDataWriter.create(out, attrs, { bigEndian });
-    const payloads = [new Uint8Array(24).fill(1), new Uint8Array(40).fill(2)];
+    // the second payload is larger than the writer's 1 MiB buffer
+    const payloads = [new Uint8Array(24).fill(1), new Uint8Array(1_200_000).map((_, i) => i & 0xff), new Uint8Array(40).fill(2)];
     await w.write({ kind: 'finished_round', type: RecordType.FINISHED_ROUND, misc: 0, size: 0, fileOffset: 0 });
     for (const [i, p] of payloads.entries()) {
       await w.write({ kind: 'auxtrace', type: RecordType.AUXTRACE, misc: 0, size: 0, fileOffset: 0, dataSize: BigInt(p.length), offset: BigInt(i * 100), reference: 7n, idx: i, tid: 1, cpu: 0, data: p });
@@ -108,10 +109,16 @@ test('AUXTRACE index describes the output: offset and size of each AUXTRACE reco
     assert.equal(ix.kind, 'auxtrace');
     const f2 = await PerfFile.open(out);
     const seen: { fileOffset: number; size: number }[] = [];
-    for await (const r of f2.records()) if (r.type === RecordType.AUXTRACE) seen.push({ fileOffset: r.fileOffset, size: r.size + r.auxData!.length });
+    const datas: Uint8Array[] = [];
+    for await (const r of f2.records()) {
+      if (r.type !== RecordType.AUXTRACE) continue;
+      seen.push({ fileOffset: r.fileOffset, size: r.size + r.auxData!.length });
+      datas.push(r.auxData!.slice());
+    }
     await f2.close();
     assert.deepEqual(ix.entries, seen);
-    assert.equal(seen.length, 2);
+    assert.equal(seen.length, 3);
+    assert.deepEqual(datas, payloads);
   }
 });
 

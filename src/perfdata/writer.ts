@@ -67,8 +67,8 @@ export class PerfDataWriter {
   private readonly attrSize: number;
   private readonly dataOffset: number;
   private readonly pad: number;
-  private chunks: Uint8Array[] = [];
-  private chunkBytes = 0;
+  private buf = new Uint8Array(FLUSH_AT);
+  private bufLen = 0;
   /** Where the next write to the temporary file goes. */
   private filePos = 0;
   private readonly auxIndex: AuxtraceIndexEntry[] = [];
@@ -208,19 +208,23 @@ export class PerfDataWriter {
     }
   }
 
-  private push(b: Uint8Array): Promise<void> | undefined {
-    this.chunks.push(b);
-    this.chunkBytes += b.length;
-    if (this.chunkBytes >= FLUSH_AT) return this.flush();
-    return undefined;
+  /** Append to the output buffer (one copy, no per-record allocation); flushes when full. */
+  private async push(b: Uint8Array): Promise<void> {
+    if (this.bufLen + b.length > this.buf.length) await this.flush();
+    if (b.length > this.buf.length) {
+      await this.sink.write(this.pipe ? b.slice() : b);
+      return;
+    }
+    this.buf.set(b, this.bufLen);
+    this.bufLen += b.length;
   }
 
   private async flush(): Promise<void> {
-    if (!this.chunkBytes) return;
-    const all = Buffer.concat(this.chunks, this.chunkBytes);
-    this.chunks = [];
-    this.chunkBytes = 0;
-    await this.sink.write(all);
+    if (!this.bufLen) return;
+    // the pipe sink may hold the buffer until the stream drains: give it its own copy
+    const out = this.pipe ? this.buf.slice(0, this.bufLen) : this.buf.subarray(0, this.bufLen);
+    this.bufLen = 0;
+    await this.sink.write(out);
   }
 
   /** Offset the next record will get in the output (for callers that index records). */
@@ -279,7 +283,7 @@ export class PerfDataWriter {
       grown.set(bytes.subarray(cut), cut + this.pad);
       new DataView(grown.buffer).setUint16(6, grown.length, this.le);
       bytes = grown;
-    } else bytes = bytes.slice();
+    }
     if (type === RecordType.AUXTRACE) {
       this.sawAuxtrace = true;
       this.auxIndex.push({ fileOffset: this.offset, size: bytes.length + (payload?.length ?? 0) });
@@ -288,7 +292,7 @@ export class PerfDataWriter {
     await this.push(bytes);
     if (payload && payload.length) {
       this.dataBytes += payload.length;
-      await this.push(payload.slice());
+      await this.push(payload);
     }
   }
 
@@ -344,7 +348,7 @@ export class PerfDataWriter {
   /** Drop everything written: close and delete the temporary file. */
   async abort(): Promise<void> {
     this.done = true;
-    this.chunks = [];
+    this.bufLen = 0;
     if (this.fh) {
       await this.fh.close().catch(() => undefined);
       this.fh = undefined;
