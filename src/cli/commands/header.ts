@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { stat } from 'node:fs/promises';
-import { featureName, HEADER_FEAT_BITS } from '../../abi/feature.js';
+import { featureName } from '../../abi/feature.js';
 import { readFileFeatures, printFeature, featureTableOffset, type FileFeatures } from '../../perfdata/features/index.js';
 import { toJsonValue } from '../../perfdata/jsonl-values.js';
 
@@ -67,4 +67,3 @@ export function register(program: Command): void {
     });
 }
 
-export { HEADER_FEAT_BITS };
