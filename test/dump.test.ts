@@ -195,3 +195,24 @@ test('committed text-poke fixtures (synthetic/): dump equals perf -D; the big-en
   assert.ok(perfBe !== null);
   assert.deepEqual(pokes(be), pokes(perfBe.split('\n')), 'perf reads our big-endian pokes the same');
 });
+
+test('an intel_pt file (from the PT simulator): AUXTRACE_INFO fields and every packet line as perf -D prints them', async (t) => {
+  const { simulate } = await import('../src/sim/simulate.js');
+  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-dump-pt-'));
+  try {
+    simulate({ out: join(dir, 'sim'), seed: 1, cpus: 2, flips: 2, size: 2000 });
+    const perf = perfDump(join(dir, 'sim'), 'data');
+    if (perf === null) return t.skip('perf 6.1 not available');
+    // perf names kernel-text pokes with this host's kallsyms (the file maps [kernel.kallsyms]); dump does not
+    const noSym = (l: string) => l.replace(/(PERF_RECORD_TEXT_POKE [0-9a-f]+) \S+\+0x[0-9a-f]+ old len/, '$1  old len');
+    const keep = (text: string) => comparable(text).concat().filter(Boolean);
+    const pt = (text: string) => text.split('\n').filter((l) => /^ {2}[A-Z]|^\. \.\.\. Intel Processor Trace data|^\. {2}[0-9a-f]{8}: /.test(l));
+    const ours = await dumpToString(join(dir, 'sim', 'data'), { hex: true, label: 'data' });
+    assert.deepEqual(keep(ours), keep(perf).map(noSym));
+    const p = pt(perf);
+    assert.ok(p.length > 500, 'perf listed the PT packets');
+    assert.deepEqual(pt(ours), p);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

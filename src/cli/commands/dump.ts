@@ -11,6 +11,7 @@ import { formatPerfEvent, perfEventName, hexAlt } from '../../session/event-text
 import { defaultEventName } from '../../session/event-names.js';
 import { OrderedEvents } from '../../session/ordered-events.js';
 import { toJsonValue } from '../../perfdata/jsonl-values.js';
+import { perfDumpLines } from '../../intelpt/packets/format-perf.js';
 
 /**
  * `perfpoke dump -i F`: every record as `perf script -D` prints it
@@ -53,6 +54,8 @@ export class DumpContext {
     for (const a of this.f.attrs) t |= a.attr.sampleType;
     return t;
   }
+  /** AUXTRACE_INFO type seen so far (1: intel_pt, whose buffers perf lists packet by packet). */
+  auxType: number | undefined;
   private ksyms = new Map<bigint, { len: number; name: string }>();
   /** KSYMBOL register/unregister, in delivery order (machine__process_ksymbol). */
   noteKsymbol(addr: bigint, len: number, name: string, unregister: boolean): void {
@@ -282,14 +285,19 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
       else s += '... unknown type\n';
       return s;
     }
-    case 'auxtrace':
-      return ` size: ${hexAlt(rec.dataSize)}  offset: ${hexAlt(rec.offset)}  ref: ${hexAlt(rec.reference)}  idx: ${rec.idx}  tid: ${rec.tid}  cpu: ${rec.cpu}\n`;
+    case 'auxtrace': {
+      let s = ` size: ${hexAlt(rec.dataSize)}  offset: ${hexAlt(rec.offset)}  ref: ${hexAlt(rec.reference)}  idx: ${rec.idx}  tid: ${rec.tid}  cpu: ${rec.cpu}\n`;
+      // intel_pt_process_auxtrace_event → intel_pt_dump: perf's packet listing of the buffer
+      if (ctx.auxType === PERF_AUXTRACE_INTEL_PT && rec.data) s += '.\n' + [...perfDumpLines(rec.data)].join('\n') + '\n';
+      return s;
+    }
     case 'time_conv':
       return '\n: unhandled!\n'; // checked with perf 6.1
     case 'stat_config':
       return '\n'; // checked with perf 6.1
     case 'auxtrace_info':
-      return ` type: ${rec.auxType}\n`;
+      ctx.auxType = rec.auxType;
+      return ` type: ${rec.auxType}\n` + (rec.auxType === PERF_AUXTRACE_INTEL_PT ? intelPtInfo(rec.priv) : '');
     case 'ksymbol': {
       ctx.noteKsymbol(rec.addr, rec.len, rec.name, (rec.flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER) !== 0);
       return formatPerfEvent(rec as unknown as Parameters<typeof formatPerfEvent>[0]).slice(head.length);
@@ -312,6 +320,34 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
       return full.startsWith(head) ? full.slice(head.length) : '\n';
     }
   }
+}
+
+const PERF_AUXTRACE_INTEL_PT = 1;
+
+/** intel_pt_print_info (tools/perf/util/intel-pt.c): the AUXTRACE_INFO priv words, as far as the record has them. */
+function intelPtInfo(priv: bigint[]): string {
+  const fmts: [string, 'd' | 'x'][] = [
+    ['PMU Type', 'd'], ['Time Shift', 'd'], ['Time Muliplier', 'd'], ['Time Zero', 'd'], ['Cap Time Zero', 'd'], ['TSC bit', 'x'],
+    ['NoRETComp bit', 'x'], ['Have sched_switch', 'd'], ['Snapshot mode', 'd'], ['Per-cpu maps', 'd'], ['MTC bit', 'x'], ['MTC freq bits', 'x'],
+    ['TSC:CTC numerator', 'd'], ['TSC:CTC denominator', 'd'], ['CYC bit', 'x'], ['Max non-turbo ratio', 'd'], ['Filter string len.', 'd'],
+  ];
+  // perf prints the groups a record has: up to Per-cpu maps, up to CYC bit, up to Filter string len.
+  let n = 0;
+  for (const g of [10, 15, 17]) if (priv.length >= g) n = g;
+  let s = '';
+  for (let i = 0; i < n; i++) {
+    const [label, f] = fmts[i]!;
+    const v = priv[i]!;
+    s += `  ${label.padEnd(20)}${f === 'x' ? hexAlt(v) : BigInt.asIntN(64, v).toString()}\n`;
+  }
+  if (n >= 17) {
+    const len = Number(priv[16]!);
+    const bytes = Buffer.alloc((priv.length - 17) * 8);
+    priv.slice(17).forEach((w, i) => bytes.writeBigUInt64LE(w, i * 8));
+    const str = bytes.subarray(0, Math.min(len, bytes.length)).toString('latin1').replace(/\0.*$/, '');
+    s += `  ${'Filter string'.padEnd(20)}${str}\n`;
+  }
+  return s;
 }
 
 /** evsel__name: the EVENT_DESC name when the features helper filled it, else perf's generic name. */
