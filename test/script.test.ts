@@ -5,9 +5,9 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot, runPerf } from './cli.js';
+import { repoRoot, runCli, runPerf } from './cli.js';
 import { parseFields, runScript, StringSink, type ScriptOptions } from '../src/cli/commands/script.js';
 
 const dir = join(repoRoot, 'test', 'fixtures', 'recorded');
@@ -127,3 +127,20 @@ for (const d of ['perf-alone', 'perf-kcore', 'perfpoke-kcore']) {
     assert.equal(firstDiff(a, b), 'equal');
   });
 }
+
+test('script reads a pipe on stdin and prints --json lines, one per perf line', (t) => {
+  if (!havePerf) return t.skip('perf is not installed');
+  const pipe = join(dir, 'pipe.data');
+  if (!existsSync(pipe)) return t.skip('no pipe.data fixture');
+  const args = ['-F', 'comm,tid,time,period,event,ip', '--show-task-events'];
+  const perf = runPerf(['script', '-i', pipe, ...args])!;
+  const r = runCli(['script', '-i', '-', ...args, '--json'], { input: readFileSync(pipe) });
+  assert.equal(r.status, 0, r.stderr);
+  const objs = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; comm?: string; period?: string });
+  const lines = perf.stdout.trim().split('\n');
+  assert.equal(objs.length, lines.length);
+  objs.forEach((o, i) => {
+    assert.ok(lines[i]!.includes(o.comm!), `line ${i + 1}: ${lines[i]} vs ${JSON.stringify(o)}`);
+    if (o.type === 'sample') assert.ok(lines[i]!.includes(` ${o.period} `), `line ${i + 1}`);
+  });
+});

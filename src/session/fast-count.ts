@@ -15,7 +15,8 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 import { RecordType } from '../abi/record-type.js';
-import { RawRecord, type AttrLayout } from '../perfdata/index.js';
+import { RawRecord } from '../perfdata/raw-record.js';
+import type { AttrLayout } from '../perfdata/layout.js';
 import { SampleReadSplitter } from './sample-read.js';
 import type { Session } from './session.js';
 import type { SessionStats } from './stats.js';

@@ -29,9 +29,11 @@
 import { Feature } from '../abi/feature.js';
 import { RecordType } from '../abi/record-type.js';
 import { attrFlag } from '../abi/event-attr.js';
-import { decodeFeature } from '../perfdata/features/index.js';
+import { decodeFeature } from '../perfdata/features/codec.js';
 import { isFormatError } from '../io/errors.js';
-import { PerfFile, RawRecord, type AttrEntry, type AttrLayout, type ReaderOptions } from '../perfdata/index.js';
+import { PerfFile, type AttrEntry, type ReaderOptions } from '../perfdata/perf-file.js';
+import { RawRecord } from '../perfdata/raw-record.js';
+import type { AttrLayout } from '../perfdata/layout.js';
 import { defaultEventName } from './event-names.js';
 import { OrderedEvents, type OrderedEventsStats } from './ordered-events.js';
 

@@ -4,7 +4,6 @@ import { openSession } from '../../session/session.js';
 import { collectStats, type SessionStats } from '../../session/stats.js';
 import { perfEventName, PERF_RECORD_HEADER_MAX } from '../../session/event-text.js';
 import { stat } from 'node:fs/promises';
-import cliProgress from 'cli-progress';
 import type { Session } from '../../session/session.js';
 
 /**
@@ -75,6 +74,7 @@ export function register(program: Command): void {
 export async function withProgress<T>(s: Session, work: (tick: (offset: number) => void) => Promise<T>): Promise<T> {
   if (!process.stderr.isTTY || s.file.pipe) return work(() => {});
   const total = (await stat(s.file.path)).size;
+  const cliProgress = (await import('cli-progress')).default; // only for a terminal
   const bar = new cliProgress.SingleBar({ stream: process.stderr, format: 'reading [{bar}] {percentage}%', clearOnComplete: true }, cliProgress.Presets.shades_classic);
   bar.start(total, 0);
   try {
