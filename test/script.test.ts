@@ -12,6 +12,8 @@ import { parseFields, runScript, StringSink, type ScriptOptions } from '../src/c
 
 const dir = join(repoRoot, 'test', 'fixtures', 'recorded');
 const fixtures = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.data')).sort() : [];
+// made by our own encoders (this kernel withholds TEXT_POKE): both byte orders
+for (const f of ['synthetic/text-poke.data', 'synthetic/text-poke-be.data']) if (existsSync(join(dir, f))) fixtures.push(f);
 const havePerf = runPerf(['--version']) !== null;
 
 /** Documented exceptions (docs/script-stats.md). */
@@ -86,8 +88,11 @@ for (const fx of fixtures) {
         continue;
       }
       assert.equal(mine.err, undefined, `${label}: we failed: ${mine.err}`);
-      const a = mine.out.split('\n');
-      const b = perf.stdout.split('\n');
+      // perf 6.1 does not byte-swap MMAP2 prot/flags of big-endian files (it prints "---p"); we print
+      // the recorded values, so only there the permission letters are left out of the comparison
+      const norm = (l: string): string => (fx.endsWith('-be.data') && l.includes('PERF_RECORD_MMAP2') ? l.replace(/\]: [-r][-w][-x][ps] /, ']: ???? ') : l);
+      const a = mine.out.split('\n').map(norm);
+      const b = perf.stdout.split('\n').map(norm);
       if (b.length > 1) nonEmpty++;
       assert.equal(a.length, b.length, `${label}: ${a.length} lines vs perf's ${b.length}; first difference at ${firstDiff(a, b)}`);
       assert.equal(firstDiff(a, b), 'equal', label);
