@@ -68,6 +68,8 @@ export interface ExecOptions {
   bufferSize?: number;
   /** Compress returns into TNT bits (config noretcomp = 0). */
   retCompression?: boolean;
+  /** Also emit PSB+ inside bursts (with the FUP of the next instruction), like hardware does. */
+  midBurstPsb?: boolean;
   keepTruth?: boolean;
   /** User-mode ticks between bursts: [min, max]. */
   gap?: [number, number];
@@ -151,6 +153,17 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
     let iretTo = -1;
     const burstStart = tsc;
     for (;;) {
+      if (o.midBurstPsb && enc.pos - lastPsb >= psbPeriod) {
+        // PSB+ while tracing: TNT flushed first, the FUP names the next
+        // instruction (notes item 8); return compression restarts after it.
+        lastPsb = enc.pos;
+        enc.psb();
+        enc.tsc(BigInt(tsc));
+        enc.modeExec(true);
+        enc.fup(base + BigInt(ip));
+        enc.psbend();
+        depth = 0;
+      }
       const i = byOff[ip]!;
       if (i < 0) throw new Error(`sim: cpu ${o.cpu} ran into a non-instruction at +0x${ip.toString(16)}`);
       const k = kind[i]!;

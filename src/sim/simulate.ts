@@ -45,6 +45,8 @@ export interface SimOptions {
   truth?: boolean;
   psbPeriod?: number;
   retCompression?: boolean;
+  /** Emit PSB+ (with FUP) inside bursts too, not only between them. */
+  midBurstPsb?: boolean;
   /** Minimum ticks between INT3 write and TEXT_POKE (and again to the final write). */
   int3Window?: number;
   onProgress?: (done: number, total: number) => void;
@@ -113,7 +115,7 @@ export function simulate(opts: SimOptions): SimSummary {
   for (let cpu = 0; cpu < cpus; cpu++) {
     runs.push(executeCpu(prog, {
       seed, cpu, startTsc: startTsc + cpu * 37, endTsc, flips,
-      psbPeriod: opts.psbPeriod, retCompression, keepTruth,
+      psbPeriod: opts.psbPeriod, retCompression, keepTruth, midBurstPsb: opts.midBurstPsb,
     }));
     opts.onProgress?.(cpu + 1, cpus);
   }
