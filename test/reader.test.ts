@@ -240,3 +240,13 @@ test('attr names come from EVENT_DESC (file) or EVENT_UPDATE/HEADER_FEATURE (pip
     assert.deepEqual(f.attrs.map((a) => a.name), perf.stdout.trim().split('\n').filter((l) => !l.startsWith('#')), name);
   }
 });
+
+test('records({ from }) starts at a record boundary inside the data section', async () => {
+  const f = await PerfFile.open(join(fixtures, 'sw.data'));
+  const all = await collect(f);
+  const mid = all[Math.floor(all.length / 2)]!;
+  const tail = await collect(f, { from: mid.fileOffset });
+  await f.close();
+  assert.equal(tail.length, all.length - Math.floor(all.length / 2));
+  tail.forEach((r, i) => assert.deepEqual(r.bytes, all[Math.floor(all.length / 2) + i]!.bytes));
+});

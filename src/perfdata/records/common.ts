@@ -38,10 +38,3 @@ export type BodyEncoder<R> = (rec: R, w: ByteWriter, layout?: AttrLayout) => voi
 export function hex(b: Uint8Array): string {
   return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 }
-
-/** A NUL-terminated string padded with zeros to a multiple of 8 bytes (how the kernel and perf write names). */
-export function writePaddedString(w: ByteWriter, s: string, start: number): void {
-  w.cstring(s);
-  const pad = (8 - ((w.pos - start) % 8)) % 8;
-  w.zeros(pad);
-}
