@@ -1,6 +1,6 @@
 /** Shared by the record tests: can this machine record, and perf's view of a file. */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -31,8 +31,16 @@ export function perfMissing(): string | null {
   return r && r.status === 0 ? null : '/usr/bin/perf is not installed';
 }
 
+const scratchRoot = join(tmpdir(), `perfpoke-record-test-${process.pid}`);
+let cleanupArmed = false;
+
+/** A folder under one per-process scratch root, removed when the test process exits. */
 export function scratch(name: string): string {
-  const d = join(tmpdir(), `perfpoke-record-test-${process.pid}`, name);
+  if (!cleanupArmed) {
+    cleanupArmed = true;
+    process.on('exit', () => rmSync(scratchRoot, { recursive: true, force: true }));
+  }
+  const d = join(scratchRoot, name);
   mkdirSync(d, { recursive: true });
   return d;
 }
