@@ -11,6 +11,7 @@ import { runCli, repoRoot } from './cli.js';
 import { loadMachine } from '../src/machine/from-perf-data.js';
 import { basicSites, trampoline, TRAMP, kernelText, KTEXT } from './fixtures/kcore/scenario.js';
 import { formatNsTime } from '../src/machine/time-format.js';
+import { listTrampolines } from '../src/machine/trampolines.js';
 
 const basic = join(repoRoot, 'test', 'fixtures', 'kcore', 'basic');
 
@@ -34,6 +35,7 @@ test('image at every poke time, just before it, and at the end equals the site h
   assert.equal(m.image.read(TRAMP, 4, tr.created - 1n).length, 0);
   assert.deepEqual([...m.image.read(TRAMP, tr.code.length, tr.created)], tr.code);
   assert.equal(m.image.read(TRAMP, 4, tr.removed).length, 0);
+  assert.deepEqual(listTrampolines(m.image, m.ksymbols), [{ addr: TRAMP, len: tr.code.length, created: tr.created, removed: tr.removed, name: tr.name, ksymType: 2 }]);
   // untouched kernel text comes straight from kcore
   const { ktext } = kernelText(basicSites());
   assert.deepEqual([...m.image.read(KTEXT + 0x2000n, 64)], [...ktext.subarray(0x2000, 0x2040)]);

@@ -12,3 +12,4 @@ export * from './poke-kind.js';
 export * from './disasm.js';
 export * from './from-perf-data.js';
 export * from './time-format.js';
+export * from './trampolines.js';
