@@ -108,3 +108,25 @@ test('convert errors: bad JSON names the line, exit 2; no output file left', () 
   assert.equal(existsSync(out), false);
   assert.deepEqual(readdirSync(tmp).filter((f) => f.includes('.tmp-')), []);
 });
+
+test('hand-written attrs may give u64 fields as numbers or decimal strings; unknown fields are refused', async () => {
+  const src = join(tmp, 'num.jsonl');
+  writeFileSync(
+    src,
+    '{"kind":"perf.data","attrs":[{"name":"dummy:u","attr":{"type":1,"size":128,"config":9,"sampleType":135,"flags":"9126084608"},"ids":[5]}]}\n' +
+      '{"kind":"text_poke","addr":"0xffffffff81000000","old":"0f1f440000","new":"e9fb0f0000","pid":0,"tid":0,"time":1000000000,"cpu":1}\n',
+  );
+  const out = join(tmp, 'num.data');
+  await jsonlToPerfData(src, out);
+  const back = join(tmp, 'num2.jsonl');
+  await perfDataToJsonl(out, back);
+  const lines = readFileSync(back, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const head = lines[0] as { attrs: { attr: Record<string, unknown>; ids: string[] }[] };
+  assert.equal(head.attrs[0]!.attr.sampleType, '0x87');
+  assert.equal(head.attrs[0]!.attr.flags, '0x220040000');
+  assert.deepEqual(head.attrs[0]!.ids, ['0x5']);
+  const poke = lines.find((l) => l.kind === 'text_poke')!;
+  assert.equal(poke.time, '0x3b9aca00');
+  writeFileSync(src, '{"kind":"perf.data","attrs":[{"attr":{"sampleTyp":1}}]}\n');
+  await assert.rejects(jsonlToPerfData(src, out), /unknown attr field 'sampleTyp'/);
+});

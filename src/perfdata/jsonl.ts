@@ -4,12 +4,12 @@ import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { RecordType, RFC_TEXT_POKE_TYPE, PERF_RECORD_MISC_KERNEL } from '../abi/record-type.js';
 import { featureName } from '../abi/feature.js';
-import type { EventAttr } from '../abi/event-attr.js';
+import { emptyAttr, type EventAttr } from '../abi/event-attr.js';
 import type { PerfRecord } from './records/index.js';
 import { featureIdOf, type FeatureData } from './features/index.js';
 import { attrIndexer, openInput } from './writer-copy.js';
 import { PerfDataWriter, type WriterAttr } from './writer.js';
-import { fromHex, toJsonValue } from './jsonl-values.js';
+import { fromHex, toJsonValue, u64FromJson } from './jsonl-values.js';
 
 /**
  * perf.data as JSON lines (docs/writer.md):
@@ -161,6 +161,16 @@ export async function perfDataToJsonl(input: string, out: string, opts: { textPo
   }
 }
 
+/** An attr from JSON: missing fields 0; u64 fields may be "0x…", decimal strings or safe numbers. */
+export function attrFromJson(j: Partial<Record<keyof EventAttr, unknown>>, what: string): EventAttr {
+  const a = emptyAttr() as unknown as Record<string, unknown>;
+  for (const [k, v] of Object.entries(j ?? {})) {
+    if (!(k in a)) throw new Error(`${what}: unknown attr field '${k}'`);
+    a[k] = typeof a[k] === 'bigint' ? u64FromJson(toJsonValue(v), `${what}.${k}`) : Number(v);
+  }
+  return a as unknown as EventAttr;
+}
+
 /** JSON lines → perf.data (file mode, or pipe mode with out '-'). */
 export async function jsonlToPerfData(input: string, out: string, opts: { bigEndian?: boolean } = {}): Promise<void> {
   const rl = createInterface({ input: createReadStream(input), crlfDelay: Infinity });
@@ -185,8 +195,7 @@ export async function jsonlToPerfData(input: string, out: string, opts: { bigEnd
       }
       if (j.kind === 'perf.data') {
         const attrs = ((j.attrs ?? []) as unknown[]).map((a) => revive(a) as { name?: string; attr: Partial<EventAttr>; ids?: bigint[] });
-        const { emptyAttr } = await import('../abi/event-attr.js');
-        head = { attrs: attrs.map((a) => ({ name: a.name, attr: { ...emptyAttr(), ...a.attr }, ids: a.ids ?? [] })) };
+        head = { attrs: attrs.map((a, i) => ({ name: a.name, attr: attrFromJson(a.attr, `${input}:${n}: attrs[${i}]`), ids: (a.ids ?? []).map((x, k) => u64FromJson(toJsonValue(x), `${input}:${n}: attrs[${i}].ids[${k}]`)) })) };
       } else if (j.kind === 'feature') {
         const v = j.value as Record<string, unknown>;
         const isText = typeof v?.value === 'string';
