@@ -151,3 +151,12 @@ test('script reads a pipe on stdin and prints --json lines, one per perf line', 
     if (o.type === 'sample') assert.ok(lines[i]!.includes(` ${o.period} `), `line ${i + 1}`);
   });
 });
+
+test('the time column equals the exact BigInt form, also just below second boundaries', async () => {
+  const { formatTime } = await import('../src/cli/commands/script.js');
+  const N = 1_000_000_000n;
+  const exact = (t: bigint): string => `${t / N}.${((t % N) / 1000n).toString().padStart(6, '0')}`;
+  const samples = [0n, 999n, 1000n, N - 1n, N, 2n ** 53n - 1n, 2n ** 53n + 1n, 2n ** 64n - 1n];
+  for (let k = 9_007_199n; k > 9_006_000n; k--) samples.push(k * N - 1n, k * N - 1000n, k * N);
+  for (const t of samples) assert.equal(formatTime(t), exact(t), String(t));
+});
