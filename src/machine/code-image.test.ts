@@ -113,7 +113,7 @@ test('bytesAt equals a full replay for random overlapping pokes of mixed lengths
     fileOffset: fc.integer({ min: 0, max: 1000 }),
   });
   fc.assert(
-    fc.property(fc.array(pokeArb, { maxLength: 12 }), fc.boolean(), fc.integer({ min: -1, max: 21 }), (ps, withBase, qt) => {
+    fc.property(fc.array(pokeArb, { maxLength: 12 }), fc.boolean(), fc.integer({ min: -1, max: 21 }), fc.integer({ min: -2, max: 30 }), fc.integer({ min: 1, max: 36 }), (ps, withBase, qt, qa, ql) => {
       const pokes: Poke[] = ps
         .filter((p) => p.oldLen + p.newLen > 0)
         .map((p, i) => ({
@@ -138,7 +138,21 @@ test('bytesAt equals a full replay for random overlapping pokes of mixed lengths
       const r = arr(img.read(A - 2n, 36, BigInt(qt)));
       const firstGap = want.indexOf(null);
       assert.deepEqual(r, want.slice(0, firstGap < 0 ? 36 : firstGap));
+      // and at a random address and length (reads inside, across and past the kcore segment)
+      const want2 = replay(base, pokes, A + BigInt(qa), ql, BigInt(qt));
+      const gap2 = want2.indexOf(null);
+      assert.deepEqual(arr(img.read(A + BigInt(qa), ql, BigInt(qt))), want2.slice(0, gap2 < 0 ? ql : gap2));
     }),
-    { numRuns: 400 },
+    { numRuns: 1000 },
   );
+});
+
+test('times beyond 2^53 ns stay exact (doubles only narrow the search)', () => {
+  const B = 1n << 60n;
+  const img = CodeImage.build([seg(A, NOP5)], [poke(B + 1n, A, NOP5, JMP5), poke(B + 3n, A, JMP5, NOP5)]);
+  assert.equal(Number(B + 1n), Number(B + 3n), 'the two times round to one double');
+  assert.deepEqual(arr(img.read(A, 5, B)), NOP5);
+  assert.deepEqual(arr(img.read(A, 5, B + 1n)), JMP5);
+  assert.deepEqual(arr(img.read(A, 5, B + 2n)), JMP5);
+  assert.deepEqual(arr(img.read(A, 5, B + 3n)), NOP5);
 });

@@ -63,6 +63,8 @@ export interface Site {
   pokes: PlacedPoke[];
   /** time of pokes[k] at k (sorted). */
   times: BigInt64Array;
+  /** The same times as doubles (rounded, still sorted): searched first, so reads allocate no bigints. */
+  timesF: Float64Array;
   /** (pokes.length + 1) rows of (end - start) bytes: row k = after k pokes. */
   states: Uint8Array;
   /** Same shape, 1 = byte exists; null when every byte always exists. */
@@ -165,8 +167,9 @@ export class CodeImage implements CodeReader {
       for (const j of deadAtStart) liveRows[j] = 0;
     }
     const times = new BigInt64Array(n);
+    const timesF = new Float64Array(n);
     const placed: PlacedPoke[] = new Array(n);
-    const site: Site = { start, end, pokes: placed, times, states, live: liveRows };
+    const site: Site = { start, end, pokes: placed, times, timesF, states, live: liveRows };
     for (let k = 0; k < n; k++) {
       const i = members[k]!;
       const p = applied[i]!;
@@ -193,6 +196,7 @@ export class CodeImage implements CodeReader {
         }
       }
       times[k] = p.time;
+      timesF[k] = Number(p.time);
       placed[k] = { poke: p, seq: i, site, k, consistent: ok };
     }
     return site;
@@ -243,25 +247,52 @@ export class CodeImage implements CodeReader {
 
   read(addr: bigint, len: number, time: bigint = NO_TIME_LIMIT): Uint8Array {
     const end = addr + BigInt(len);
-    const firstSite = this.firstSiteEndingAfter(addr);
-    const site = this.sites[firstSite];
-    if (!site || site.start >= end) {
-      // hot path: no poke in range, a view into kcore
-      const si = upperBound(this.segStarts, addr) - 1;
-      const seg = this.segments[si];
-      if (!seg) return EMPTY;
+    let si = this.firstSiteEndingAfter(addr);
+    const site = this.sites[si];
+    const hitsSite = !!site && site.start < end;
+    const gi = upperBound(this.segStarts, addr) - 1;
+    const seg = this.segments[gi];
+    let baseN = 0; // bytes of [addr, addr+len) the segment holds
+    let o = 0;
+    if (seg) {
       const off = addr - seg.vaddr;
-      if (off >= BigInt(seg.bytes.length)) return EMPTY;
-      const o = Number(off);
-      const n = Math.min(len, seg.bytes.length - o);
-      if (n === len || !this.segments[si + 1] || this.segments[si + 1]!.vaddr !== seg.vaddr + BigInt(seg.bytes.length)) {
-        return seg.bytes.subarray(o, o + n);
+      if (off < BigInt(seg.bytes.length)) {
+        o = Number(off);
+        baseN = Math.min(len, seg.bytes.length - o);
       }
     }
-    const { bytes, live } = this.bytesAt(addr, len, time);
-    let n = 0;
-    while (n < len && live[n]) n++;
-    return n === len ? bytes : bytes.subarray(0, n);
+    const next = this.segments[gi + 1];
+    const spans = baseN < len && !!next && next.vaddr < end;
+    if (!hitsSite && !spans) return seg && baseN > 0 ? seg.bytes.subarray(o, o + baseN) : EMPTY; // hot path: a view into kcore
+    if (spans) {
+      const { bytes, live } = this.bytesAt(addr, len, time);
+      return prefix(bytes, live, len);
+    }
+    // one segment (or none) plus the sites in range
+    const out = new Uint8Array(len);
+    if (baseN > 0) out.set(seg!.bytes.subarray(o, o + baseN));
+    let live: Uint8Array | undefined;
+    if (baseN < len) {
+      live = new Uint8Array(len);
+      live.fill(1, 0, baseN);
+    }
+    const tf = Number(time);
+    for (; si < this.sites.length; si++) {
+      const s = this.sites[si]!;
+      if (s.start >= end) break;
+      const k = versionAt(s, time, tf);
+      const width = Number(s.end - s.start);
+      const rel = Number(s.start - addr); // may be negative: the site starts before addr
+      const from = rel > 0 ? rel : 0;
+      const to = Math.min(len, rel + width);
+      const src = k * width + (from - rel);
+      for (let j = from; j < to; j++) out[j] = s.states[src + j - from]!;
+      if (s.live) {
+        live ??= new Uint8Array(len).fill(1, 0, baseN);
+        for (let j = from; j < to; j++) live[j] = s.live[src + j - from]!;
+      } else if (live) live.fill(1, from, to);
+    }
+    return live ? prefix(out, live, len) : out;
   }
 
   private overlay(addr: bigint, len: number, time: bigint, bytes: Uint8Array, live: Uint8Array): void {
@@ -323,16 +354,27 @@ export class CodeImage implements CodeReader {
 
 const EMPTY = new Uint8Array(0);
 
-/** Number of the site's pokes with time ≤ t: the row to read. */
-function versionAt(s: Site, t: bigint): number {
-  const a = s.times;
+function prefix(bytes: Uint8Array, live: Uint8Array, len: number): Uint8Array {
+  let n = 0;
+  while (n < len && live[n]) n++;
+  return n === len ? bytes : bytes.subarray(0, n);
+}
+
+/**
+ * Number of the site's pokes with time ≤ t: the row to read. Searches the
+ * double copy (rounding keeps order: a < b ⇒ double(a) ≤ double(b)), then
+ * settles ties between times that round alike with exact comparisons.
+ */
+function versionAt(s: Site, t: bigint, tf: number = Number(t)): number {
+  const a = s.timesF;
   let lo = 0;
   let hi = a.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (a[mid]! <= t) lo = mid + 1;
+    if (a[mid]! <= tf) lo = mid + 1;
     else hi = mid;
   }
+  while (lo > 0 && a[lo - 1] === tf && s.times[lo - 1]! > t) lo--;
   return lo;
 }
 
