@@ -113,7 +113,7 @@ test('hand-written attrs may give u64 fields as numbers or decimal strings; unkn
   const src = join(tmp, 'num.jsonl');
   writeFileSync(
     src,
-    '{"kind":"perf.data","attrs":[{"name":"dummy:u","attr":{"type":1,"size":128,"config":9,"sampleType":135,"flags":"9126084608"},"ids":[5]}]}\n' +
+    '{"kind":"perf.data","attrs":[{"name":"dummy:u","attr":{"type":1,"size":128,"config":9,"sampleType":135,"flags":"9127067648"},"ids":[5]}]}\n' +
       '{"kind":"text_poke","addr":"0xffffffff81000000","old":"0f1f440000","new":"e9fb0f0000","pid":0,"tid":0,"time":1000000000,"cpu":1}\n',
   );
   const out = join(tmp, 'num.data');
