@@ -253,6 +253,24 @@ export class CpuFlow {
     return false;
   }
 
+  /** The IP of the FUP inside the PSB+ at the cursor (last IP is 0 there), if any. */
+  private psbFupIp(): bigint | undefined {
+    const c = this.cursor;
+    const probe = new PacketCursor(c.bytes, { start: c.pos, end: c.end, dialect: 'perf' });
+    for (let i = 0; i < 64 && !probe.atEnd; i++) {
+      if (probe.next() <= 0) return undefined;
+      const r = probe.raw;
+      if (r.type === PT.PSBEND) return undefined;
+      if (r.type === PT.FUP) {
+        const v = (BigInt(r.hi >>> 0) << 32n) | BigInt(r.lo >>> 0);
+        if (r.ipc === 3) return v & (1n << 47n) ? (v & M48) | (M64 & ~M48) : v & M48;
+        if (r.ipc === 6) return v;
+        return undefined;
+      }
+    }
+    return undefined;
+  }
+
   private readTsc(p: number): bigint {
     const b = this.cursor.bytes;
     let v = 0n;
@@ -332,13 +350,13 @@ export class CpuFlow {
   }
 
   /** Read PSB+ (cursor at the PSB) up to and including PSBEND. */
-  private walkPsb(): number {
+  private walkPsb(clearStack = true): number {
     const t = this.next();
     if (t !== PT.PSB) return t === -1 ? EOF : OK;
     this.sink.event?.(this.cpu, 'psb', 0n, this.cursor.last);
     this.lastIp = 0n;
     this.haveLastIp = true;
-    this.stack.length = 0;
+    if (clearStack) this.stack.length = 0;
     for (;;) {
       const t2 = this.next();
       switch (t2) {
@@ -404,10 +422,12 @@ export class CpuFlow {
           break;
         case PT.PSB: {
           this.cursor.pos = this.cursor.last;
+          const hadFup = this.psbFupIp() !== undefined;
           const r = this.walkPsb();
           if (r !== OK) return r;
           if (this.ip) {
             this.st = St.IN_SYNC;
+            if (hadFup) this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceBegin, this.tsc);
             return OK;
           }
           break;
@@ -486,6 +506,15 @@ export class CpuFlow {
         }
         case PT.PSB: {
           this.cursor.pos = this.cursor.last;
+          // perf's intel_pt_psb_with_fup: a PSB+ holding a FUP while tracing
+          // is on means execution reached that IP: walk there first.
+          const fup = this.pge ? this.psbFupIp() : undefined;
+          if (fup !== undefined) {
+            const c = this.walkInsn(fup);
+            if (c < 0) return ERROR;
+            if (c === 1) return this.fail(PtErr.MISMAT, 'Unexpected indirect branch', St.ERR_RESYNC);
+            if (c === 0) return this.fail(PtErr.MISMAT, 'Unexpected conditional branch', St.ERR_RESYNC);
+          }
           const r = this.walkPsb();
           if (r !== OK) return r;
           return OK;
