@@ -104,6 +104,7 @@ export async function run(): Promise<void> {
     writeFileSync(join(dir, 'kcore_dir', 'kcore'), writeElfCore([{ vaddr: BASE, bytes: kernel }]));
     writeFileSync(join(dir, 'kcore_dir', 'kallsyms'), `${BASE.toString(16)} T _text\n${BASE.toString(16)} T _stext\n${(BASE + 0x100000n).toString(16)} T _etext\n`);
     writeFileSync(join(dir, 'kcore_dir', 'modules'), '');
+    const c0 = process.cpuUsage();
     let t0 = process.hrtime.bigint();
     const m = await loadMachine(dir);
     const tLoad = ms(t0);
@@ -111,13 +112,20 @@ export async function run(): Promise<void> {
     const r = checkImage(m.image);
     const tCheck = ms(t0);
     if (!r.ok) throw new Error('file input not consistent');
+    const cu = process.cpuUsage(c0);
+    const oursCpu = (cu.user + cu.system) / 1000;
     const ours = tLoad + tCheck;
-    console.log(`file with ${n} pokes (${SITES} sites), kcore_dir: perfpoke read ${tLoad.toFixed(0)} ms + check ${tCheck.toFixed(0)} ms = ${ours.toFixed(0)} ms`);
+    console.log(`file with ${n} pokes (${SITES} sites), kcore_dir: perfpoke read ${tLoad.toFixed(0)} ms + check ${tCheck.toFixed(0)} ms = ${ours.toFixed(0)} ms wall, ${oursCpu.toFixed(0)} ms cpu`);
     t0 = process.hrtime.bigint();
-    const p = spawnSync('/usr/bin/perf', ['script', '-i', dir, '--show-text-poke-events'], { stdio: ['ignore', 'ignore', 'ignore'] });
+    // bash's `time` gives perf's own cpu time (user+system), steadier than wall on a busy machine
+    const p = spawnSync('bash', ['-c', `TIMEFORMAT='%U %S'; time /usr/bin/perf script -i '${dir}' --show-text-poke-events >/dev/null 2>/dev/null`], { encoding: 'utf8' });
     const tPerf = ms(t0);
-    if (p.error || p.status !== 0) console.log('  perf script unavailable or failed: no ratio');
-    else console.log(`  perf script --show-text-poke-events on the same dir: ${tPerf.toFixed(0)} ms; perfpoke/perf = ${(ours / tPerf).toFixed(2)}`);
+    const cpuM = /([\d.]+) ([\d.]+)\s*$/.exec(p.stderr ?? '');
+    if (p.error || p.status !== 0 || !cpuM) console.log('  perf script unavailable or failed: no ratio');
+    else {
+      const perfCpu = (Number(cpuM[1]) + Number(cpuM[2])) * 1000;
+      console.log(`  perf script --show-text-poke-events on the same dir: ${tPerf.toFixed(0)} ms wall, ${perfCpu.toFixed(0)} ms cpu; perfpoke/perf = ${(ours / tPerf).toFixed(2)} wall, ${(oursCpu / perfCpu).toFixed(2)} cpu`);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

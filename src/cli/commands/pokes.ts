@@ -38,13 +38,14 @@ export async function loadWithProgress(input: string): Promise<Machine> {
 
 /** Address given as hex, or as `symbol` / `symbol+0xoff` from kcore_dir/kallsyms. */
 export function resolveAddr(m: Machine, text: string): bigint {
-  const a = parseAddr(text);
-  if (a !== undefined && /^(0x)?[0-9a-f]+$/i.test(text.trim()) && (text.startsWith('0x') || text.length >= 8)) return a;
-  const mm = /^([^+]+)(?:\+(0x[0-9a-fA-F]+|\d+))?$/.exec(text.trim());
+  const t = text.trim();
+  if (/^0x[0-9a-f]+$/i.test(t)) return parseAddr(t)!;
+  const mm = /^([^+]+)(?:\+(0x[0-9a-fA-F]+|\d+))?$/.exec(t);
   if (mm && m.kcore) {
     const sym = m.kcore.symbols.symbols.find((s) => s.name === mm[1]);
     if (sym) return sym.start + (mm[2] ? BigInt(mm[2]) : 0n);
   }
+  const a = parseAddr(t); // bare hex (ffffffff81000000) when no symbol has that name
   if (a !== undefined) return a;
   throw new UsageError(`cannot resolve address '${text}': give hex (0xffffffff81000000) or a kallsyms symbol[+0xoff]`);
 }
