@@ -127,3 +127,25 @@ test('sym+off equals perf on random kallsyms tables (property, 6 runs of perf)',
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('--text-poke-abi rfc reads the seed\'s type-19 form: the same pokes as the upstream form', async () => {
+  const { dataRecords, basicSites } = await import('./fixtures/kcore/scenario.js');
+  const { writeMiniPerfData } = await import('./fixtures/kcore/mini-perf-data.js');
+  const { writeFileSync } = await import('node:fs');
+  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-rfc-'));
+  try {
+    const recs = dataRecords(basicSites()).map((r) => (r.kind === 'text_poke' ? { ...r, rfc: true } : r));
+    writeFileSync(join(dir, 'rfc.data'), writeMiniPerfData(recs));
+    writeFileSync(join(dir, 'final.data'), writeMiniPerfData(dataRecords(basicSites())));
+    const want = (await loadMachine(join(dir, 'final.data'))).pokes.map((p) => [p.time, p.addr, [...p.oldBytes], [...p.newBytes]]);
+    const got = (await loadMachine(join(dir, 'rfc.data'), { textPokeAbi: 'rfc' })).pokes.map((p) => [p.time, p.addr, [...p.oldBytes], [...p.newBytes]]);
+    assert.ok(want.length > 10);
+    assert.deepEqual(got, want);
+    assert.equal((await loadMachine(join(dir, 'rfc.data'))).pokes.length, 0, 'type 19 is CGROUP unless asked for');
+    const r = runCli(['pokes', '-i', join(dir, 'rfc.data'), '--text-poke-abi', 'rfc', '--json']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as { pokes: unknown[] }).pokes.length, want.length);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -62,9 +62,10 @@ export function register(program: Command): void {
     .description("verify every TEXT_POKE's old bytes against the code image at its time; find lost pokes")
     .requiredOption('-i, --input <path>', 'a `perf record --kcore` directory (or a perf.data file: then only pokes are compared to each other)')
     .option('--json', 'print JSON')
+    .option('--text-poke-abi <abi>', "'final' (upstream, type 20) or 'rfc' (the seed's type 19 form)", 'final')
     .addHelpText('after', '\nExit status: 0 consistent, 1 findings (stale/lost pokes, pokes perf drops), 2 bad input.\nExample:\n  perfpoke check -i perf.data.dir')
-    .action(async (opts: { input: string; json?: boolean }) => {
-      const m = await loadWithProgress(opts.input);
+    .action(async (opts: { input: string; json?: boolean; textPokeAbi?: string }) => {
+      const m = await loadWithProgress(opts.input, opts.textPokeAbi);
       const r = checkMachine(m);
       process.exitCode = r.ok ? EXIT_OK : EXIT_NO;
       if (opts.json) {

@@ -25,8 +25,9 @@ export function register(program: Command): void {
     .option('--len <n>', 'number of bytes', '16')
     .option('--time <t>', 'perf time "seconds.micros" (as perf script prints) or raw ns; default: end of recording')
     .option('--json', 'print JSON')
+    .option('--text-poke-abi <abi>', "'final' (upstream, type 20) or 'rfc' (the seed's type 19 form)", 'final')
     .addHelpText('after', '\nExample:\n  perfpoke image -i perf.data.dir --addr do_sys_open+0x10 --len 5 --time 1000.000004')
-    .action(async (opts: { input: string; addr: string; len: string; time?: string; json?: boolean }) => {
+    .action(async (opts: { input: string; addr: string; len: string; time?: string; json?: boolean; textPokeAbi?: string }) => {
       const len = Number(opts.len);
       if (!Number.isSafeInteger(len) || len <= 0 || len > MAX_LEN) throw new UsageError(`--len must be 1..${MAX_LEN}, got '${opts.len}'`);
       let time = CodeImage.END;
@@ -35,7 +36,7 @@ export function register(program: Command): void {
         if (t === undefined) throw new UsageError(`--time: expected seconds.micros (1000.000001) or ns, got '${opts.time}'`);
         time = t;
       }
-      const m = await loadWithProgress(opts.input);
+      const m = await loadWithProgress(opts.input, opts.textPokeAbi);
       const addr = resolveAddr(m, opts.addr);
       const { bytes, live } = m.image.bytesAt(addr, len, time);
       const at = time === CodeImage.END ? undefined : { time, fileOffset: Number.MAX_SAFE_INTEGER };

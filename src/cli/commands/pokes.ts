@@ -18,8 +18,10 @@ import type { PlacedPoke } from '../../machine/code-image.js';
 import { UsageError } from '../errors.js';
 
 /** Load with a progress bar on stderr when it is a TTY (shared by pokes, image, check). */
-export async function loadWithProgress(input: string): Promise<Machine> {
-  if (!process.stderr.isTTY) return loadMachine(input);
+export async function loadWithProgress(input: string, abi?: string): Promise<Machine> {
+  if (abi !== undefined && abi !== 'final' && abi !== 'rfc') throw new UsageError(`--text-poke-abi: expected final or rfc, got '${abi}'`);
+  const textPokeAbi = abi as 'final' | 'rfc' | undefined;
+  if (!process.stderr.isTTY) return loadMachine(input, { textPokeAbi });
   let total = 0;
   try {
     const st = statSync(input);
@@ -30,7 +32,7 @@ export async function loadWithProgress(input: string): Promise<Machine> {
   const bar = new SingleBar({ stream: process.stderr, format: 'reading {bar} {percentage}%', clearOnComplete: true });
   bar.start(Math.max(total, 1), 0);
   try {
-    return await loadMachine(input, { onProgress: (b) => bar.update(Math.min(b, total)) });
+    return await loadMachine(input, { textPokeAbi, onProgress: (b) => bar.update(Math.min(b, total)) });
   } finally {
     bar.stop();
   }
@@ -104,6 +106,7 @@ export function register(program: Command): void {
     .requiredOption('-i, --input <path>', 'perf.data file, or a `perf record --kcore` directory (uses its kcore_dir)')
     .option('--site <addr>', 'only pokes touching this address (hex or symbol[+0xoff]): one site\'s history')
     .option('--json', 'print JSON: {"pokes": [...]}')
+    .option('--text-poke-abi <abi>', "'final' (upstream, type 20) or 'rfc' (the seed's type 19 form)", 'final')
     .addHelpText(
       'after',
       `
@@ -112,8 +115,8 @@ kprobe, optprobe, other. Instructions are AT&T syntax (as objdump -d).
 Example:
   perfpoke pokes -i perf.data.dir --site do_sys_open+0x10`,
     )
-    .action(async (opts: { input: string; site?: string; json?: boolean }) => {
-      const m = await loadWithProgress(opts.input);
+    .action(async (opts: { input: string; site?: string; json?: boolean; textPokeAbi?: string }) => {
+      const m = await loadWithProgress(opts.input, opts.textPokeAbi);
       let list = m.image.pokes;
       if (opts.site !== undefined) {
         const a = resolveAddr(m, opts.site);
