@@ -78,3 +78,36 @@ test('decode rejects bad usage with exit 2', () => {
   const r2 = runCli(['decode', '-i', dir, '--itrace=x']);
   assert.equal(r2.status, 2);
 });
+
+test('PSB+ with FUP inside bursts (--mid-burst-psb): errors without pokes equal perf\'s, flow with pokes equals perf\'s', { timeout: 120_000 }, async (t) => {
+  if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
+  const { decodeFlow } = await import('../src/intelpt/flow/decode.js');
+  const { perfErrorLine } = await import('../src/cli/commands/decode.js');
+  for (const textPokes of [false, true]) {
+    const out = join(dir, `mid-${textPokes}`);
+    simulate({ out, seed: 3, size: 40_000, truth: false, midBurstPsb: true, psbPeriod: 512, textPokes });
+    const rec = await loadPtRecording(out);
+    const lines: string[] = [];
+    const ips: string[] = [];
+    decodeFlow({
+      cpus: rec.cpus, pokes: rec.pokes, code: rec.machine.image, timeConv: rec.timeConv, retCompression: rec.retCompression,
+      sink: {
+        error: (e) => lines.push(perfErrorLine(e, rec.timeConv)),
+        insns: (cpu, insns, from, to) => { for (let i = from; i < to; i++) ips.push(`${cpu} ${insns[i]!.ip.toString(16)}`); },
+      },
+    });
+    const pe = runPerf(['script', '-i', out, '--itrace=e']);
+    assert.ok(pe && pe.status === 0);
+    const perfLines = pe!.stdout.split('\n').filter((l) => l.includes('trace error')).sort();
+    assert.deepEqual(lines.sort(), perfLines);
+    if (textPokes) {
+      assert.equal(lines.length, 0);
+      const pi = runPerf(['script', '-i', out, '--itrace=i0ns', '-F', 'cpu,ip']);
+      assert.ok(pi && pi.status === 0);
+      const perfIps = pi!.stdout.split('\n').filter(Boolean).map((l) => { const m = /^\[(\d+)\]\s+([0-9a-f]+)/.exec(l.trim())!; return `${Number(m[1])} ${m[2]}`; });
+      const key = (s: string): number => Number(s.split(' ')[0]);
+      const stable = (a: string[]): string[] => a.map((x, i) => [x, i] as const).sort((p, q) => key(p[0]) - key(q[0]) || p[1] - q[1]).map((x) => x[0]);
+      assert.deepEqual(stable(ips), stable(perfIps));
+    } else assert.ok(lines.length > 10);
+  }
+});
