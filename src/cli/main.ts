@@ -33,7 +33,23 @@ export async function buildProgram(): Promise<Command> {
     .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !f.includes('.test.'))
     .sort();
   for (const f of files) {
-    const mod = (await import(pathToFileURL(join(dir, f)).href)) as { register?: (p: Command) => void };
+    let mod: { register?: (p: Command) => void };
+    try {
+      mod = (await import(pathToFileURL(join(dir, f)).href)) as typeof mod;
+    } catch (e) {
+      // One broken command module must not take every other command down:
+      // register a placeholder that reports the load failure when used.
+      const name = f.replace(/\.(ts|js)$/, '');
+      program
+        .command(name)
+        .description(`(unavailable: failed to load)`)
+        .allowUnknownOption()
+        .argument('[args...]')
+        .action(() => {
+          throw new Error(`command ${name} failed to load: ${(e as Error)?.stack ?? String(e)}`);
+        });
+      continue;
+    }
     if (typeof mod.register === 'function') mod.register(program);
   }
   return program;
