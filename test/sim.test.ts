@@ -31,7 +31,11 @@ test('same seed, same bytes; another seed, another recording', () => {
 
 test('generated code is real x86-64: every planned instruction decodes with iced-x86 at its address and length', () => {
   const p = generateProgram({ seed: 11, sites: 10 });
-  const d = new iced.Decoder(64, p.code, iced.DecoderOptions.None);
+  // The trampoline's bytes exist only after its poke: decode with them in place.
+  const code = p.code.slice();
+  assert.ok(p.code.subarray(p.trampoline.off, p.trampoline.off + p.trampoline.bytes.length).every((b) => b === 0xcc));
+  code.set(p.trampoline.bytes, p.trampoline.off);
+  const d = new iced.Decoder(64, code, iced.DecoderOptions.None);
   d.ip = p.base;
   const ins = new iced.Instruction();
   for (let i = 0; i < p.off.length; i++) {
@@ -54,13 +58,16 @@ test('generated code is real x86-64: every planned instruction decodes with iced
   ins.free();
 });
 
-test('perf sees the pokes: one TEXT_POKE per flip, at the flip time, symbolized from kcore_dir/kallsyms', (t) => {
+test('perf sees the pokes: one TEXT_POKE per flip at the flip time, symbolized from kcore_dir/kallsyms, plus the trampoline\'s (old len 0)', (t) => {
   if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
   const out = join(dir, 'p');
   const s = simulate({ out, seed: 5, size: 30_000, flips: 5 });
   const r = runPerf(['script', '-i', out, '--show-text-poke-events', '--itrace=']);
   assert.ok(r && r.status === 0, r?.stderr);
-  const lines = r!.stdout.split('\n').filter((l) => l.includes('PERF_RECORD_TEXT_POKE'));
+  const all = r!.stdout.split('\n').filter((l) => l.includes('PERF_RECORD_TEXT_POKE'));
+  const created = all.filter((l) => / old len 0 new len \d+/.test(l));
+  assert.equal(created.length, 1, 'one trampoline created');
+  const lines = all.filter((l) => !created.includes(l));
   assert.equal(lines.length, s.flips.length);
   lines.forEach((l, i) => {
     const f = s.flips[i]!;

@@ -80,6 +80,12 @@ export interface Program {
   sites: JumpSite[];
   entry: number;
   int3Handler: number;
+  /**
+   * Code created during the run (a BPF-trampoline-like function): the
+   * initial image holds INT3 padding there; a TEXT_POKE with old_len 0
+   * writes `bytes`, and the entry's indirect call may reach it afterwards.
+   */
+  trampoline: { off: number; bytes: Uint8Array; name: string };
   /** Upper bound of instructions one burst (entry to sysret) can execute, traps included. */
   maxBurstInsns: number;
   /** Loop back-edges are taken at most this many times in a row. */
@@ -384,7 +390,7 @@ export function generateProgram(opts: CodegenOptions): Program {
   asm.label('entry_SYSCALL_64');
   asm.simple(Code.Swapgs);
   asm.fillers(2, 3);
-  asm.icall(names[1]!);
+  asm.icall([...names[1]!, 'bpf_trampoline_0']);
   asm.fillers(1, 2);
   asm.simple(Code.Swapgs);
   asm.simple(Code.Sysretq, Kind.sysret);
@@ -401,9 +407,24 @@ export function generateProgram(opts: CodegenOptions): Program {
   asm.simple(Code.Iretq, Kind.iret);
   asm.label('asm_exc_int3.end');
 
+  // The run-time trampoline: bytes written by a poke, called indirectly.
+  asm.label('bpf_trampoline_0');
+  asm.push(Register.RBP);
+  asm.filler();
+  {
+    const skip = asm.fresh('tskip');
+    asm.jcc(Kind.jccIf, skip);
+    asm.filler();
+    asm.label(skip);
+  }
+  asm.filler();
+  asm.pop(Register.RBP);
+  asm.ret();
+  asm.label('bpf_trampoline_0.end');
+
   // Layout: functions aligned to 16 like the kernel's, filled with INT3 padding.
   const labels = new Map<string, number>();
-  const starts = new Set([...names.flat(), 'asm_exc_int3']);
+  const starts = new Set([...names.flat(), 'asm_exc_int3', 'bpf_trampoline_0']);
   let pc = 0;
   const opOff: number[] = [];
   for (const op of asm.ops) {
@@ -446,6 +467,11 @@ export function generateProgram(opts: CodegenOptions): Program {
       const jmpBytes = enc(Instruction.createBranch(s.len === 5 ? Code.Jmp_rel32_64 : Code.Jmp_rel8_64, base + BigInt(target)), base + BigInt(off));
       return { id: s.id, off, len: s.len, target, nopBytes: s.len === 5 ? NOP5.slice() : NOP2.slice(), jmpBytes, initial: s.initial, func: s.func };
     });
+  // The trampoline does not exist at the start: INT3 padding in the initial image.
+  const tOff = labels.get('bpf_trampoline_0')!;
+  const tEnd = labels.get('bpf_trampoline_0.end')!;
+  const trampoline = { off: tOff, bytes: code.slice(tOff, tEnd), name: 'bpf_trampoline_0' };
+  code.fill(0xcc, tOff, tEnd);
   const functions: SimFunction[] = [...names.flat(), 'asm_exc_int3'].map((n) => {
     const level = names.findIndex((lv) => lv.includes(n));
     const off = labels.get(n)!;
@@ -457,7 +483,7 @@ export function generateProgram(opts: CodegenOptions): Program {
     off: Int32Array.from(offs), len: Uint8Array.from(lens), kind: Uint8Array.from(kinds),
     target: Int32Array.from(targets), site: Int16Array.from(siteIds), indirect, byOff,
     functions, sites,
-    entry: labels.get('entry_SYSCALL_64')!, int3Handler: labels.get('asm_exc_int3')!,
+    entry: labels.get('entry_SYSCALL_64')!, int3Handler: labels.get('asm_exc_int3')!, trampoline,
     maxBurstInsns: entryCost,
     loopCap,
   };

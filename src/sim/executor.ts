@@ -71,6 +71,8 @@ export interface ExecOptions {
   /** Also emit PSB+ inside bursts (with the FUP of the next instruction), like hardware does. */
   midBurstPsb?: boolean;
   keepTruth?: boolean;
+  /** TSC from which the trampoline exists and may be called (Infinity = never). */
+  trampolineLive?: number;
   /** User-mode ticks between bursts: [min, max]. */
   gap?: [number, number];
 }
@@ -111,6 +113,7 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
   const retComp = o.retCompression ?? true;
   const [gapMin, gapMax] = o.gap ?? [40, 400];
   const truth = o.keepTruth ? new Growable() : undefined;
+  const tLive = o.trampolineLive ?? Infinity;
   const base = p.base;
   const flipsBySite: Flip[][] = p.sites.map((s) => o.flips.filter((f) => f.site === s.id).sort((a, b) => a.t0 - b.t0));
   const { kind, len, target, off, byOff, site, indirect } = p;
@@ -217,6 +220,8 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
           stack[sp++] = ip + len[i]!;
           depth++;
           ip = rng.pick(indirect.get(i)!);
+          // Nothing calls the trampoline before it is written.
+          while (ip === p.trampoline.off && !(tsc >= tLive)) ip = rng.pick(indirect.get(i)!);
           enc.tip(base + BigInt(ip));
           break;
         }

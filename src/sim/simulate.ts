@@ -45,6 +45,8 @@ export interface SimOptions {
   truth?: boolean;
   psbPeriod?: number;
   retCompression?: boolean;
+  /** Create a trampoline during the run (TEXT_POKE old_len 0 + KSYMBOL) and call it (default true). */
+  trampoline?: boolean;
   /** Emit PSB+ (with FUP) inside bursts too, not only between them. */
   midBurstPsb?: boolean;
   /** Minimum ticks between INT3 write and TEXT_POKE (and again to the final write). */
@@ -111,11 +113,16 @@ export function simulate(opts: SimOptions): SimSummary {
     flips.push({ site, t0, t1, t2: t1 + D, to });
   }
 
+  // The trampoline is written (TEXT_POKE old_len 0 + KSYMBOL) at tTramp and
+  // called only from D later, when no burst that began before tTramp runs.
+  const tTramp = (startTsc + Math.floor(span * 0.3)) & ~1;
+  const trampolineLive = opts.trampoline === false ? Infinity : tTramp + D;
+
   const runs: CpuRun[] = [];
   for (let cpu = 0; cpu < cpus; cpu++) {
     runs.push(executeCpu(prog, {
       seed, cpu, startTsc: startTsc + cpu * 37, endTsc, flips,
-      psbPeriod: opts.psbPeriod, retCompression, keepTruth, midBurstPsb: opts.midBurstPsb,
+      psbPeriod: opts.psbPeriod, retCompression, keepTruth, midBurstPsb: opts.midBurstPsb, trampolineLive,
     }));
     opts.onProgress?.(cpu + 1, cpus);
   }
@@ -126,7 +133,7 @@ export function simulate(opts: SimOptions): SimSummary {
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(join(tmp, 'kcore_dir'), { recursive: true });
   writeKcoreDir(join(tmp, 'kcore_dir'), prog);
-  writeData(join(tmp, 'data'), prog, runs, flips, { textPokes, retCompression, cpus, lost: new Set(opts.lostPokes ?? []), timeless: opts.timeless ?? false });
+  writeData(join(tmp, 'data'), prog, runs, flips, { textPokes, retCompression, cpus, lost: new Set(opts.lostPokes ?? []), timeless: opts.timeless ?? false, tramp: trampolineLive === Infinity ? undefined : tTramp });
   if (keepTruth) writeFileSync(join(tmp, 'truth.bin'), encodeTruth(prog.base, runs));
   const summary: SimSummary = {
     seed, cpus, size, base: `0x${prog.base.toString(16)}`, textSize: prog.code.length,
@@ -158,7 +165,7 @@ function writeKcoreDir(dir: string, prog: Program): void {
   writeFileSync(join(dir, 'modules'), '');
 }
 
-function writeData(path: string, prog: Program, runs: CpuRun[], flips: Flip[], o: { textPokes: boolean; retCompression: boolean; cpus: number; lost: Set<number>; timeless: boolean }): void {
+function writeData(path: string, prog: Program, runs: CpuRun[], flips: Flip[], o: { textPokes: boolean; retCompression: boolean; cpus: number; lost: Set<number>; timeless: boolean; tramp: number | undefined }): void {
   const sampleType = SampleType.IP | SampleType.TID | SampleType.TIME | SampleType.CPU | SampleType.IDENTIFIER;
   const pt = emptyAttr();
   pt.type = SIM_PT_PMU_TYPE;
@@ -231,8 +238,9 @@ function writeData(path: string, prog: Program, runs: CpuRun[], flips: Flip[], o
   }
 
   // Side-band and AUX buffers merged in time order.
-  type Item = { tsc: number; kind: 0 | 1; flip?: Flip; run?: CpuRun; chunk?: number };
+  type Item = { tsc: number; kind: 0 | 1 | 2; flip?: Flip; run?: CpuRun; chunk?: number };
   const items: Item[] = [];
+  if (o.tramp !== undefined) items.push({ tsc: o.tramp, kind: 2 });
   if (o.textPokes) flips.forEach((fl, i) => { if (!o.lost.has(i)) items.push({ tsc: fl.t1, kind: 0, flip: fl }); });
   for (const r of runs) r.chunks.forEach((c, i) => items.push({ tsc: c.firstTsc, kind: 1, run: r, chunk: i }));
   items.sort((a, b) => a.tsc - b.tsc || a.kind - b.kind);
@@ -245,7 +253,24 @@ function writeData(path: string, prog: Program, runs: CpuRun[], flips: Flip[], o
     curState[fl.site] = fl.to;
   }
   for (const it of items) {
-    if (it.kind === 0) {
+    if (it.kind === 2) {
+      // A new trampoline: KSYMBOL (OOL) then TEXT_POKE with old_len 0.
+      const t = prog.trampoline;
+      const addr = prog.base + BigInt(t.off);
+      const time = tscToPerfTime(BigInt(it.tsc), SIM_TIME_CONV);
+      const k = body();
+      k.u64(addr).u32(t.bytes.length).u16(PERF_RECORD_KSYMBOL_TYPE_OOL).u16(0);
+      k.cstring(t.name, 8);
+      sid(k, time);
+      w.record(RecordType.KSYMBOL, PERF_RECORD_MISC_KERNEL, k.finish().slice());
+      if (o.textPokes) {
+        const b = body();
+        b.u64(addr).u16(0).u16(t.bytes.length).bytes(t.bytes);
+        b.alignTo(8);
+        sid(b, time);
+        w.record(RecordType.TEXT_POKE, PERF_RECORD_MISC_KERNEL, b.finish().slice());
+      }
+    } else if (it.kind === 0) {
       const fl = it.flip!;
       const s = prog.sites[fl.site]!;
       // Old bytes are what the kernel really had, lost pokes included.

@@ -28,14 +28,15 @@ export function register(program: Command): void {
     .option('--no-text-poke', 'leave TEXT_POKE records out (the "lost pokes" file)')
     .option('--no-truth', 'do not write truth.bin (for very large runs)')
     .option('--no-ret-compression', 'emit a TIP for every return (config noretcomp=1)')
+    .option('--no-trampoline', 'do not create (and call) a trampoline during the run')
     .option('--mid-burst-psb', 'emit PSB+ (with FUP of the next instruction) inside kernel bursts too')
     .option('--timeless', 'no TSC bit in the intel_pt config: perf decodes untimed and applies every poke first')
     .option('--json', 'print the summary as JSON')
-    .action((o: { output: string; seed: number; cpus: number; flips: number; size: number; sites: number; psbPeriod: number; textPoke: boolean; truth: boolean; retCompression: boolean; timeless?: boolean; midBurstPsb?: boolean; json?: boolean }) => {
+    .action((o: { output: string; seed: number; cpus: number; flips: number; size: number; sites: number; psbPeriod: number; textPoke: boolean; truth: boolean; retCompression: boolean; timeless?: boolean; midBurstPsb?: boolean; trampoline: boolean; json?: boolean }) => {
       const t0 = performance.now();
       const s = simulate({
         out: o.output, seed: o.seed, cpus: o.cpus, flips: o.flips, size: o.size, sites: o.sites, psbPeriod: o.psbPeriod,
-        textPokes: o.textPoke, truth: o.truth, retCompression: o.retCompression, timeless: o.timeless, midBurstPsb: o.midBurstPsb,
+        textPokes: o.textPoke, truth: o.truth, retCompression: o.retCompression, timeless: o.timeless, midBurstPsb: o.midBurstPsb, trampoline: o.trampoline,
       });
       const secs = (performance.now() - t0) / 1000;
       if (o.json) {
