@@ -82,7 +82,7 @@ export interface OrderedEventsStats {
 
 /**
  * The queue. Call `queue()` for each timed record in file order, `finishedRound()`
- * on FINISHED_ROUND (and FINISHED_INIT), `finish()` at end of input; after each
+ * on FINISHED_ROUND, `finish()` at end of input; after each
  * call take the records now in order from `ready` (and clear it).
  */
 export class OrderedEvents<T> {

@@ -18,8 +18,10 @@
  * - Without sample_id_all perf falls back to unordered processing ("WARNING: No
  *   sample_id_all support, falling back to unordered processing"); so do we.
  * - FINISHED_INIT (written by perf record after the synthesized records) is
- *   treated as a round boundary too. perf 6.1 does not flush there, but since
- *   only untimed records precede it the queue is empty and nothing changes.
+ *   not a round boundary: perf 6.1 has no flush there (tool->finished_init is
+ *   a stub for perf script/report). In the files perf writes only untimed
+ *   records precede it, so flushing there would change nothing; a file that
+ *   queued timed records before it would get them one round early.
  *
  * Records come out as the reader's RawRecord. A record delivered at once is
  * the reader's zero-copy view (valid until the next iteration); one that went
@@ -201,7 +203,7 @@ export class Session {
     for await (const raw of this.file.records()) {
       if (this.needsObserve(raw)) await this.observe(raw);
       if (raw.type >= RecordType.HEADER_ATTR) {
-        if (raw.type === RecordType.FINISHED_ROUND || raw.type === RecordType.FINISHED_INIT) {
+        if (raw.type === RecordType.FINISHED_ROUND) {
           oe.finishedRound();
           if (oe.ready.length) yield* oe.drain();
         }
