@@ -1,4 +1,5 @@
 import { PerfFile } from '../perfdata/perf-file.js';
+import { trailerEndOf } from '../perfdata/records/index.js';
 import { RecordType } from '../abi/record-type.js';
 import { SampleType } from '../abi/sample-format.js';
 import type { RawRecord } from '../perfdata/raw-record.js';
@@ -107,6 +108,8 @@ function fastPoke(raw: RawRecord, arena: ByteArena): Poke | undefined {
   const newLen = dv.getUint16(o + 18, le);
   const trailer = L?.trailerSize ?? 0;
   if (20 + oldLen + newLen > size - trailer) return undefined;
+  // Linux 6.1's inflated records keep their sample_id mid-record: let the full decoder place it
+  if (trailerEndOf(RecordType.TEXT_POKE, b.subarray(0, size), le, trailer) !== size) return undefined;
   let cpu = -1;
   let time = 0n;
   if (L && L.sampleIdAll) {

@@ -1,6 +1,6 @@
 import { RecordType } from '../abi/record-type.js';
 import type { AttrLayout } from './layout.js';
-import { decodeRecord, hasSampleIdTrailer, type PerfRecord } from './records/index.js';
+import { decodeRecord, hasSampleIdTrailer, trailerEndOf, type PerfRecord } from './records/index.js';
 
 /**
  * A zero-copy view of one record in the reader's window. `bytes` (and
@@ -50,7 +50,7 @@ export class RawRecord {
       return o >= 0 && o + 8 <= this.size ? this.u64At(o) : undefined;
     }
     if (L.trailerTimeFromEnd > 0 && hasSampleIdTrailer(this.type) && this.size - L.trailerSize >= 8) {
-      return this.u64At(this.size - L.trailerTimeFromEnd);
+      return this.u64At(trailerEndOf(this.type, this.bytes, this.le, L.trailerSize) - L.trailerTimeFromEnd);
     }
     return undefined;
   }

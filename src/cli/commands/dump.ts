@@ -62,8 +62,18 @@ export class DumpContext {
     if (unregister) this.ksyms.delete(addr);
     else this.ksyms.set(addr, { len, name });
   }
-  /** "name+0xoff" of the KSYMBOL covering addr, if any. */
+  /** Kernel MMAPs ([kernel.kallsyms]…) seen so far: [start, end). */
+  private kernelMaps: [bigint, bigint][] = [];
+  noteKernelMap(start: bigint, len: bigint): void {
+    this.kernelMaps.push([start, start + len]);
+  }
+  /**
+   * "name+0xoff" of the KSYMBOL covering addr, if any. An address inside a
+   * kernel MMAP resolves to the kernel map first in perf (whose symbols -D
+   * does not load), so perf prints no name there even when a KSYMBOL covers it.
+   */
   ksymbolAt(addr: bigint): string | undefined {
+    if (this.kernelMaps.some(([s, e]) => addr >= s && addr < e)) return undefined;
     for (const [start, k] of this.ksyms) {
       if (addr >= start && addr < start + BigInt(k.len)) return `${k.name}+0x${(addr - start).toString(16)}`;
     }
@@ -298,6 +308,12 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
     case 'auxtrace_info':
       ctx.auxType = rec.auxType;
       return ` type: ${rec.auxType}\n` + (rec.auxType === PERF_AUXTRACE_INTEL_PT ? intelPtInfo(rec.priv) : '');
+    case 'mmap':
+    case 'mmap2': {
+      if (rec.filename.startsWith('[kernel.kallsyms]')) ctx.noteKernelMap(rec.addr, rec.len);
+      const full = formatPerfEvent(rec as unknown as Parameters<typeof formatPerfEvent>[0]);
+      return full.startsWith(head) ? full.slice(head.length) : '\n';
+    }
     case 'ksymbol': {
       ctx.noteKsymbol(rec.addr, rec.len, rec.name, (rec.flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER) !== 0);
       return formatPerfEvent(rec as unknown as Parameters<typeof formatPerfEvent>[0]).slice(head.length);

@@ -16,6 +16,12 @@ export interface RecordHead {
 /** Kernel records (types < 64 except SAMPLE) may carry the sample_id_all trailer. */
 export interface KernelRecordHead extends RecordHead {
   sampleId?: SampleId;
+  /**
+   * Bytes between the end of a self-sized body and the sample_id, when
+   * header.size is larger than body + sample_id (Linux 6.1's inflated
+   * TEXT_POKE/KSYMBOL records, see bodyEndOf in records/index.ts). Absent when exact.
+   */
+  inflatedBy?: number;
 }
 
 /** What decoders may need besides the bytes. */

@@ -105,6 +105,63 @@ export function hasSampleIdTrailer(type: number): boolean {
   return type < PERF_RECORD_USER_TYPE_START && type !== RecordType.SAMPLE;
 }
 
+const align8 = (n: number): number => (n + 7) & ~7;
+
+function isZero(bytes: Uint8Array, from: number): boolean {
+  for (let i = from; i < bytes.length; i++) if (bytes[i] !== 0) return false;
+  return true;
+}
+
+/**
+ * Where the body of a self-sized kernel record ends (offset from the record
+ * start), for the types whose length the body itself states: TEXT_POKE,
+ * KSYMBOL, BPF_EVENT. Undefined for every other type, or when the body is
+ * too short to tell (the full decoder then reports it).
+ *
+ * Why: Linux 6.1's perf_event_text_poke_output() and
+ * perf_event_ksymbol_output() add each consumer's sample_id size to a header
+ * shared by all consumers and never reset it, so when several events listen
+ * (perf and perfpoke at once) every consumer but the last gets header.size
+ * too large, with the sample_id right after the body and zeros after it.
+ * perf reads the sample_id from the end and prints time 0; reading it at the
+ * body's end recovers the real time (seen in test/fixtures/real-kernel).
+ * decodeRecord applies this only when everything after that sample_id is
+ * zero, so a record with genuine extra fields keeps "the declared size is the
+ * truth" (its sample_id read from the end).
+ */
+export function bodyEndOf(type: number, bytes: Uint8Array, le: boolean): number | undefined {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  switch (type) {
+    case RecordType.TEXT_POKE: {
+      if (bytes.length < 20) return undefined;
+      return 8 + align8(12 + dv.getUint16(16, le) + dv.getUint16(18, le));
+    }
+    case RecordType.KSYMBOL: {
+      // addr u64, len u32, ksym_type u16, flags u16, name[] NUL-terminated, padded to 8
+      const nul = bytes.indexOf(0, 24);
+      if (bytes.length < 24 || nul < 0) return undefined;
+      return 24 + align8(nul - 24 + 1);
+    }
+    case RecordType.BPF_EVENT:
+      // type u16, flags u16, id u32, tag[8]
+      return bytes.length < 24 ? undefined : 24;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Where a kernel record's sample_id trailer ends: the record's end, except
+ * for Linux 6.1's inflated records (see bodyEndOf), where it ends right after
+ * the body's trailer. For readers that pick fields out of the trailer directly.
+ */
+export function trailerEndOf(type: number, bytes: Uint8Array, le: boolean, trailerSize: number): number {
+  if (type !== RecordType.TEXT_POKE && type !== RecordType.KSYMBOL && type !== RecordType.BPF_EVENT) return bytes.length;
+  const natural = bodyEndOf(type, bytes, le);
+  if (natural === undefined || natural + trailerSize >= bytes.length || !isZero(bytes, natural + trailerSize)) return bytes.length;
+  return natural + trailerSize;
+}
+
 function entryFor(type: number, rfc: boolean): { entry: Entry; known: boolean } {
   if (rfc && type === RFC_TEXT_POKE_TYPE) return { entry: RFC_ENTRY, known: true };
   const entry = recordTable.get(type);
@@ -132,16 +189,23 @@ export function decodeRecord(bytes: Uint8Array, fileOffset: number, ctx: DecodeC
   let bodyEnd = bytes.length;
   let trailer: ByteReader | undefined;
   const L = ctx.layout;
+  let inflatedBy = 0;
   if (known && hasSampleIdTrailer(type) && L && L.trailerSize > 0) {
     bodyEnd = bytes.length - L.trailerSize;
     if (bodyEnd < 8) {
       throw new FormatError({ kind: 'bad-size', offset: fileOffset, structure: name, actual: size, expected: `≥ ${8 + L.trailerSize} (header + sample_id)` });
     }
-    trailer = new ByteReader(bytes.subarray(bodyEnd), ctx.le, fileOffset + bodyEnd, `${name} sample_id`);
+    const natural = ctx.textPokeAbi === 'rfc' && type === RFC_TEXT_POKE_TYPE ? undefined : bodyEndOf(type, bytes, ctx.le);
+    if (natural !== undefined && natural < bodyEnd && isZero(bytes, natural + L.trailerSize)) {
+      inflatedBy = bodyEnd - natural;
+      bodyEnd = natural;
+    }
+    trailer = new ByteReader(bytes.subarray(bodyEnd, bodyEnd + L.trailerSize), ctx.le, fileOffset + bodyEnd, `${name} sample_id`);
   }
   const body = new ByteReader(bytes.subarray(8, bodyEnd), ctx.le, fileOffset + 8, name);
   const rec = entry.decode(body, head, ctx);
   if (trailer && L) (rec as { sampleId?: unknown }).sampleId = decodeSampleId(trailer, L);
+  if (inflatedBy > 0) (rec as { inflatedBy?: number }).inflatedBy = inflatedBy;
   return rec;
 }
 
