@@ -156,3 +156,10 @@ test('times beyond 2^53 ns stay exact (doubles only narrow the search)', () => {
   assert.deepEqual(arr(img.read(A, 5, B + 2n)), JMP5);
   assert.deepEqual(arr(img.read(A, 5, B + 3n)), NOP5);
 });
+
+test('a crafted pile of long overlapping pokes is refused, not allocated', () => {
+  const big = new Uint8Array(65535);
+  const pokes: Poke[] = [];
+  for (let i = 0; i < 20000; i++) pokes.push({ time: BigInt(i), cpu: 0, addr: A + BigInt(i * 16), oldBytes: big, newBytes: big, fileOffset: 4096 + i * 64, misc: PERF_RECORD_MISC_KERNEL });
+  assert.throws(() => CodeImage.build([], pokes), (e: unknown) => e instanceof Error && e.name === 'FormatError' && /at offset 0x1000: TEXT_POKE \(20\): unsupported 20000 pokes/.test(e.message));
+});

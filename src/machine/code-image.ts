@@ -1,4 +1,5 @@
 import type { CoreSegment } from './elf-core.js';
+import { FormatError } from '../io/errors.js';
 import { isKernelPoke, pokeEnd, type Poke } from './poke.js';
 
 /**
@@ -73,6 +74,9 @@ export interface Site {
 
 const NO_TIME_LIMIT = (1n << 63n) - 1n;
 
+/** Bound on the image's version tables (see build). */
+export const MAX_IMAGE_BYTES = 1 << 30;
+
 export class CodeImage implements CodeReader {
   readonly segments: readonly CoreSegment[];
   readonly sites: readonly Site[];
@@ -94,7 +98,9 @@ export class CodeImage implements CodeReader {
 
   /**
    * Build the image from base segments (kcore; may be empty) and pokes in
-   * any order. Cost: O(n log n) for n pokes (a sort, skipped when they come
+   * any order. Throws FormatError 'unsupported' (at the first poke of the
+   * site) when overlapping pokes would need version tables over
+   * MAX_IMAGE_BYTES — only a crafted file can ask for that. Cost: O(n log n) for n pokes (a sort, skipped when they come
    * already in time order) plus O(total poked bytes).
    */
   static build(segments: CoreSegment[], pokes: Iterable<Poke>): CodeImage {
@@ -112,6 +118,23 @@ export class CodeImage implements CodeReader {
     // large pre-sized array filled out of order would go to dictionary mode)
     const siteOf = new Int32Array(applied.length);
     const kOf = new Int32Array(applied.length);
+    // each site stores (pokes + 1) × width bytes (twice when code appears or
+    // disappears): refuse inputs that would need more than MAX_IMAGE_BYTES
+    // instead of allocating it (real sites are a few bytes, trampolines a few KiB)
+    let total = 0;
+    for (const g of sites) {
+      total += (g.members.length + 1) * Number(g.end - g.start) * 2;
+      if (total > MAX_IMAGE_BYTES) {
+        const p = applied[g.members[0]!]!;
+        throw new FormatError({
+          kind: 'unsupported',
+          offset: p.fileOffset,
+          structure: 'TEXT_POKE (20)',
+          actual: `${g.members.length} pokes over ${g.end - g.start} overlapping bytes at 0x${g.start.toString(16)}`,
+          expected: `a code image under ${MAX_IMAGE_BYTES >> 20} MiB`,
+        });
+      }
+    }
     sites.forEach((g, si) => {
       g.site = img.fillSite(g.start, g.end, g.members, applied);
       g.members.forEach((i, k) => {
