@@ -186,7 +186,13 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
     if (k && k.pgoff !== kcore.textAddr) warnings.push(`kernel MMAP pgoff 0x${k.pgoff.toString(16)} differs from _text 0x${kcore.textAddr.toString(16)} in kcore_dir/kallsyms: perf will not use kcore_dir`);
   }
   ksymbols.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : a.fileOffset - b.fileOffset));
-  const image = CodeImage.build(kcore?.segments ?? [], pokes);
+  let image: CodeImage;
+  try {
+    image = CodeImage.build(kcore?.segments ?? [], pokes);
+  } catch (e) {
+    if (e instanceof FormatError) throw e.withFile(dataFile);
+    throw e;
+  }
   const kmap = kernelMaps.find((m) => m.filename.startsWith('[kernel.kallsyms]'));
   const first = kmap ? image.pokes.find((pp) => pp.poke.addr >= kmap.start && pp.poke.addr < kmap.end) : undefined;
   // perf prints every poke, non-kernel cpumode ones too, and printing loads the map
