@@ -94,7 +94,6 @@ test('branches (--itrace=b -F cpu,ip,addr) equal perf on the file without pokes'
 
 test('the same experiment through `perfpoke inject --strip text_poke`', {
   timeout: 120_000,
-  todo: 'inject writes HEADER_AUXTRACE entries with sz = header + payload; perf 6.1 requires sz == header.size (48) and rejects the file (reported to the writer helper)',
 }, (t) => {
   if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
   const stripped = join(dir, 'stripped');

@@ -286,7 +286,9 @@ export class PerfDataWriter {
     }
     if (type === RecordType.AUXTRACE) {
       this.sawAuxtrace = true;
-      this.auxIndex.push({ fileOffset: this.offset, size: bytes.length + (payload?.length ?? 0) });
+      // perf's auxtrace_index__auxtrace_event: sz is header.size (the payload is not counted);
+      // perf 6.1 rejects an index whose sz differs from the record's header.size
+      this.auxIndex.push({ fileOffset: this.offset, size: bytes.length });
     }
     this.dataBytes += bytes.length;
     await this.push(bytes);
