@@ -140,7 +140,7 @@ test('TEXT_POKE old_len + new_len larger than the record', async () => {
   await expectAll(b, at, /TEXT_POKE \(20\): old_len \+ new_len/, ['stats', 'script']);
 });
 
-test('TEXT_POKE old_len too large: dump names the file too', { todo: 'dump (src/cli/commands/dump.ts) prints "perfpoke: at offset 0x…" without the file for record-body errors' }, async () => {
+test('TEXT_POKE old_len too large: dump names the file too', async () => {
   const { b, at } = badPoke();
   await expectAll(b, at, /TEXT_POKE \(20\): old_len \+ new_len/, ['dump']);
 });
@@ -177,9 +177,7 @@ test('property: mutated real fixtures end in success or FormatError, in bounded 
           await COMMANDS[cmd](p);
         } catch (e) {
           if (!(e instanceof FormatError)) throw e;
-          // dump's record-body errors do not name the file yet (see the todo test above)
-          if (cmd === 'dump') assert.match(e.message, /(^|: )at offset 0x[0-9a-f]+: /);
-          else assert.ok(e.message.startsWith(`${p}: at offset 0x`), e.message);
+          assert.ok(e.message.startsWith(`${p}: at offset 0x`), e.message);
         } finally {
           rmSync(p, { force: true });
         }

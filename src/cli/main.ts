@@ -16,7 +16,12 @@ import { reportError } from './errors.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-export async function buildProgram(): Promise<Command> {
+/**
+ * `only`: the command the user asked for. Each command module is named after
+ * its command, so only that module is imported (start-up stays fast however
+ * many commands there are); `--help` and unknown names load them all.
+ */
+export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command('perfpoke')
     .description('Read, write, record, check and decode Linux perf.data files, with first-class PERF_RECORD_TEXT_POKE support')
     .version('0.1.0')
@@ -29,9 +34,11 @@ export async function buildProgram(): Promise<Command> {
   } catch {
     // no commands built yet
   }
-  const files = names
+  let files = names
     .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !f.includes('.test.'))
     .sort();
+  const chosen = files.filter((f) => f.replace(/\.(ts|js)$/, '') === only);
+  if (chosen.length > 0) files = chosen;
   for (const f of files) {
     let mod: { register?: (p: Command) => void };
     try {
@@ -56,7 +63,7 @@ export async function buildProgram(): Promise<Command> {
 }
 
 async function main(): Promise<void> {
-  const program = await buildProgram();
+  const program = await buildProgram(process.argv[2]);
   try {
     await program.parseAsync(process.argv);
   } catch (e) {

@@ -1,3 +1,4 @@
+import { isFormatError } from '../../io/errors.js';
 import type { Command } from 'commander';
 import { SingleBar } from 'cli-progress';
 import { UsageError } from '../errors.js';
@@ -402,6 +403,15 @@ export function recordJson(raw: RawRecord, ctx: DumpContext): string {
  * records queued and released at each FINISHED_ROUND and at the end.
  */
 export async function dumpRecords(f: PerfFile, emit: (raw: RawRecord) => void | Promise<void>, order: 'perf' | 'file'): Promise<void> {
+  try {
+    await dumpRecordsIn(f, emit, order);
+  } catch (e) {
+    // record-body errors come from decode(), which knows offsets but not the file
+    throw isFormatError(e) && f.path !== '-' ? e.withFile(f.path) : e;
+  }
+}
+
+async function dumpRecordsIn(f: PerfFile, emit: (raw: RawRecord) => void | Promise<void>, order: 'perf' | 'file'): Promise<void> {
   if (order === 'file') {
     for await (const raw of f.records()) await emit(raw);
     return;
