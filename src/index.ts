@@ -4,6 +4,7 @@ export * from './abi/record-type.js';
 export * from './abi/sample-format.js';
 export * from './abi/feature.js';
 export * from './abi/event-attr.js';
+export * from './perfdata/event-attr-codec.js';
 export * from './perfdata/file-header.js';
 export * from './record/index.js';
 export * from './x86/index.js';

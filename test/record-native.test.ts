@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 
-import { encodeEventAttr } from '../src/abi/event-attr.js';
+import { encodeEventAttr } from '../src/perfdata/event-attr-codec.js';
 import { RecordType } from '../src/abi/record-type.js';
 import { ByteWriter } from '../src/io/byte-writer.js';
 import { onlineCpus } from '../src/record/cpus.js';

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { arch, hostname, release, totalmem } from 'node:os';
 
-import { encodeEventAttr } from '../abi/event-attr.js';
+import { encodeEventAttr } from '../perfdata/event-attr-codec.js';
 import { Feature } from '../abi/feature.js';
 import { ByteWriter } from '../io/byte-writer.js';
 import type { RecordEvent } from './events.js';

@@ -16,7 +16,7 @@
 import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 
-import { encodeEventAttr } from '../abi/event-attr.js';
+import { encodeEventAttr } from '../perfdata/event-attr-codec.js';
 import { ByteWriter } from '../io/byte-writer.js';
 import { encodeFileHeader, PERF_FILE_HEADER_SIZE } from '../perfdata/file-header.js';
 import type { RecordEvent } from './events.js';

@@ -7,7 +7,8 @@
  */
 import { closeSync, openSync, renameSync, writeSync } from 'node:fs';
 import { ByteWriter } from '../io/byte-writer.js';
-import { encodeEventAttr, type EventAttr } from '../abi/event-attr.js';
+import { type EventAttr } from '../abi/event-attr.js';
+import { encodeEventAttr } from '../perfdata/event-attr-codec.js';
 import { encodeFileHeader, PERF_FILE_HEADER_SIZE } from '../perfdata/file-header.js';
 import { Feature } from '../abi/feature.js';
 import { RecordType } from '../abi/record-type.js';

@@ -1,6 +1,6 @@
 import { ByteReader } from '../../io/byte-reader.js';
 import { ByteWriter } from '../../io/byte-writer.js';
-import { decodeEventAttr, encodeEventAttr } from '../../abi/event-attr.js';
+import { decodeEventAttr, encodeEventAttr } from '../event-attr-codec.js';
 import { FormatError } from '../../io/errors.js';
 import { readCount, readPerfString, writePerfString } from './perf-string.js';
 import type { EventDesc, FeatureData } from './types.js';

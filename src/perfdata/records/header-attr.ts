@@ -1,7 +1,8 @@
 import type { ByteReader } from '../../io/byte-reader.js';
 import type { ByteWriter } from '../../io/byte-writer.js';
 import { FormatError } from '../../io/errors.js';
-import { decodeEventAttr, encodeEventAttr, PERF_ATTR_SIZE_VER0, type EventAttr } from '../../abi/event-attr.js';
+import { PERF_ATTR_SIZE_VER0, type EventAttr } from '../../abi/event-attr.js';
+import { decodeEventAttr, encodeEventAttr } from '../event-attr-codec.js';
 import type { RecordHead } from './common.js';
 
 /** PERF_RECORD_HEADER_ATTR (64, pipe mode): struct perf_event_attr (attr.size bytes); u64 id[] to the end. */

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ByteReader } from '../io/byte-reader.js';
 import { ByteWriter } from '../io/byte-writer.js';
-import { attrFlag, decodeEventAttr, emptyAttr, encodeEventAttr, withAttrFlag } from './event-attr.js';
+import { attrFlag, emptyAttr, withAttrFlag } from '../abi/event-attr.js';
+import { decodeEventAttr, encodeEventAttr } from './event-attr-codec.js';
 
 test('perf_event_attr round-trips in both byte orders, bitfield flags included', () => {
   const a = emptyAttr();
