@@ -10,20 +10,8 @@ import { FormatError } from '../../io/errors.js';
 import { loadMachine, type Machine } from '../../machine/from-perf-data.js';
 import type { PtTimeConv } from './time-conv.js';
 import type { FlowPoke } from './decode.js';
+import { INTEL_PT_PRIV } from '../auxtrace-info.js';
 
-/** intel_pt AUXTRACE_INFO private fields (tools/perf/util/intel-pt.h). */
-export const IntelPtInfo = {
-  PMU_TYPE: 0,
-  TIME_SHIFT: 1,
-  TIME_MULT: 2,
-  TIME_ZERO: 3,
-  CAP_USER_TIME_ZERO: 4,
-  TSC_BIT: 5,
-  NORETCOMP_BIT: 6,
-  HAVE_SCHED_SWITCH: 7,
-  SNAPSHOT_MODE: 8,
-  PER_CPU_MMAPS: 9,
-} as const;
 
 export interface PtBuffer {
   /** Offset of the AUXTRACE record in the file. */
@@ -67,14 +55,14 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
   }
   if (!priv) throw new FormatError({ kind: 'unsupported', offset: 0, structure: 'AUXTRACE_INFO', file: machine.dataFile, expected: 'an intel_pt AUXTRACE_INFO record (type 1)', actual: 'none' });
   const p = (i: number): bigint => priv![i] ?? 0n;
-  const pmuType = Number(p(IntelPtInfo.PMU_TYPE));
+  const pmuType = Number(p(INTEL_PT_PRIV.PMU_TYPE));
   const ptAttr = f.attrs.find((a) => a.attr.type === pmuType)?.attr;
   const config = ptAttr?.config ?? 0n;
-  const tscBit = p(IntelPtInfo.TSC_BIT);
+  const tscBit = p(INTEL_PT_PRIV.TSC_BIT);
   // perf's intel_pt_timeless_decoding: TSC bit, cap_user_time_zero, and TIME in every attr's sample_type.
-  const timed = tscBit !== 0n && p(IntelPtInfo.CAP_USER_TIME_ZERO) !== 0n && (config & tscBit) !== 0n && f.attrs.every((a) => (a.attr.sampleType & 4n) !== 0n);
-  const timeConv: PtTimeConv | undefined = timed ? { shift: Number(p(IntelPtInfo.TIME_SHIFT)), mult: Number(p(IntelPtInfo.TIME_MULT)), zero: p(IntelPtInfo.TIME_ZERO) } : undefined;
-  const noret = p(IntelPtInfo.NORETCOMP_BIT);
+  const timed = tscBit !== 0n && p(INTEL_PT_PRIV.CAP_USER_TIME_ZERO) !== 0n && (config & tscBit) !== 0n && f.attrs.every((a) => (a.attr.sampleType & 4n) !== 0n);
+  const timeConv: PtTimeConv | undefined = timed ? { shift: Number(p(INTEL_PT_PRIV.TIME_SHIFT)), mult: Number(p(INTEL_PT_PRIV.TIME_MULT)), zero: p(INTEL_PT_PRIV.TIME_ZERO) } : undefined;
+  const noret = p(INTEL_PT_PRIV.NORETCOMP_BIT);
   const retCompression = !(noret && (config & noret));
   const cpus = [...chunks.entries()].sort((a, b) => a[0] - b[0]).map(([cpu, l]) => {
     const total = l.reduce((a, c) => a + c.data.length, 0);
