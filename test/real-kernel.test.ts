@@ -440,3 +440,18 @@ test('real-kernel phase B: Linux 6.1 inflates the records of all but the newest 
   t.diagnostic(`perfpoke reads the ${inflated.length} inflated records at their real times (sample_id after the body)`);
 });
 
+
+test('real-kernel: the BPF fentry attach is a bpf-trampoline poke whose call target is named by its KSYMBOL (perf names it after a module symbol)', (t) => {
+  const dir = join(FIX, 'perfpoke-kcore');
+  if (!existsSync(join(dir, 'data'))) return t.skip('no perfpoke-kcore fixture');
+  const r = runCli(['pokes', '-i', dir, '--json']);
+  assert.equal(r.status, 0, r.stderr);
+  const pokes = (JSON.parse(r.stdout) as { pokes: { sym: string; kind: string; old: string; new: string; before: string; after: string }[] }).pokes;
+  const attach = pokes.filter((p) => p.kind === 'bpf-trampoline');
+  assert.equal(attach.length, 2, 'one attach (nop -> call) and one detach (call -> nop)');
+  assert.ok(attach.some((p) => p.old === '0f 1f 44 00 00' && /<bpf_trampoline_\d+\+0x0>/.test(p.after)), 'attach: call <bpf_trampoline_…>');
+  assert.ok(attach.some((p) => p.new === '0f 1f 44 00 00' && /<bpf_trampoline_\d+\+0x0>/.test(p.before)), 'detach');
+  assert.ok(attach.every((p) => p.sym.startsWith('do_sys_openat2+')));
+  assert.ok(pokes.some((p) => p.kind === 'ftrace' && p.sym.startsWith('schedule+')), 'the function tracer stays ftrace');
+  t.diagnostic(`BPF attach/detach at ${attach[0]!.sym}: ${attach.map((p) => p.after).join(' / ')}`);
+});

@@ -24,11 +24,12 @@ export type PokeKind =
   | 'kprobe'
   | 'optprobe'
   | 'ftrace'
+  | 'bpf-trampoline'
   | 'jump-label'
   | 'static-call'
   | 'other';
 
-export const POKE_KINDS: readonly PokeKind[] = ['jump-label', 'static-call', 'ftrace', 'trampoline-create', 'trampoline-remove', 'kprobe', 'optprobe', 'other'];
+export const POKE_KINDS: readonly PokeKind[] = ['jump-label', 'static-call', 'ftrace', 'bpf-trampoline', 'trampoline-create', 'trampoline-remove', 'kprobe', 'optprobe', 'other'];
 
 /** `symOffset`: the poke's offset in its symbol, when known. */
 export function classifyPoke(p: Poke, symOffset?: bigint): PokeKind {

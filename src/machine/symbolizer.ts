@@ -48,6 +48,17 @@ export class Symbolizer {
     return undefined;
   }
 
+  /**
+   * The KSYMBOL (BPF program, OOL trampoline) live at that point and covering
+   * addr, whatever perf would name it: code the kernel created while recording
+   * is named by its own KSYMBOL record, where perf names it after the nearest
+   * module symbol.
+   */
+  ksymbolAt(addr: bigint, at?: EventPoint): string | undefined {
+    const k = this.findKsymbol(addr, at);
+    return k ? `${k.name}+0x${(addr - k.start).toString(16)}` : undefined;
+  }
+
   private findKsymbol(addr: bigint, at?: EventPoint): { name: string; start: bigint } | undefined {
     let found: KernelSymbolEvent | undefined;
     for (const k of this.ksymbols) {

@@ -65,6 +65,8 @@ export interface PokeView {
   before: string;
   after: string;
   kind: string;
+  /** The KSYMBOL naming this address, when it differs from perf's `sym` (trampolines, BPF). */
+  ksym?: string;
   consistent: boolean;
   fileOffset: number;
 }
@@ -74,19 +76,31 @@ export function viewPoke(m: Machine, pp: PlacedPoke): PokeView {
   const at = { time: p.time, fileOffset: p.fileOffset };
   const symbolize = (a: bigint): string => m.symbolizer.symOff(a, at);
   const sym = m.symbolizer.find(p.addr, at);
+  const perfSym = symbolize(p.addr);
+  // branch targets: the code's own KSYMBOL name first (a BPF trampoline says so), else perf's
+  const nameTarget = (a: bigint): string => m.symbolizer.ksymbolAt(a, at) ?? symbolize(a);
+  const ksym = m.symbolizer.ksymbolAt(p.addr, at);
+  let kind: string = classifyPoke(p, sym ? p.addr - sym.start : undefined);
+  // an fentry nop <-> call whose call goes to a BPF trampoline is a BPF attach/detach, not ftrace
+  const call = kind === 'ftrace' ? [p.newBytes, p.oldBytes].find((b) => b.length === 5 && b[0] === 0xe8) : undefined;
+  if (call) {
+    const target = p.addr + 5n + BigInt(new DataView(call.buffer, call.byteOffset, 5).getInt32(1, true));
+    if (m.symbolizer.ksymbolAt(target, at)?.startsWith('bpf_trampoline')) kind = 'bpf-trampoline';
+  }
   return {
     time: formatPerfTime(p.time),
     timeNs: p.time.toString(),
     cpu: p.cpu,
     addr: p.addr.toString(16),
-    sym: symbolize(p.addr),
+    sym: perfSym,
+    ...(ksym && ksym !== perfSym ? { ksym } : {}),
     oldLen: p.oldBytes.length,
     newLen: p.newBytes.length,
     old: hexBytes(p.oldBytes),
     new: hexBytes(p.newBytes),
-    before: disassembleLine(p.oldBytes, p.addr, symbolize),
-    after: disassembleLine(p.newBytes, p.addr, symbolize),
-    kind: classifyPoke(p, sym ? p.addr - sym.start : undefined),
+    before: disassembleLine(p.oldBytes, p.addr, nameTarget),
+    after: disassembleLine(p.newBytes, p.addr, nameTarget),
+    kind,
     consistent: pp.consistent,
     fileOffset: p.fileOffset,
   };
@@ -96,7 +110,7 @@ export function formatPokeLine(v: PokeView): string {
   const cpu = v.cpu >= 0 ? v.cpu.toString().padStart(3, '0') : '---';
   const bytes = `${v.old || '(none)'} -> ${v.new || '(none)'}`;
   const insns = `${v.before || '(no code)'} -> ${v.after || '(no code)'}`;
-  return `${v.time.padStart(16)} [${cpu}] ${v.addr} ${v.sym || '?'} ${v.kind} len ${v.oldLen}/${v.newLen}: ${bytes} | ${insns}${v.consistent ? '' : '  STALE (old bytes differ from the image)'}`;
+  return `${v.time.padStart(16)} [${cpu}] ${v.addr} ${v.sym || '?'}${v.ksym ? ` (ksymbol ${v.ksym})` : ''} ${v.kind} len ${v.oldLen}/${v.newLen}: ${bytes} | ${insns}${v.consistent ? '' : '  STALE (old bytes differ from the image)'}`;
 }
 
 export function register(program: Command): void {
