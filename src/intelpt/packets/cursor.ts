@@ -50,15 +50,29 @@ export class PacketCursor {
    * when `orHere`). Returns false (and moves to the end) if there is none.
    */
   syncForward(orHere = false): boolean {
-    const p = findPsb(this.bytes, orHere ? this.pos : this.pos + 1, this.end, this.dialect === DIALECT_LIBIPT_2_0);
+    let from = orHere ? this.pos : this.pos + 1;
+    if (this.dialect === DIALECT_LIBIPT_2_0 && !orHere) {
+      // libipt's pt_pkt_sync_forward: skip the PSB it last synced to, then
+      // "start a bit earlier so we find PSB that have been partially consumed
+      // by a preceding packet" (up to 15 bytes back)
+      from = this.pos === this.sync ? this.pos + 16 : this.pos;
+      from -= Math.min(15, from);
+    }
+    // a PSB found must start at or after `from` (libipt rejects one before it),
+    // which also guarantees progress: an error lies ≥ 16 bytes past the last sync
+    const p = findPsb(this.bytes, from, this.end);
     this.ctx = CTX_NONE;
     if (p < 0) {
       this.pos = this.end;
       return false;
     }
     this.pos = p;
+    this.sync = p;
     return true;
   }
+
+  /** Offset of the PSB last synced to (libipt's decoder->sync), or -1. */
+  sync = -1;
 
   get atEnd(): boolean {
     return this.pos >= this.end;

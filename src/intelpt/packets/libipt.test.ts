@@ -228,3 +228,17 @@ test('ptdump text: leading bytes skipped, payload spelling, error lines', (t) =>
   assert.ok(lines.some((l) => /^\[[0-9a-f]+: error decoding packet: unknown opcode\]$/.test(l)));
   compare(hv.ptPkts, bytes, mkdtempSync(join(tmpdir(), 'pt-libipt-')));
 });
+
+test('resync after an error: a PSB partly consumed by the bad packet is found (libipt starts ≤ 15 bytes early), the PSB just left is not', (t) => {
+  const hv = libiptHarness();
+  if ('skip' in hv) return t.skip(hv.skip);
+  const dir = mkdtempSync(join(tmpdir(), 'pt-libipt-'));
+  // found by the random-stream property: "91 58" starts a TIP.PGE whose payload eats the PSB's first bytes
+  const partly = 'cyc 0x1f058b3966906db0\ntip.pgd 6 0x4704407d24870638\npad\ncyc 0x3b5914077\ntsc 0xea778b8db24a0\nraw 91 58\npsb\nvmcs 0x5aa9ca10fdb000\ntsc 0x66ec2ebeeb0963\n';
+  // a bad opcode right after a PSB: resyncing must not return to that PSB (no endless loop)
+  const afterPsb = 'psb\nraw d9\npad\n';
+  const streams = libiptEncodeMany(hv.ptEnc, [partly, afterPsb], dir);
+  compareMany(hv.ptPkts, streams, dir);
+  const ours = [...iteratePackets(streams[0]!, { dialect: 'libipt-2.0' })];
+  assert.ok(ours.some((p) => p.kind === 'psb' && p.offset === 0x23), 'resynced to the PSB at 0x23, before the error at 0x29');
+});

@@ -398,10 +398,11 @@ function isPsbAt(b: Uint8Array, q: number, end: number): boolean {
  * The next PSB, found the way libipt's pt_sync_forward finds it: scan the
  * 8-byte-aligned words from `from` for the PSB payload pattern, then take the
  * PSB that ends where that run of 02 82 pairs ends. A PSB that starts before
- * `from` but overlaps it is skipped unless `allowOverlap` (libipt 2.0.x
- * returns it; later versions skip it). Returns its offset or -1.
+ * `from` is skipped (libipt 2.0.5's pt_pkt_sync_forward finds PSBs a
+ * preceding packet partly consumed by starting up to 15 bytes early: see
+ * PacketCursor.syncForward). Returns its offset or -1.
  */
-export function findPsb(b: Uint8Array, from: number, end: number, allowOverlap = false): number {
+export function findPsb(b: Uint8Array, from: number, end: number): number {
   let pos = (from + 7) & ~7;
   for (;;) {
     const cur = pos;
@@ -416,7 +417,7 @@ export function findPsb(b: Uint8Array, from: number, end: number, allowOverlap =
     while (q + 1 < end && b[q] === 0x02 && b[q + 1] === 0x82) q += 2;
     q -= 16;
     if (!isPsbAt(b, q, end)) continue;
-    if (q < from && !allowOverlap) continue;
+    if (q < from) continue;
     return q;
   }
 }
