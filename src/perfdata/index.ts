@@ -10,3 +10,4 @@ export * from './raw-record.js';
 export * from './window.js';
 export * from './perf-file.js';
 export * from './records/index.js';
+export * from './open.js';
