@@ -94,13 +94,7 @@ export function codeClass(ins: Instruction): CodeClass | null {
 }
 
 export function classifyFast(ins: Instruction): InsnClass | null {
-  const code = ins.code;
-  if (code === 0) return null; // Code.INVALID
-  let t = byCode[code];
-  if (t === undefined) {
-    const c = classifyDecoded(ins);
-    t = byCode[code] = c ? { op: c.op, indirect: c.indirect, endsBlock: c.endsBlock, direct: c.target !== undefined } : null;
-  }
+  const t = codeClass(ins);
   if (!t) return null;
   const length = ins.length;
   if (t.direct) return { length, op: t.op, indirect: false, target: ins.nearBranchTarget, endsBlock: true };
