@@ -42,7 +42,15 @@ function makePokes(n: number, seed = 1): Poke[] {
     const s = rnd() % SITES;
     const was = on[s]!;
     on[s] = was ^ 1;
-    out[i] = { time: 1_000_000_000n + BigInt(i) * 100n, cpu: i & 1, addr: BASE + BigInt(s * STRIDE), oldBytes: was ? JMP5 : NOP5, newBytes: was ? NOP5 : JMP5, fileOffset: i * 56, misc: PERF_RECORD_MISC_KERNEL };
+    out[i] = {
+      time: 1_000_000_000n + BigInt(i) * 100n,
+      cpu: i & 1,
+      addr: BASE + BigInt(s * STRIDE),
+      oldBytes: was ? JMP5 : NOP5,
+      newBytes: was ? NOP5 : JMP5,
+      fileOffset: i * 56,
+      misc: PERF_RECORD_MISC_KERNEL,
+    };
   }
   return out;
 }
@@ -72,8 +80,11 @@ export async function run(): Promise<void> {
     const t = ms(t0);
     const c = process.cpuUsage(c0);
     const cpu = (c.user + c.system) / 1000;
-    if (!r.ok || r.pokes !== n || r.sites < 10_000) throw new Error(`bench input not consistent: ${r.stale} stale, ${r.sites} sites`);
-    console.log(`  ${String(n).padStart(9)} pokes: ${t.toFixed(0).padStart(6)} ms (${((t * 1e6) / n).toFixed(0)} ns/poke, ${r.sites} sites; cpu ${cpu.toFixed(0)} ms)${prev ? `, ×${(t / prev).toFixed(2)} for ×2 pokes` : ''}`);
+    if (!r.ok || r.pokes !== n || r.sites < 10_000)
+      throw new Error(`bench input not consistent: ${r.stale} stale, ${r.sites} sites`);
+    console.log(
+      `  ${String(n).padStart(9)} pokes: ${t.toFixed(0).padStart(6)} ms (${((t * 1e6) / n).toFixed(0)} ns/poke, ${r.sites} sites; cpu ${cpu.toFixed(0)} ms)${prev ? `, ×${(t / prev).toFixed(2)} for ×2 pokes` : ''}`,
+    );
     prev = t;
     big = img;
   }
@@ -87,7 +98,9 @@ export async function run(): Promise<void> {
       sum += big.read(BASE + BigInt(s * STRIDE), 16, 1_000_000_000n + BigInt((i * 97) % 1_000_000) * 100n).length;
     }
     const t = ms(t0);
-    console.log(`  read(16 bytes, random site and time) over the 1M-poke image: ${((t * 1e6) / q).toFixed(0)} ns/read (${sum === q * 16 ? 'ok' : 'short reads!'})`);
+    console.log(
+      `  read(16 bytes, random site and time) over the 1M-poke image: ${((t * 1e6) / q).toFixed(0)} ns/read (${sum === q * 16 ? 'ok' : 'short reads!'})`,
+    );
     const t1 = process.hrtime.bigint();
     for (let i = 0; i < q; i++) big.read(BASE + BigInt(SITES * STRIDE) - 8n - BigInt(i % 4), 4);
     console.log(`  read(4 bytes) outside every poked site: ${((ms(t1) * 1e6) / q).toFixed(0)} ns/read`);
@@ -97,12 +110,31 @@ export async function run(): Promise<void> {
   const n = 1_000_000;
   const dir = mkdtempSync(join(tmpdir(), 'perfpoke-bench-check-'));
   try {
-    const recs: MiniRecord[] = [{ kind: 'mmap', start: BASE, len: 0x3f000000n, pgoff: BASE, filename: '[kernel.kallsyms]_text', sid: { pid: -1, tid: 0, time: 0n, cpu: 0 } }];
-    for (const p of makePokes(n)) recs.push({ kind: 'text_poke', addr: p.addr, oldBytes: p.oldBytes, newBytes: p.newBytes, sid: { time: p.time, cpu: p.cpu } });
+    const recs: MiniRecord[] = [
+      {
+        kind: 'mmap',
+        start: BASE,
+        len: 0x3f000000n,
+        pgoff: BASE,
+        filename: '[kernel.kallsyms]_text',
+        sid: { pid: -1, tid: 0, time: 0n, cpu: 0 },
+      },
+    ];
+    for (const p of makePokes(n))
+      recs.push({
+        kind: 'text_poke',
+        addr: p.addr,
+        oldBytes: p.oldBytes,
+        newBytes: p.newBytes,
+        sid: { time: p.time, cpu: p.cpu },
+      });
     mkdirSync(join(dir, 'kcore_dir'));
     writeFileSync(join(dir, 'data'), writeMiniPerfData(recs));
     writeFileSync(join(dir, 'kcore_dir', 'kcore'), writeElfCore([{ vaddr: BASE, bytes: kernel }]));
-    writeFileSync(join(dir, 'kcore_dir', 'kallsyms'), `${BASE.toString(16)} T _text\n${BASE.toString(16)} T _stext\n${(BASE + 0x100000n).toString(16)} T _etext\n`);
+    writeFileSync(
+      join(dir, 'kcore_dir', 'kallsyms'),
+      `${BASE.toString(16)} T _text\n${BASE.toString(16)} T _stext\n${(BASE + 0x100000n).toString(16)} T _etext\n`,
+    );
     writeFileSync(join(dir, 'kcore_dir', 'modules'), '');
     const c0 = process.cpuUsage();
     let t0 = process.hrtime.bigint();
@@ -115,16 +147,27 @@ export async function run(): Promise<void> {
     const cu = process.cpuUsage(c0);
     const oursCpu = (cu.user + cu.system) / 1000;
     const ours = tLoad + tCheck;
-    console.log(`file with ${n} pokes (${SITES} sites), kcore_dir: perfpoke read ${tLoad.toFixed(0)} ms + check ${tCheck.toFixed(0)} ms = ${ours.toFixed(0)} ms wall, ${oursCpu.toFixed(0)} ms cpu`);
+    console.log(
+      `file with ${n} pokes (${SITES} sites), kcore_dir: perfpoke read ${tLoad.toFixed(0)} ms + check ${tCheck.toFixed(0)} ms = ${ours.toFixed(0)} ms wall, ${oursCpu.toFixed(0)} ms cpu`,
+    );
     t0 = process.hrtime.bigint();
     // bash's `time` gives perf's own cpu time (user+system), steadier than wall on a busy machine
-    const p = spawnSync('bash', ['-c', `TIMEFORMAT='%U %S'; time /usr/bin/perf script -i '${dir}' --show-text-poke-events >/dev/null 2>/dev/null`], { encoding: 'utf8' });
+    const p = spawnSync(
+      'bash',
+      [
+        '-c',
+        `TIMEFORMAT='%U %S'; time /usr/bin/perf script -i '${dir}' --show-text-poke-events >/dev/null 2>/dev/null`,
+      ],
+      { encoding: 'utf8' },
+    );
     const tPerf = ms(t0);
     const cpuM = /([\d.]+) ([\d.]+)\s*$/.exec(p.stderr ?? '');
     if (p.error || p.status !== 0 || !cpuM) console.log('  perf script unavailable or failed: no ratio');
     else {
       const perfCpu = (Number(cpuM[1]) + Number(cpuM[2])) * 1000;
-      console.log(`  perf script --show-text-poke-events on the same dir: ${tPerf.toFixed(0)} ms wall, ${perfCpu.toFixed(0)} ms cpu; perfpoke/perf = ${(ours / tPerf).toFixed(2)} wall, ${(oursCpu / perfCpu).toFixed(2)} cpu`);
+      console.log(
+        `  perf script --show-text-poke-events on the same dir: ${tPerf.toFixed(0)} ms wall, ${perfCpu.toFixed(0)} ms cpu; perfpoke/perf = ${(ours / tPerf).toFixed(2)} wall, ${(oursCpu / perfCpu).toFixed(2)} cpu`,
+      );
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -29,7 +29,11 @@ function timeCmd(cmd: string, args: string[]): { secs: number; cpu: number | nul
   const useTime = existsSync('/usr/bin/time');
   const t0 = performance.now();
   const r = useTime
-    ? spawnSync('/usr/bin/time', ['-f', 'CPUTIME %U %S', cmd, ...args], { stdio: ['ignore', devnull, 'pipe'], cwd: root, maxBuffer: 1 << 26 })
+    ? spawnSync('/usr/bin/time', ['-f', 'CPUTIME %U %S', cmd, ...args], {
+        stdio: ['ignore', devnull, 'pipe'],
+        cwd: root,
+        maxBuffer: 1 << 26,
+      })
     : spawnSync(cmd, args, { stdio: ['ignore', devnull, 'pipe'], cwd: root, maxBuffer: 1 << 26 });
   const secs = (performance.now() - t0) / 1000;
   closeSync(devnull);
@@ -47,36 +51,73 @@ export async function run(): Promise<void> {
   let t0 = performance.now();
   const s = simulate({ out: dir, ...opts });
   simulate({ out: dirNo, ...opts, textPokes: false });
-  console.log(`sim: ${s.instructions} instructions, ${s.perCpu.reduce((a, c) => a + c.traceBytes, 0)} trace bytes, 2 files in ${((performance.now() - t0) / 1000).toFixed(1)} s (${(s.instructions * 2 / ((performance.now() - t0) / 1000) / 1e6).toFixed(2)} M insn/s)`);
+  console.log(
+    `sim: ${s.instructions} instructions, ${s.perCpu.reduce((a, c) => a + c.traceBytes, 0)} trace bytes, 2 files in ${((performance.now() - t0) / 1000).toFixed(1)} s (${((s.instructions * 2) / ((performance.now() - t0) / 1000) / 1e6).toFixed(2)} M insn/s)`,
+  );
 
   t0 = performance.now();
   const rec = await loadPtRecording(dir);
   const loadSecs = (performance.now() - t0) / 1000;
   t0 = performance.now();
-  const r = decodeFlow({ cpus: rec.cpus, pokes: rec.pokes, code: rec.machine.image, timeConv: rec.timeConv, retCompression: rec.retCompression, sink: {} });
+  const r = decodeFlow({
+    cpus: rec.cpus,
+    pokes: rec.pokes,
+    code: rec.machine.image,
+    timeConv: rec.timeConv,
+    retCompression: rec.retCompression,
+    sink: {},
+  });
   const libSecs = (performance.now() - t0) / 1000;
-  if (r.instructions !== s.instructions) throw new Error(`decodeFlow decoded ${r.instructions} instructions, simulated ${s.instructions}`);
+  if (r.instructions !== s.instructions)
+    throw new Error(`decodeFlow decoded ${r.instructions} instructions, simulated ${s.instructions}`);
 
   const perfOk = existsSync('/usr/bin/perf');
-  const cli = timeCmd(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'decode', '-i', dir, '--itrace=i', '-F', 'cpu,ip']);
+  const cli = timeCmd(process.execPath, [
+    '--import',
+    'tsx',
+    join(root, 'src/cli/main.ts'),
+    'decode',
+    '-i',
+    dir,
+    '--itrace=i',
+    '-F',
+    'cpu,ip',
+  ]);
   const perf = perfOk ? timeCmd('/usr/bin/perf', ['script', '-i', dir, '--itrace=i0ns', '-F', 'cpu,ip']) : null;
   const n = s.instructions;
   const rate = (secs: number): string => `${(n / secs / 1e6).toFixed(2)} M insn/s`;
-  const both = (t: { secs: number; cpu: number | null }): string => `wall ${t.secs.toFixed(2)} s (${rate(t.secs)})` + (t.cpu !== null ? `, cpu ${t.cpu.toFixed(2)} s (${rate(t.cpu)})` : '');
-  console.log(`perfpoke decodeFlow, in process, no output: ${libSecs.toFixed(2)} s (${rate(libSecs)}) + ${loadSecs.toFixed(2)} s load`);
+  const both = (t: { secs: number; cpu: number | null }): string =>
+    `wall ${t.secs.toFixed(2)} s (${rate(t.secs)})` +
+    (t.cpu !== null ? `, cpu ${t.cpu.toFixed(2)} s (${rate(t.cpu)})` : '');
+  console.log(
+    `perfpoke decodeFlow, in process, no output: ${libSecs.toFixed(2)} s (${rate(libSecs)}) + ${loadSecs.toFixed(2)} s load`,
+  );
   console.log(`perfpoke decode --itrace=i -F cpu,ip > /dev/null: ${both(cli)}`);
   if (perf) {
     console.log(`perf script --itrace=i0ns -F cpu,ip > /dev/null: ${both(perf)}`);
     const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}×`;
-    console.log(`perfpoke speed relative to perf (goal ≥ 1×): decode CLI ${ratio(perf.secs, cli.secs)} wall` + (perf.cpu !== null && cli.cpu !== null ? `, ${ratio(perf.cpu, cli.cpu)} cpu` : '') + `; decoder alone (load + decode, no printing) ${ratio(perf.cpu ?? perf.secs, libSecs + loadSecs)}`);
+    console.log(
+      `perfpoke speed relative to perf (goal ≥ 1×): decode CLI ${ratio(perf.secs, cli.secs)} wall` +
+        (perf.cpu !== null && cli.cpu !== null ? `, ${ratio(perf.cpu, cli.cpu)} cpu` : '') +
+        `; decoder alone (load + decode, no printing) ${ratio(perf.cpu ?? perf.secs, libSecs + loadSecs)}`,
+    );
   } else console.log('perf not installed: no ratio');
 
   // Errors on the no-poke file: both decoders, same run.
-  const ours = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'decode', '-i', dirNo, '--itrace=e', '--json'], { cwd: root, maxBuffer: 1 << 28 });
+  const ours = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', join(root, 'src/cli/main.ts'), 'decode', '-i', dirNo, '--itrace=e', '--json'],
+    { cwd: root, maxBuffer: 1 << 28 },
+  );
   const ourErrors = JSON.parse(ours.stdout.toString()).errors as number;
   if (perfOk) {
     const pe = spawnSync('/usr/bin/perf', ['script', '-i', dirNo, '--itrace=e'], { cwd: root, maxBuffer: 1 << 28 });
-    const perfErrors = pe.stdout.toString().split('\n').filter((l) => l.includes('instruction trace error')).length;
-    console.log(`without TEXT_POKEs: perfpoke ${ourErrors} errors, perf ${perfErrors} errors${ourErrors === perfErrors ? ' (equal)' : ' (DIFFER)'}`);
+    const perfErrors = pe.stdout
+      .toString()
+      .split('\n')
+      .filter((l) => l.includes('instruction trace error')).length;
+    console.log(
+      `without TEXT_POKEs: perfpoke ${ourErrors} errors, perf ${perfErrors} errors${ourErrors === perfErrors ? ' (equal)' : ' (DIFFER)'}`,
+    );
   } else console.log(`without TEXT_POKEs: perfpoke ${ourErrors} errors`);
 }

@@ -18,7 +18,11 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** Wall time and peak RSS (/usr/bin/time %M) of one command, stdout discarded. */
 function timed(cmd: string, args: string[]): { ms: number; rssKb: number; status: number } {
   const t0 = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', '%M', cmd, ...args], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 26 });
+  const r = spawnSync('/usr/bin/time', ['-f', '%M', cmd, ...args], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    maxBuffer: 1 << 26,
+  });
   const ms = performance.now() - t0;
   const lines = r.stderr.toString().trim().split('\n');
   return { ms, rssKb: Number(lines[lines.length - 1]), status: r.status ?? -1 };
@@ -31,7 +35,11 @@ export async function run(): Promise<void> {
     const f = join(dir, 'big.data');
     // frame-pointer callchains (dwarf stacks would make perf unwind every sample): ~11 MB/s on 2 CPUs at -c 20000
     const secs = Math.max(0.1, wantMb / 11).toFixed(2);
-    const rec = spawnSync('/usr/bin/perf', ['record', '-q', '-a', '-o', f, '-e', 'cpu-clock', '-c', '20000', '-g', '--', 'sleep', secs], { stdio: 'ignore' });
+    const rec = spawnSync(
+      '/usr/bin/perf',
+      ['record', '-q', '-a', '-o', f, '-e', 'cpu-clock', '-c', '20000', '-g', '--', 'sleep', secs],
+      { stdio: 'ignore' },
+    );
     if (rec.status !== 0) {
       console.log('dump bench skipped: perf record -a failed');
       return;
@@ -54,10 +62,18 @@ export async function run(): Promise<void> {
     const dump = timed(process.execPath, ['--import', 'tsx', cli, 'dump', '-i', f]);
     const dumpFile = timed(process.execPath, ['--import', 'tsx', cli, 'dump', '--order', 'file', '-i', f]);
     const dumpHex = timed(process.execPath, ['--import', 'tsx', cli, 'dump', '--hex', '-i', f]);
-    console.log(`records: ${n}; in-process iterate ${(mb / (iterMs / 1000)).toFixed(0)} MB/s, iterate+decode ${(mb / (decodeMs / 1000)).toFixed(0)} MB/s`);
+    console.log(
+      `records: ${n}; in-process iterate ${(mb / (iterMs / 1000)).toFixed(0)} MB/s, iterate+decode ${(mb / (decodeMs / 1000)).toFixed(0)} MB/s`,
+    );
     console.log(`perf script -D: ${(perf.ms / 1000).toFixed(2)} s, peak RSS ${(perf.rssKb / 1024).toFixed(0)} MB`);
-    for (const [name, m] of [['dump', dump], ['dump --order file', dumpFile], ['dump --hex', dumpHex]] as const) {
-      console.log(`perfpoke ${name}: ${(m.ms / perf.ms).toFixed(2)}x perf script -D's time, peak RSS ${(m.rssKb / 1024).toFixed(0)} MB (exit ${m.status})`);
+    for (const [name, m] of [
+      ['dump', dump],
+      ['dump --order file', dumpFile],
+      ['dump --hex', dumpHex],
+    ] as const) {
+      console.log(
+        `perfpoke ${name}: ${(m.ms / perf.ms).toFixed(2)}x perf script -D's time, peak RSS ${(m.rssKb / 1024).toFixed(0)} MB (exit ${m.status})`,
+      );
     }
     console.log(`record iteration alone: ${(iterMs / perf.ms).toFixed(3)}x perf script -D's time`);
   } finally {

@@ -23,7 +23,14 @@ function description(seed: number, bytesWanted: number): string {
   const out: string[] = [];
   let approx = 0;
   while (approx < bytesWanted) {
-    out.push('psb', `tsc 0x${(1000000 + approx).toString(16)}`, 'cbr 0x24', 'mode.exec 1 0', 'fup 6 0xffffffff81000000', 'psbend');
+    out.push(
+      'psb',
+      `tsc 0x${(1000000 + approx).toString(16)}`,
+      'cbr 0x24',
+      'mode.exec 1 0',
+      'fup 6 0xffffffff81000000',
+      'psbend',
+    );
     approx += 42;
     for (let i = 0; i < 900; i++) {
       const r = rnd(100);
@@ -47,7 +54,10 @@ function description(seed: number, bytesWanted: number): string {
         out.push(`cyc 0x${rnd(4096).toString(16)}`);
         approx += 2;
       } else if (r < 98) {
-        out.push(`fup 3 0xffff8100${rnd(65536).toString(16).padStart(4, '0')}`, `tip 3 0xffff8200${rnd(65536).toString(16).padStart(4, '0')}`);
+        out.push(
+          `fup 3 0xffff8100${rnd(65536).toString(16).padStart(4, '0')}`,
+          `tip 3 0xffff8200${rnd(65536).toString(16).padStart(4, '0')}`,
+        );
         approx += 14;
       } else {
         out.push('pad');
@@ -131,8 +141,12 @@ export async function run(): Promise<void> {
   const objMBs = slice.length / (1 << 20) / (objNs / 1e9);
   console.log(`packets: ${mb.toFixed(0)} MB, ${libPackets} packets (best of ${runs})`);
   console.log(`  libipt pt_pkt_next        ${libMBs.toFixed(0)} MB/s`);
-  console.log(`  perfpoke PacketCursor     ${ourMBs.toFixed(0)} MB/s   ratio ${(ourMBs / libMBs).toFixed(2)}x libipt (goal >= 0.5x)`);
-  console.log(`  perfpoke iteratePackets   ${objMBs.toFixed(0)} MB/s   (objects, ${objs} packets)   ratio ${(objMBs / libMBs).toFixed(2)}x libipt`);
+  console.log(
+    `  perfpoke PacketCursor     ${ourMBs.toFixed(0)} MB/s   ratio ${(ourMBs / libMBs).toFixed(2)}x libipt (goal >= 0.5x)`,
+  );
+  console.log(
+    `  perfpoke iteratePackets   ${objMBs.toFixed(0)} MB/s   (objects, ${objs} packets)   ratio ${(objMBs / libMBs).toFixed(2)}x libipt`,
+  );
 
   const text = elfText('/usr/bin/bash') ?? elfText('/usr/bin/perf');
   if (!text) {
@@ -160,7 +174,9 @@ export async function run(): Promise<void> {
     }
     d.free();
     ins.free();
-    console.log(`  iced-x86 linear decode (baseline): ${(Number(process.hrtime.bigint() - t) / n).toFixed(1)} ns/insn over ${n} insns`);
+    console.log(
+      `  iced-x86 linear decode (baseline): ${(Number(process.hrtime.bigint() - t) / n).toFixed(1)} ns/insn over ${n} insns`,
+    );
   }
   const cache = new BlockCache(read);
   const want = 1_000_000;
@@ -185,7 +201,9 @@ export async function run(): Promise<void> {
     }
   }
   const allNs = Number(process.hrtime.bigint() - t2);
-  console.log(`block cache: ${insns} instructions of ${text.bytes.length >> 10} KiB .text in ${pass} passes, ${cache.size} blocks`);
+  console.log(
+    `block cache: ${insns} instructions of ${text.bytes.length >> 10} KiB .text in ${pass} passes, ${cache.size} blocks`,
+  );
   console.log(`  cold (decode via iced-x86): ${(coldNs / coldInsns).toFixed(1)} ns/insn over ${coldInsns} insns`);
   console.log(`  overall (1M, cache hits after the first pass): ${(allNs / insns).toFixed(1)} ns/insn`);
 }

@@ -28,7 +28,11 @@ const FIELDS = 'comm,tid,pid,cpu,time,period,event,ip,addr';
 function record(seconds: number): number {
   const tmp = `${big}.tmp-${process.pid}`;
   const busy = `end=$(($(date +%s)+${seconds})); (while [ $(date +%s) -lt $end ]; do :; done) & while [ $(date +%s) -lt $end ]; do :; done; wait`;
-  const r = spawnSync('/usr/bin/perf', ['record', '-q', '-a', '-g', '-d', '-B', '-e', 'cpu-clock', '-c', '50000', '-o', tmp, '--', 'sh', '-c', busy], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const r = spawnSync(
+    '/usr/bin/perf',
+    ['record', '-q', '-a', '-g', '-d', '-B', '-e', 'cpu-clock', '-c', '50000', '-o', tmp, '--', 'sh', '-c', busy],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   if (r.status !== 0 || !existsSync(tmp)) {
     rmSync(tmp, { force: true });
     throw new Error(`perf record failed: ${r.stderr?.toString()}`);
@@ -62,7 +66,11 @@ interface Run {
 function timed(cmd: string, args: string[]): Run {
   const devnull = openSync('/dev/null', 'w');
   try {
-    const r = spawnSync('/usr/bin/time', ['-f', 'TIME %e %M', cmd, ...args], { cwd: root, stdio: ['ignore', devnull, 'pipe'], maxBuffer: 1 << 26 });
+    const r = spawnSync('/usr/bin/time', ['-f', 'TIME %e %M', cmd, ...args], {
+      cwd: root,
+      stdio: ['ignore', devnull, 'pipe'],
+      maxBuffer: 1 << 26,
+    });
     const err = r.stderr.toString();
     const m = /TIME ([\d.]+) (\d+)\s*$/.exec(err);
     if (r.status !== 0 || !m) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${err.slice(-500)}`);
@@ -78,7 +86,11 @@ const childJs = join(outDir, 'child.mjs');
 
 /** Compile perfpoke to bench/out/dist and write the bare library runner. */
 function build(): boolean {
-  const r = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', dist], { cwd: root, stdio: 'ignore' });
+  const r = spawnSync(
+    process.execPath,
+    [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', dist],
+    { cwd: root, stdio: 'ignore' },
+  );
   if (!existsSync(join(dist, 'cli', 'main.js')) || !existsSync(join(dist, 'session', 'stats.js'))) {
     console.log(`reader: tsc build failed (${r.status}); measuring through tsx instead`);
     return false;
@@ -141,7 +153,9 @@ export async function run(): Promise<void> {
   console.log(
     `reader: stats (median of 5)  perf report --stats ${perfStats.seconds.toFixed(2)} s, ${perfStats.maxRssMB.toFixed(0)} MB | ` +
       `perfpoke library ${ourStats.seconds.toFixed(2)} s, ${ourStats.maxRssMB.toFixed(0)} MB → ${(perfStats.seconds / ourStats.seconds).toFixed(2)}x perf's speed` +
-      (cliStats ? ` | perfpoke stats CLI ${cliStats.seconds.toFixed(2)} s, ${cliStats.maxRssMB.toFixed(0)} MB → ${(perfStats.seconds / cliStats.seconds).toFixed(2)}x` : ''),
+      (cliStats
+        ? ` | perfpoke stats CLI ${cliStats.seconds.toFixed(2)} s, ${cliStats.maxRssMB.toFixed(0)} MB → ${(perfStats.seconds / cliStats.seconds).toFixed(2)}x`
+        : ''),
   );
 
   const perfScript = timed('/usr/bin/perf', ['script', '-i', big, '-F', FIELDS]);

@@ -23,7 +23,10 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const busyJs = 'const e = Date.now() + 3000; while (Date.now() < e);';
 const WORKLOADS = [
-  { name: 'busy', argv: ['sh', '-c', `"${process.execPath}" -e '${busyJs}' & "${process.execPath}" -e '${busyJs}'; wait`] },
+  {
+    name: 'busy',
+    argv: ['sh', '-c', `"${process.execPath}" -e '${busyJs}' & "${process.execPath}" -e '${busyJs}'; wait`],
+  },
   { name: 'storm', argv: ['/usr/bin/perf', 'bench', 'sched', 'messaging', '-g', '2', '-l', '100'] },
 ];
 
@@ -37,12 +40,19 @@ interface Run {
 function sh(cmd: string, args: string[]): { status: number; stdout: string; stderr: string; ms: number } {
   const t = process.hrtime.bigint();
   const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 1 << 28, cwd: root });
-  return { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '', ms: Number(process.hrtime.bigint() - t) / 1e6 };
+  return {
+    status: r.status ?? -1,
+    stdout: r.stdout ?? '',
+    stderr: r.stderr ?? '',
+    ms: Number(process.hrtime.bigint() - t) / 1e6,
+  };
 }
 
 function perfCounts(file: string): { counts: Record<string, number>; lost: number } {
   const counts: Record<string, number> = {};
-  for (const m of sh('/usr/bin/perf', ['report', '--stats', '-i', file]).stdout.matchAll(/^\s*(\w+) events:\s+(\d+)/gm)) {
+  for (const m of sh('/usr/bin/perf', ['report', '--stats', '-i', file]).stdout.matchAll(
+    /^\s*(\w+) events:\s+(\d+)/gm,
+  )) {
     counts[m[1]!] ??= Number(m[2]); // the first table is the aggregated one
   }
   const d = sh('/usr/bin/perf', ['script', '-D', '-i', file]).stdout;
@@ -53,22 +63,27 @@ function perfCounts(file: string): { counts: Record<string, number>; lost: numbe
 
 /** Seconds between the first and the last sample: how long the events were really on (cpu-clock ticks on idle CPUs too). */
 function sampleSpan(file: string): number | undefined {
-  const times = [...sh('/usr/bin/perf', ['script', '-F', 'time', '-i', file]).stdout.matchAll(/([\d.]+):/g)].map((m) => Number(m[1]));
+  const times = [...sh('/usr/bin/perf', ['script', '-F', 'time', '-i', file]).stdout.matchAll(/([\d.]+):/g)].map((m) =>
+    Number(m[1]),
+  );
   if (times.length < 2) return undefined;
   return Math.max(...times.slice(-100)) - Math.min(...times.slice(0, 100));
 }
 
 function record(tool: 'perf' | 'perfpoke', w: (typeof WORKLOADS)[number], out: string): Run {
   const flags = ['-a', '-e', 'cpu-clock', '-F', '10000', '-o', out, '--', ...w.argv];
-  const r = tool === 'perf'
-    ? sh('/usr/bin/perf', ['record', '--switch-events', ...flags])
-    : sh(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), 'record', ...flags]);
-  if (r.status !== 0) throw new Error(`${tool} record failed (${r.status}): ${r.stderr.trim().split('\n').slice(-1)[0]}`);
+  const r =
+    tool === 'perf'
+      ? sh('/usr/bin/perf', ['record', '--switch-events', ...flags])
+      : sh(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli', 'main.ts'), 'record', ...flags]);
+  if (r.status !== 0)
+    throw new Error(`${tool} record failed (${r.status}): ${r.stderr.trim().split('\n').slice(-1)[0]}`);
   return { seconds: sampleSpan(out) ?? r.ms / 1000, ...perfCounts(out), bytes: statSync(out).size };
 }
 
 /** Records the kernel produced during the workload (perf's synthesized COMM/MMAP excluded). */
-const kernelRecords = (r: Run): number => (r.counts.SAMPLE ?? 0) + (r.counts.SWITCH_CPU_WIDE ?? 0) + (r.counts.FORK ?? 0) + (r.counts.EXIT ?? 0);
+const kernelRecords = (r: Run): number =>
+  (r.counts.SAMPLE ?? 0) + (r.counts.SWITCH_CPU_WIDE ?? 0) + (r.counts.FORK ?? 0) + (r.counts.EXIT ?? 0);
 
 export async function run(): Promise<void> {
   if (!existsSync(join(root, 'build', 'Release', 'perfpoke_record.node'))) {

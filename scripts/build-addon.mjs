@@ -7,7 +7,9 @@ import { createRequire } from 'node:module';
 if (!existsSync('binding.gyp')) process.exit(0);
 const require = createRequire(import.meta.url);
 let gyp;
-try { gyp = require.resolve('node-gyp/bin/node-gyp.js'); } catch {
+try {
+  gyp = require.resolve('node-gyp/bin/node-gyp.js');
+} catch {
   console.warn('perfpoke: node-gyp not installed; the recorder addon is not built (perfpoke record will say so)');
   process.exit(0);
 }

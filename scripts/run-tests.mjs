@@ -7,7 +7,11 @@ import { spawnSync } from 'node:child_process';
 
 function collect(dir, out) {
   let names;
-  try { names = readdirSync(dir); } catch { return out; }
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return out;
+  }
   for (const name of names.sort()) {
     const p = join(dir, name);
     if (name === 'node_modules' || name.startsWith('.')) continue;
@@ -23,5 +27,7 @@ if (files.length === 0) {
   console.error('run-tests: no *.test.ts files found under', roots.join(' '));
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], { stdio: 'inherit' });
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], {
+  stdio: 'inherit',
+});
 process.exit(r.status ?? 1);

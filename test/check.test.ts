@@ -16,7 +16,16 @@ import { CodeImage } from '../src/machine/code-image.js';
 import { checkImage } from '../src/machine/check.js';
 import type { Poke } from '../src/machine/poke.js';
 import { PERF_RECORD_MISC_KERNEL, PERF_RECORD_MISC_USER } from '../src/abi/record-type.js';
-import { basicSites, kernelText, KTEXT, MODTEXT, pokesOf, TRAMP, writeKcoreDir, type SiteHistory } from './fixtures/kcore/scenario.js';
+import {
+  basicSites,
+  kernelText,
+  KTEXT,
+  MODTEXT,
+  pokesOf,
+  TRAMP,
+  writeKcoreDir,
+  type SiteHistory,
+} from './fixtures/kcore/scenario.js';
 
 const basic = join(repoRoot, 'test', 'fixtures', 'kcore', 'basic');
 
@@ -32,47 +41,71 @@ function expected(sites: SiteHistory[], drop: Set<number>, withKcore = true): Ma
     const mine = all.map((p, i) => ({ p, i })).filter((x) => x.p.site === si);
     const firstKept = mine.findIndex((x) => !drop.has(x.i));
     const firstDrop = mine.findIndex((x, k) => drop.has(x.i) && (withKcore || (firstKept >= 0 && k > firstKept)));
-    if (firstDrop >= 0 && mine.slice(firstDrop + 1).some((x) => !drop.has(x.i))) out.set(s.addr, mine[firstDrop]!.p.time);
+    if (firstDrop >= 0 && mine.slice(firstDrop + 1).some((x) => !drop.has(x.i)))
+      out.set(s.addr, mine[firstDrop]!.p.time);
   });
   return out;
 }
 
 /** Random histories: each state is new at its site (jmp to a fresh target), so every lost poke is detectable. */
 const historiesArb = fc
-  .array(fc.record({ nStates: fc.integer({ min: 1, max: 6 }), times: fc.array(fc.integer({ min: 0, max: 50 }), { minLength: 6, maxLength: 6 }), short: fc.boolean() }), { minLength: 1, maxLength: 25 })
+  .array(
+    fc.record({
+      nStates: fc.integer({ min: 1, max: 6 }),
+      times: fc.array(fc.integer({ min: 0, max: 50 }), { minLength: 6, maxLength: 6 }),
+      short: fc.boolean(),
+    }),
+    { minLength: 1, maxLength: 25 },
+  )
   .map((specs) =>
     specs.map((sp, i): SiteHistory => {
       const addr = KTEXT + 0x2000n + BigInt(i) * 0x10n;
       const states = Array.from({ length: sp.nStates }, (_, k) => (sp.short ? [0xeb, k] : [0xe9, k, i & 0xff, 0, 0]));
-      const times = sp.times.slice(0, sp.nStates - 1).sort((a, b) => a - b).map((t) => 1_000_000n + BigInt(t) * 100n);
+      const times = sp.times
+        .slice(0, sp.nStates - 1)
+        .sort((a, b) => a - b)
+        .map((t) => 1_000_000n + BigInt(t) * 100n);
       return { name: `s${i}`, addr, states, times };
     }),
   );
 
 function toPokes(sites: SiteHistory[], drop: Set<number>): Poke[] {
   return pokesOf(sites)
-    .map((p, i) => ({ time: p.time, cpu: 0, addr: p.addr, oldBytes: p.oldBytes, newBytes: p.newBytes, fileOffset: i * 64, misc: PERF_RECORD_MISC_KERNEL }))
+    .map((p, i) => ({
+      time: p.time,
+      cpu: 0,
+      addr: p.addr,
+      oldBytes: p.oldBytes,
+      newBytes: p.newBytes,
+      fileOffset: i * 64,
+      misc: PERF_RECORD_MISC_KERNEL,
+    }))
     .filter((_, i) => !drop.has(i));
 }
 
 test('check flags exactly the sites with lost pokes, with a window holding the loss (property)', () => {
   fc.assert(
-    fc.property(historiesArb, fc.array(fc.integer({ min: 0, max: 200 })), fc.boolean(), (sites, dropList, withKcore) => {
-      const n = pokesOf(sites).length;
-      const drop = new Set(dropList.filter((d) => d < n));
-      const { ktext } = kernelText(sites);
-      const segs = withKcore ? [{ vaddr: KTEXT, bytes: ktext, flags: 7 }] : [];
-      const r = checkImage(CodeImage.build(segs, toPokes(sites, drop)));
-      const want = expected(sites, drop, withKcore);
-      assert.deepEqual(new Set(r.disagreements.map((d) => d.siteStart)), new Set(want.keys()));
-      for (const d of r.disagreements) {
-        const lost = want.get(d.siteStart)!;
-        assert.ok(d.windowAfter === undefined || d.windowAfter <= lost, 'lost poke after the window start');
-        assert.ok(lost <= d.windowBefore, 'lost poke before the window end');
-      }
-      assert.equal(r.ok, want.size === 0);
-      assert.equal(r.pokes, n - drop.size);
-    }),
+    fc.property(
+      historiesArb,
+      fc.array(fc.integer({ min: 0, max: 200 })),
+      fc.boolean(),
+      (sites, dropList, withKcore) => {
+        const n = pokesOf(sites).length;
+        const drop = new Set(dropList.filter((d) => d < n));
+        const { ktext } = kernelText(sites);
+        const segs = withKcore ? [{ vaddr: KTEXT, bytes: ktext, flags: 7 }] : [];
+        const r = checkImage(CodeImage.build(segs, toPokes(sites, drop)));
+        const want = expected(sites, drop, withKcore);
+        assert.deepEqual(new Set(r.disagreements.map((d) => d.siteStart)), new Set(want.keys()));
+        for (const d of r.disagreements) {
+          const lost = want.get(d.siteStart)!;
+          assert.ok(d.windowAfter === undefined || d.windowAfter <= lost, 'lost poke after the window start');
+          assert.ok(lost <= d.windowBefore, 'lost poke before the window end');
+        }
+        assert.equal(r.ok, want.size === 0);
+        assert.equal(r.pokes, n - drop.size);
+      },
+    ),
     { numRuns: 300 },
   );
 });
@@ -102,7 +135,10 @@ test('check on files with random pokes dropped: exactly the affected sites, exit
   try {
     const sites = basicSites();
     const n = pokesOf(sites).length;
-    const samples = fc.sample(fc.uniqueArray(fc.integer({ min: 0, max: n - 1 }), { minLength: 1, maxLength: 6 }), { numRuns: 2, seed: 99 });
+    const samples = fc.sample(fc.uniqueArray(fc.integer({ min: 0, max: n - 1 }), { minLength: 1, maxLength: 6 }), {
+      numRuns: 2,
+      seed: 99,
+    });
     for (const dl of samples) {
       const drop = new Set(dl);
       const d = join(dir, 'case');
@@ -110,7 +146,11 @@ test('check on files with random pokes dropped: exactly the affected sites, exit
       const r = runCli(['check', '-i', d, '--json']);
       const j = JSON.parse(r.stdout) as CheckJson;
       const want = expected(sites, drop);
-      assert.deepEqual(new Set(j.disagreements.map((x) => BigInt('0x' + x.siteStart))), new Set(want.keys()), `drop ${dl}`);
+      assert.deepEqual(
+        new Set(j.disagreements.map((x) => BigInt('0x' + x.siteStart))),
+        new Set(want.keys()),
+        `drop ${dl}`,
+      );
       assert.equal(r.status, want.size ? 1 : 0);
       for (const x of j.disagreements) {
         const lost = want.get(BigInt('0x' + x.siteStart))!;
@@ -121,7 +161,10 @@ test('check on files with random pokes dropped: exactly the affected sites, exit
     writeKcoreDir(d0(dir), sites, { drop: new Set([0]), withTrampoline: true });
     const t = runCli(['check', '-i', d0(dir)]);
     assert.equal(t.status, 1);
-    assert.match(t.stdout, /site ffffffff81000110-ffffffff81000115 do_sys_open\+0x10: 1 stale poke\(s\), first at 1000\.000005/);
+    assert.match(
+      t.stdout,
+      /site ffffffff81000110-ffffffff81000115 do_sys_open\+0x10: 1 stale poke\(s\), first at 1000\.000005/,
+    );
     assert.match(t.stdout, /a change is missing between the start of the recording and 1000\.000005/);
     assert.match(t.stdout, /INCONSISTENT/);
   } finally {
@@ -139,19 +182,53 @@ test('check reports what perf drops: non-kernel cpumode, outside maps, unmatched
     writeKcoreDir(dir + '/f', sites, {
       withTrampoline: true,
       extra: [
-        { kind: 'text_poke', addr: KTEXT + 0x700n, oldBytes: b([0xcc]), newBytes: b([0x90]), misc: PERF_RECORD_MISC_USER, sid: sid(5_000_000_000_000n) },
-        { kind: 'text_poke', addr: KTEXT + 0x5000n, oldBytes: b([0x90]), newBytes: b([0xcc]), sid: sid(5_000_000_000_001n) },
+        {
+          kind: 'text_poke',
+          addr: KTEXT + 0x700n,
+          oldBytes: b([0xcc]),
+          newBytes: b([0x90]),
+          misc: PERF_RECORD_MISC_USER,
+          sid: sid(5_000_000_000_000n),
+        },
+        {
+          kind: 'text_poke',
+          addr: KTEXT + 0x5000n,
+          oldBytes: b([0x90]),
+          newBytes: b([0xcc]),
+          sid: sid(5_000_000_000_001n),
+        },
         { kind: 'text_poke', addr: TRAMP + 0x100n, oldBytes: b([0xc3]), newBytes: b([]), sid: sid(5_000_000_000_002n) },
-        { kind: 'text_poke', addr: MODTEXT + 0x800n, oldBytes: b([]), newBytes: b([0xc3, 0xcc]), sid: sid(5_000_000_000_003n) },
-        { kind: 'text_poke', addr: MODTEXT + 0x800n, oldBytes: b([0xc3]), newBytes: b([]), sid: sid(5_000_000_000_004n) },
+        {
+          kind: 'text_poke',
+          addr: MODTEXT + 0x800n,
+          oldBytes: b([]),
+          newBytes: b([0xc3, 0xcc]),
+          sid: sid(5_000_000_000_003n),
+        },
+        {
+          kind: 'text_poke',
+          addr: MODTEXT + 0x800n,
+          oldBytes: b([0xc3]),
+          newBytes: b([]),
+          sid: sid(5_000_000_000_004n),
+        },
       ],
     });
     const r = runCli(['check', '-i', dir + '/f', '--json']);
     assert.equal(r.status, 1, r.stderr);
     const j = JSON.parse(r.stdout) as CheckJson;
-    assert.deepEqual(j.nonKernel.map((p) => p.addr), [(KTEXT + 0x700n).toString(16)]);
-    assert.deepEqual(j.outsideMaps.map((p) => p.addr), [(KTEXT + 0x5000n).toString(16)]);
-    assert.deepEqual(j.badRemovals.map((p) => p.addr), [(TRAMP + 0x100n).toString(16), (MODTEXT + 0x800n).toString(16)]);
+    assert.deepEqual(
+      j.nonKernel.map((p) => p.addr),
+      [(KTEXT + 0x700n).toString(16)],
+    );
+    assert.deepEqual(
+      j.outsideMaps.map((p) => p.addr),
+      [(KTEXT + 0x5000n).toString(16)],
+    );
+    assert.deepEqual(
+      j.badRemovals.map((p) => p.addr),
+      [(TRAMP + 0x100n).toString(16), (MODTEXT + 0x800n).toString(16)],
+    );
     assert.match(j.badRemovals[1]!.reason, /removes 1 bytes, trampoline created with 2/);
     assert.equal(j.stale, 0, 'the other pokes stay consistent');
   } finally {

@@ -24,7 +24,12 @@ export function runCli(args: string[], opts: { input?: string | Buffer; cwd?: st
 
 /** Run perf 6.1 (or skip-worthy null when it is missing). */
 export function runPerf(args: string[], opts: { input?: Buffer; cwd?: string } = {}): CliResult | null {
-  const r = spawnSync('/usr/bin/perf', args, { cwd: opts.cwd ?? repoRoot, input: opts.input, maxBuffer: 1 << 30, encoding: 'buffer' });
+  const r = spawnSync('/usr/bin/perf', args, {
+    cwd: opts.cwd ?? repoRoot,
+    input: opts.input,
+    maxBuffer: 1 << 30,
+    encoding: 'buffer',
+  });
   if (r.error) return null;
   return { status: r.status ?? -1, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8') };
 }

@@ -12,7 +12,11 @@ import { toJsonValue } from '../src/perfdata/jsonl-values.js';
 const tmp = mkdtempSync(join(tmpdir(), 'perfpoke-convert-'));
 const fixtures = ['test/fixtures/recorded', 'test/fixtures/features'].flatMap((d) => {
   const dir = join(repoRoot, d);
-  return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.data')).map((f) => join(dir, f)) : [];
+  return existsSync(dir)
+    ? readdirSync(dir)
+        .filter((f) => f.endsWith('.data'))
+        .map((f) => join(dir, f))
+    : [];
 });
 
 test('perf.data → jsonl → perf.data → jsonl is the identity, both byte orders', async () => {
@@ -29,7 +33,10 @@ test('perf.data → jsonl → perf.data → jsonl is the identity, both byte ord
       const lb = readFileSync(b, 'utf8').split('\n');
       // the first line names the byte order and input mode; pipe inputs become file mode
       // EVENT_DESC/SAMPLE_TIME are regenerated; pipe-mode tracing data becomes the TRACING_DATA feature in file mode
-      const norm = (l: string[]) => l.slice(1).filter((x) => !/"name":"(EVENT_DESC|SAMPLE_TIME|COMPRESSED|TRACING_DATA)"|^\{"kind":"tracing_data"/.test(x));
+      const norm = (l: string[]) =>
+        l
+          .slice(1)
+          .filter((x) => !/"name":"(EVENT_DESC|SAMPLE_TIME|COMPRESSED|TRACING_DATA)"|^\{"kind":"tracing_data"/.test(x));
       assert.deepEqual(norm(lb), norm(la), `${f} ${bigEndian ? 'BE' : 'LE'}`);
       assert.equal(JSON.parse(lb[0]!).byteOrder, bigEndian ? 'big' : 'little');
     }
@@ -38,20 +45,63 @@ test('perf.data → jsonl → perf.data → jsonl is the identity, both byte ord
 
 const u64 = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n });
 const bytes = (max: number) => fc.uint8Array({ maxLength: max });
-const name = fc.stringMatching(/^[a-z_.\/\[\]0-9]{0,30}$/);
+const name = fc.stringMatching(/^[a-z_./[\]0-9]{0,30}$/);
 
 /** Records of several kinds, in the JSON-lines form, for the attr built below (IP|TID|TIME|ID|CPU, sample_id_all). */
 const recordArb = fc.oneof(
-  fc.record({ addr: u64, old: bytes(20), new: bytes(20), pid: fc.nat(1 << 30), tid: fc.nat(1 << 30), time: u64, id: fc.constant(7n), cpu: fc.nat(255) }).map((r) => ({ kind: 'text_poke', type: 20, misc: 1, ...r })),
-  fc.record({ addr: u64, len: fc.nat(0xffffffff), ksymType: fc.nat(3), flags: fc.nat(1), name }).map((r) => ({ kind: 'ksymbol', type: 17, misc: 0, ...r })),
-  fc.record({ pid: fc.nat(1 << 30), tid: fc.nat(1 << 30), comm: name }).map((r) => ({ kind: 'comm', type: 3, misc: 0, ...r })),
-  fc.record({ ip: u64, pid: fc.nat(1 << 30), tid: fc.nat(1 << 30), time: u64, id: fc.constant(7n), cpu: fc.nat(255), cpuRes: fc.constant(0) }).map((r) => ({ kind: 'sample', type: 9, misc: 2, ...r })),
-  fc.record({ type: fc.integer({ min: 90, max: 200 }), bytes: bytes(40).map((b) => b.subarray(0, b.length - (b.length % 8))) }).map((r) => ({ kind: 'unknown', misc: 0, ...r })),
+  fc
+    .record({
+      addr: u64,
+      old: bytes(20),
+      new: bytes(20),
+      pid: fc.nat(1 << 30),
+      tid: fc.nat(1 << 30),
+      time: u64,
+      id: fc.constant(7n),
+      cpu: fc.nat(255),
+    })
+    .map((r) => ({ kind: 'text_poke', type: 20, misc: 1, ...r })),
+  fc
+    .record({ addr: u64, len: fc.nat(0xffffffff), ksymType: fc.nat(3), flags: fc.nat(1), name })
+    .map((r) => ({ kind: 'ksymbol', type: 17, misc: 0, ...r })),
+  fc
+    .record({ pid: fc.nat(1 << 30), tid: fc.nat(1 << 30), comm: name })
+    .map((r) => ({ kind: 'comm', type: 3, misc: 0, ...r })),
+  fc
+    .record({
+      ip: u64,
+      pid: fc.nat(1 << 30),
+      tid: fc.nat(1 << 30),
+      time: u64,
+      id: fc.constant(7n),
+      cpu: fc.nat(255),
+      cpuRes: fc.constant(0),
+    })
+    .map((r) => ({ kind: 'sample', type: 9, misc: 2, ...r })),
+  fc
+    .record({
+      type: fc.integer({ min: 90, max: 200 }),
+      bytes: bytes(40).map((b) => b.subarray(0, b.length - (b.length % 8))),
+    })
+    .map((r) => ({ kind: 'unknown', misc: 0, ...r })),
 );
 
 test('property: generated records survive jsonl → perf.data → jsonl in both byte orders', async () => {
-  const attr = { ...emptyAttr(), type: 1, size: 128, sampleType: 0xc7n, flags: withAttrFlag(withAttrFlag(0n, 'sample_id_all'), 'text_poke') };
-  const headLine = JSON.stringify({ kind: 'perf.data', format: 'perfpoke-jsonl', version: 1, byteOrder: 'little', pipe: false, attrs: [toJsonValue({ name: 'dummy', attr, ids: [7n] })] });
+  const attr = {
+    ...emptyAttr(),
+    type: 1,
+    size: 128,
+    sampleType: 0xc7n,
+    flags: withAttrFlag(withAttrFlag(0n, 'sample_id_all'), 'text_poke'),
+  };
+  const headLine = JSON.stringify({
+    kind: 'perf.data',
+    format: 'perfpoke-jsonl',
+    version: 1,
+    byteOrder: 'little',
+    pipe: false,
+    attrs: [toJsonValue({ name: 'dummy', attr, ids: [7n] })],
+  });
   await fc.assert(
     fc.asyncProperty(fc.array(recordArb, { minLength: 1, maxLength: 12 }), fc.boolean(), async (recs, bigEndian) => {
       const src = join(tmp, 'gen.jsonl');
@@ -60,11 +110,16 @@ test('property: generated records survive jsonl → perf.data → jsonl in both 
       const back = join(tmp, 'gen2.jsonl');
       await jsonlToPerfData(src, d, { bigEndian });
       await perfDataToJsonl(d, back);
-      const got = readFileSync(back, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((o) => o.kind !== 'perf.data' && o.kind !== 'feature');
+      const got = readFileSync(back, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((o) => o.kind !== 'perf.data' && o.kind !== 'feature');
       assert.equal(got.length, recs.length);
       got.forEach((g, i) => {
         const want = toJsonValue(recs[i]) as Record<string, unknown>;
-        for (const [k, v] of Object.entries(want)) assert.deepEqual(g[k], v, `record ${i} (${String(want.kind)}) field ${k}`);
+        for (const [k, v] of Object.entries(want))
+          assert.deepEqual(g[k], v, `record ${i} (${String(want.kind)}) field ${k}`);
       });
     }),
     { numRuns: 25 },
@@ -72,7 +127,14 @@ test('property: generated records survive jsonl → perf.data → jsonl in both 
 });
 
 test('a hand-written TEXT_POKE line becomes a file perf 6.1 shows', async (t) => {
-  const attr = { ...emptyAttr(), type: 1, size: 128, config: 9n, sampleType: 0x87n, flags: withAttrFlag(withAttrFlag(withAttrFlag(0n, 'sample_id_all'), 'text_poke'), 'ksymbol') };
+  const attr = {
+    ...emptyAttr(),
+    type: 1,
+    size: 128,
+    config: 9n,
+    sampleType: 0x87n,
+    flags: withAttrFlag(withAttrFlag(withAttrFlag(0n, 'sample_id_all'), 'text_poke'), 'ksymbol'),
+  };
   const src = join(tmp, 'hand.jsonl');
   writeFileSync(
     src,
@@ -93,7 +155,10 @@ test('a hand-written TEXT_POKE line becomes a file perf 6.1 shows', async (t) =>
     assert.equal(p.status, 0, p.stderr);
     assert.doesNotMatch(p.stderr, /warning|failed|error/i);
     // cpu 1, time 1000000000 (0x3b9aca00), as written in the line above
-    assert.match(p.stdout, /\n1 1000000000 0x\w+ \[0x38\]: PERF_RECORD_TEXT_POKE ffffffff81000000 +old len 5 new len 5\n\s+Old bytes: 0f 1f 44 00 00\n\s+New bytes: e9 fb 0f 00 00/);
+    assert.match(
+      p.stdout,
+      /\n1 1000000000 0x\w+ \[0x38\]: PERF_RECORD_TEXT_POKE ffffffff81000000 +old len 5 new len 5\n\s+Old bytes: 0f 1f 44 00 00\n\s+New bytes: e9 fb 0f 00 00/,
+    );
   }
 });
 
@@ -106,7 +171,10 @@ test('convert errors: bad JSON names the line, exit 2; no output file left', () 
   assert.match(r.stderr, /bad\.jsonl:2: not JSON/);
   assert.equal(r.stderr.trim().split('\n').length, 1);
   assert.equal(existsSync(out), false);
-  assert.deepEqual(readdirSync(tmp).filter((f) => f.includes('.tmp-')), []);
+  assert.deepEqual(
+    readdirSync(tmp).filter((f) => f.includes('.tmp-')),
+    [],
+  );
 });
 
 test('hand-written attrs may give u64 fields as numbers or decimal strings; unknown fields are refused', async () => {
@@ -120,7 +188,10 @@ test('hand-written attrs may give u64 fields as numbers or decimal strings; unkn
   await jsonlToPerfData(src, out);
   const back = join(tmp, 'num2.jsonl');
   await perfDataToJsonl(out, back);
-  const lines = readFileSync(back, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = readFileSync(back, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const head = lines[0] as { attrs: { attr: Record<string, unknown>; ids: string[] }[] };
   assert.equal(head.attrs[0]!.attr.sampleType, '0x87');
   assert.equal(head.attrs[0]!.attr.flags, '0x220040000');

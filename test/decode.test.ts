@@ -18,7 +18,9 @@ const perfOk = existsSync('/usr/bin/perf') && runPerf(['--version']) !== null;
 const dir = mkdtempSync(join(tmpdir(), 'perfpoke-decode-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
-test('one lost poke: the error list equals perf\'s, --cpu keeps one CPU, --json locates each error in its AUX buffer', { timeout: 120_000 }, (t) => {
+test("one lost poke: the error list equals perf's, --cpu keeps one CPU, --json locates each error in its AUX buffer", {
+  timeout: 120_000,
+}, (t) => {
   const full = join(dir, 'full');
   const s = simulate({ out: full, seed: 21, size: 50_000, flips: 8, truth: false });
   const lost = s.flips.findIndex((f, i) => s.flips.slice(i + 1).some((g) => g.site === f.site));
@@ -43,14 +45,22 @@ test('one lost poke: the error list equals perf\'s, --cpu keeps one CPU, --json 
   const p = runPerf(['script', '-i', out, '--itrace=e']);
   assert.ok(p && p.status === 0);
   const ours = runCli(['decode', '-i', out, '--itrace=e']);
-  assert.deepEqual(ours.stdout.split('\n').filter(Boolean).sort(), p!.stdout.split('\n').filter((l) => l.includes('trace error')).sort());
+  assert.deepEqual(
+    ours.stdout.split('\n').filter(Boolean).sort(),
+    p!.stdout
+      .split('\n')
+      .filter((l) => l.includes('trace error'))
+      .sort(),
+  );
 });
 
-test('raw mode prints what libipt\'s instruction decoder does (ptxed --no-inst)', { timeout: 120_000 }, async (t) => {
+test("raw mode prints what libipt's instruction decoder does (ptxed --no-inst)", { timeout: 120_000 }, async (t) => {
   if (spawnSync('gcc', ['--version']).status !== 0) return t.skip('gcc not installed');
   if (!existsSync('/usr/include/intel-pt.h')) return t.skip('libipt-dev not installed (apt-get install -y libipt-dev)');
   const exe = join(dir, 'mini-ptxed');
-  const cc = spawnSync('gcc', ['-O1', '-o', exe, join(repoRoot, 'test/fixtures/mini-ptxed/mini-ptxed.c'), '-lipt'], { encoding: 'utf8' });
+  const cc = spawnSync('gcc', ['-O1', '-o', exe, join(repoRoot, 'test/fixtures/mini-ptxed/mini-ptxed.c'), '-lipt'], {
+    encoding: 'utf8',
+  });
   assert.equal(cc.status, 0, cc.stderr);
   const rec0 = join(dir, 'raw');
   simulate({ out: rec0, seed: 3, size: 20_000, flips: 0, truth: false, trampoline: false });
@@ -79,7 +89,9 @@ test('decode rejects bad usage with exit 2', () => {
   assert.equal(r2.status, 2);
 });
 
-test('PSB+ with FUP inside bursts (--mid-burst-psb): errors without pokes equal perf\'s, flow with pokes equals perf\'s', { timeout: 120_000 }, async (t) => {
+test("PSB+ with FUP inside bursts (--mid-burst-psb): errors without pokes equal perf's, flow with pokes equals perf's", {
+  timeout: 120_000,
+}, async (t) => {
   if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
   const { decodeFlow } = await import('../src/intelpt/flow/decode.js');
   const { perfErrorLine } = await import('../src/cli/commands/decode.js');
@@ -90,23 +102,42 @@ test('PSB+ with FUP inside bursts (--mid-burst-psb): errors without pokes equal 
     const lines: string[] = [];
     const ips: string[] = [];
     decodeFlow({
-      cpus: rec.cpus, pokes: rec.pokes, code: rec.machine.image, timeConv: rec.timeConv, retCompression: rec.retCompression,
+      cpus: rec.cpus,
+      pokes: rec.pokes,
+      code: rec.machine.image,
+      timeConv: rec.timeConv,
+      retCompression: rec.retCompression,
       sink: {
         error: (e) => lines.push(perfErrorLine(e, rec.timeConv)),
-        insns: (cpu, insns, from, to) => { for (let i = from; i < to; i++) ips.push(`${cpu} ${insns[i]!.ip.toString(16)}`); },
+        insns: (cpu, insns, from, to) => {
+          for (let i = from; i < to; i++) ips.push(`${cpu} ${insns[i]!.ip.toString(16)}`);
+        },
       },
     });
     const pe = runPerf(['script', '-i', out, '--itrace=e']);
     assert.ok(pe && pe.status === 0);
-    const perfLines = pe!.stdout.split('\n').filter((l) => l.includes('trace error')).sort();
+    const perfLines = pe!.stdout
+      .split('\n')
+      .filter((l) => l.includes('trace error'))
+      .sort();
     assert.deepEqual(lines.sort(), perfLines);
     if (textPokes) {
       assert.equal(lines.length, 0);
       const pi = runPerf(['script', '-i', out, '--itrace=i0ns', '-F', 'cpu,ip']);
       assert.ok(pi && pi.status === 0);
-      const perfIps = pi!.stdout.split('\n').filter(Boolean).map((l) => { const m = /^\[(\d+)\]\s+([0-9a-f]+)/.exec(l.trim())!; return `${Number(m[1])} ${m[2]}`; });
+      const perfIps = pi!.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => {
+          const m = /^\[(\d+)\]\s+([0-9a-f]+)/.exec(l.trim())!;
+          return `${Number(m[1])} ${m[2]}`;
+        });
       const key = (s: string): number => Number(s.split(' ')[0]);
-      const stable = (a: string[]): string[] => a.map((x, i) => [x, i] as const).sort((p, q) => key(p[0]) - key(q[0]) || p[1] - q[1]).map((x) => x[0]);
+      const stable = (a: string[]): string[] =>
+        a
+          .map((x, i) => [x, i] as const)
+          .sort((p, q) => key(p[0]) - key(q[0]) || p[1] - q[1])
+          .map((x) => x[0]);
       assert.deepEqual(stable(ips), stable(perfIps));
     } else assert.ok(lines.length > 10);
   }

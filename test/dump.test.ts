@@ -19,14 +19,19 @@ import { ByteWriter } from '../src/io/byte-writer.js';
 import { RecordType } from '../src/abi/record-type.js';
 
 const fixtures = join(repoRoot, 'test', 'fixtures', 'recorded');
-const recorded = readdirSync(fixtures).filter((n) => n.endsWith('.data')).sort();
+const recorded = readdirSync(fixtures)
+  .filter((n) => n.endsWith('.data'))
+  .sort();
 
 const SUMMARY = /^(\S+ )*[0-9a-fx]+ \[0x[0-9a-f]+\]: PERF_RECORD_/;
 /** The lines perf -D prints from the record alone: hex dump, summaries, dump_sample/user-record detail. */
 function comparable(text: string): string[] {
   return text
     .split('\n')
-    .filter((l) => SUMMARY.test(l) || /^ ?\.\.+ |^\.( |$)|^\S+@\S+ \[0x[0-9a-f]+\]: event:|^\.\.\.\.\. |^: unhandled!$/.test(l))
+    .filter(
+      (l) =>
+        SUMMARY.test(l) || /^ ?\.\.+ |^\.( |$)|^\S+@\S+ \[0x[0-9a-f]+\]: event:|^\.\.\.\.\. |^: unhandled!$/.test(l),
+    )
     .filter((l) => !/^ \.\.\. thread:|^ \.\.\.\.\.\. dso:/.test(l));
 }
 
@@ -42,7 +47,8 @@ function perfDump(dir: string, name: string): string | null {
 }
 
 function firstDiff(a: string[], b: string[]): string {
-  for (let i = 0; i < Math.max(a.length, b.length); i++) if (a[i] !== b[i]) return `line ${i}:\n perf: ${a[i]}\n ours: ${b[i]}`;
+  for (let i = 0; i < Math.max(a.length, b.length); i++)
+    if (a[i] !== b[i]) return `line ${i}:\n perf: ${a[i]}\n ours: ${b[i]}`;
   return 'equal';
 }
 
@@ -76,14 +82,34 @@ test('synthetic file with every record kind (TEXT_POKE, KSYMBOL, NAMESPACES, ful
     if (perf === null) return t.skip('perf 6.1 not available');
     const p = comparable(perf);
     const o = comparable(await dumpToString(join(dir, 'synth.data'), { hex: true, label: 'synth.data' }));
-    for (const kind of ['TEXT_POKE', 'KSYMBOL', 'BPF_EVENT', 'NAMESPACES', 'CGROUP', 'SWITCH_CPU_WIDE', 'LOST_SAMPLES', 'AUX', 'ITRACE_START', 'THROTTLE']) {
-      assert.ok(p.some((l) => l.includes(`PERF_RECORD_${kind}`)), `perf printed ${kind}`);
+    for (const kind of [
+      'TEXT_POKE',
+      'KSYMBOL',
+      'BPF_EVENT',
+      'NAMESPACES',
+      'CGROUP',
+      'SWITCH_CPU_WIDE',
+      'LOST_SAMPLES',
+      'AUX',
+      'ITRACE_START',
+      'THROTTLE',
+    ]) {
+      assert.ok(
+        p.some((l) => l.includes(`PERF_RECORD_${kind}`)),
+        `perf printed ${kind}`,
+      );
     }
-    assert.ok(p.some((l) => l.includes('ftrace_trampoline+0x0 old len 0 new len 11')), 'perf symbolized the trampoline poke from KSYMBOL');
+    assert.ok(
+      p.some((l) => l.includes('ftrace_trampoline+0x0 old len 0 new len 11')),
+      'perf symbolized the trampoline poke from KSYMBOL',
+    );
     assert.deepEqual(o, p, firstDiff(p, o));
     // perf prints the poked bytes on their own lines; so do we
     const ours = await dumpToString(join(dir, 'synth.data'));
-    assert.match(ours, /PERF_RECORD_TEXT_POKE ffffffff81234560  old len 5 new len 5\n {12}Old bytes: 0f 1f 44 00 00\n {12}New bytes: e9 10 20 00 00\n/);
+    assert.match(
+      ours,
+      /PERF_RECORD_TEXT_POKE ffffffff81234560 {2}old len 5 new len 5\n {12}Old bytes: 0f 1f 44 00 00\n {12}New bytes: e9 10 20 00 00\n/,
+    );
     assert.match(perf, / {12}Old bytes: 0f 1f 44 00 00\n {12}New bytes: e9 10 20 00 00\n/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -101,12 +127,19 @@ test('synthetic big-endian file: same summaries as perf -D (except perf 6.1 swap
     const perf = perfDump(dir, 'be.data');
     if (perf === null) return t.skip('perf 6.1 not available');
     // perf 6.1 does not swap MMAP2 prot/flags, EVENT_UPDATE scale or sample_regs_intr's mask: skip those lines
-    const perfBug = (l: string) => /PERF_RECORD_MMAP2|\.\.\. scale:|intr regs|^\.\.\.\. (XMM|AX|BX|CX|DX|SI|DI|BP|SP|IP)\b/.test(l);
+    const perfBug = (l: string) =>
+      /PERF_RECORD_MMAP2|\.\.\. scale:|intr regs|^\.\.\.\. (XMM|AX|BX|CX|DX|SI|DI|BP|SP|IP)\b/.test(l);
     const strip = (l: string[]) => l.filter((x) => !/^\.( |$)|^\S+@\S+ \[0x/.test(x) && !perfBug(x));
     const p = strip(comparable(perf));
     const o = strip(comparable(be));
-    assert.ok(p.some((l) => l.includes('PERF_RECORD_TEXT_POKE')), 'perf read the big-endian TEXT_POKE');
-    assert.deepEqual(o.filter((l) => !/^\.\.\.\. /.test(l)), p.filter((l) => !/^\.\.\.\. /.test(l)));
+    assert.ok(
+      p.some((l) => l.includes('PERF_RECORD_TEXT_POKE')),
+      'perf read the big-endian TEXT_POKE',
+    );
+    assert.deepEqual(
+      o.filter((l) => !/^\.\.\.\. /.test(l)),
+      p.filter((l) => !/^\.\.\.\. /.test(l)),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -115,7 +148,10 @@ test('synthetic big-endian file: same summaries as perf -D (except perf 6.1 swap
 test('dump --json: one object per record, bigints as 0x strings, bytes as hex', () => {
   const r = runCli(['dump', '--json', '--order', 'file', '-i', join(fixtures, 'bpf.data')]);
   assert.equal(r.status, 0, r.stderr);
-  const recs = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const recs = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const perf = perfDump(fixtures, 'bpf.data');
   if (perf !== null) assert.equal(recs.length, perf.split('\n').filter((l) => SUMMARY.test(l)).length);
   const k = recs.find((x) => x.kind === 'ksymbol')!;
@@ -132,7 +168,10 @@ test('dump reads a pipe from stdin like perf does', (t) => {
   const r = runCli(['dump', '-i', '-'], { input });
   assert.equal(r.status, 0, r.stderr);
   const p = comparable(perf).filter((l) => !/^\.( |$)|^\S+@\S+ \[0x/.test(l));
-  assert.deepEqual(r.stdout.split('\n').filter((l) => l !== ''), p);
+  assert.deepEqual(
+    r.stdout.split('\n').filter((l) => l !== ''),
+    p,
+  );
 });
 
 test('dump --text-poke-abi=rfc reads type 19 as the seed RFC poke; final reads it as CGROUP', async () => {
@@ -140,11 +179,30 @@ test('dump --text-poke-abi=rfc reads type 19 as the seed RFC poke; final reads i
   try {
     const w = new ByteWriter(true);
     encodePipeHeader(w);
-    w.bytes(encodeRecordBytes({ kind: 'text_poke', abi: 'rfc', type: RecordType.CGROUP, misc: 1, size: 0, fileOffset: 0, addr: 0xffffffff81000010n, len: 2, oldBytes: new Uint8Array([0x66, 0x90]), newBytes: new Uint8Array([0xeb, 0x05]) }, true));
+    w.bytes(
+      encodeRecordBytes(
+        {
+          kind: 'text_poke',
+          abi: 'rfc',
+          type: RecordType.CGROUP,
+          misc: 1,
+          size: 0,
+          fileOffset: 0,
+          addr: 0xffffffff81000010n,
+          len: 2,
+          oldBytes: new Uint8Array([0x66, 0x90]),
+          newBytes: new Uint8Array([0xeb, 0x05]),
+        },
+        true,
+      ),
+    );
     const f = join(dir, 'rfc.data');
     writeFileSync(f, w.finish());
     const rfc = await dumpToString(f, { textPokeAbi: 'rfc' });
-    assert.match(rfc, /PERF_RECORD_TEXT_POKE ffffffff81000010 {2}len 2 \(RFC ABI\)\n {12}Old bytes: 66 90\n {12}New bytes: eb 05/);
+    assert.match(
+      rfc,
+      /PERF_RECORD_TEXT_POKE ffffffff81000010 {2}len 2 \(RFC ABI\)\n {12}Old bytes: 66 90\n {12}New bytes: eb 05/,
+    );
     const fin = await dumpToString(f);
     assert.match(fin, /PERF_RECORD_CGROUP cgroup: 18446744071578845200 /);
     const bad = runCli(['dump', '--text-poke-abi=v2', '-i', f]);
@@ -206,7 +264,8 @@ test('an intel_pt file (from the PT simulator): AUXTRACE_INFO fields and every p
     // perf names kernel-text pokes with this host's kallsyms (the file maps [kernel.kallsyms]); dump does not
     const noSym = (l: string) => l.replace(/(PERF_RECORD_TEXT_POKE [0-9a-f]+) \S+\+0x[0-9a-f]+ old len/, '$1  old len');
     const keep = (text: string) => comparable(text).concat().filter(Boolean);
-    const pt = (text: string) => text.split('\n').filter((l) => /^ {2}[A-Z]|^\. \.\.\. Intel Processor Trace data|^\. {2}[0-9a-f]{8}: /.test(l));
+    const pt = (text: string) =>
+      text.split('\n').filter((l) => /^ {2}[A-Z]|^\. \.\.\. Intel Processor Trace data|^\. {2}[0-9a-f]{8}: /.test(l));
     const ours = await dumpToString(join(dir, 'sim', 'data'), { hex: true, label: 'data' });
     assert.deepEqual(keep(ours), keep(perf).map(noSym));
     const p = pt(perf);

@@ -24,33 +24,51 @@ test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 /** "cpu ip" lines, grouped by CPU in decode order (a stable sort keeps each CPU's order). */
 function byCpu(lines: string[]): string[] {
-  return lines.map((l, i) => [l, i] as const).sort((a, b) => Number(a[0].split(' ')[0]) - Number(b[0].split(' ')[0]) || a[1] - b[1]).map((x) => x[0]);
+  return lines
+    .map((l, i) => [l, i] as const)
+    .sort((a, b) => Number(a[0].split(' ')[0]) - Number(b[0].split(' ')[0]) || a[1] - b[1])
+    .map((x) => x[0]);
 }
 function perfInsns(d: string): string[] {
   const r = runPerf(['script', '-i', d, '--itrace=i0ns', '-F', 'cpu,ip']);
   assert.ok(r && r.status === 0, r?.stderr);
-  return byCpu(r!.stdout.split('\n').filter(Boolean).map((l) => {
-    const m = /^\[(\d+)\]\s+([0-9a-f]+)/.exec(l.trim());
-    assert.ok(m, `unexpected perf line ${l}`);
-    return `${Number(m![1])} ${m![2]}`;
-  }));
+  return byCpu(
+    r!.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const m = /^\[(\d+)\]\s+([0-9a-f]+)/.exec(l.trim());
+        assert.ok(m, `unexpected perf line ${l}`);
+        return `${Number(m![1])} ${m![2]}`;
+      }),
+  );
 }
 function ourInsns(d: string): string[] {
   const r = runCli(['decode', '-i', d, '--itrace=i', '-F', 'cpu,ip']);
   assert.equal(r.status, 0, r.stderr);
-  return byCpu(r.stdout.split('\n').filter(Boolean).map((l) => {
-    const m = /^\[(\d+)\]\s+([0-9a-f]+)/.exec(l.trim());
-    assert.ok(m, `unexpected line ${l}`);
-    return `${Number(m![1])} ${m![2]}`;
-  }));
+  return byCpu(
+    r.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const m = /^\[(\d+)\]\s+([0-9a-f]+)/.exec(l.trim());
+        assert.ok(m, `unexpected line ${l}`);
+        return `${Number(m![1])} ${m![2]}`;
+      }),
+  );
 }
 function perfErrors(d: string): string[] {
   const r = runPerf(['script', '-i', d, '--itrace=e']);
   assert.ok(r && r.status === 0, r?.stderr);
-  return r!.stdout.split('\n').filter((l) => l.includes('instruction trace error')).sort();
+  return r!.stdout
+    .split('\n')
+    .filter((l) => l.includes('instruction trace error'))
+    .sort();
 }
 
-test('perf decodes the simulated recording with 0 errors, and so do we; the flow equals perf and the truth', { timeout: 120_000 }, (t) => {
+test('perf decodes the simulated recording with 0 errors, and so do we; the flow equals perf and the truth', {
+  timeout: 120_000,
+}, (t) => {
   if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
   assert.deepEqual(perfErrors(withPokes), []);
   const ours = runCli(['decode', '-i', withPokes, '--itrace=e']);
@@ -63,7 +81,9 @@ test('perf decodes the simulated recording with 0 errors, and so do we; the flow
   assert.equal(o.length, p.length);
   assert.deepEqual(o, p);
   const truth = readTruth(withPokes);
-  const tl = byCpu(truth.cpus.flatMap((c) => Array.from(c.off, (off) => `${c.cpu} ${(truth.base + BigInt(off)).toString(16)}`)));
+  const tl = byCpu(
+    truth.cpus.flatMap((c) => Array.from(c.off, (off) => `${c.cpu} ${(truth.base + BigInt(off)).toString(16)}`)),
+  );
   assert.deepEqual(o, tl);
 });
 
@@ -84,11 +104,17 @@ test('branches (--itrace=b -F cpu,ip,addr) equal perf on the file without pokes'
   assert.ok(r && r.status === 0, r?.stderr);
   const ours = runCli(['decode', '-i', without, '--itrace=b', '-F', 'cpu,ip,addr']);
   assert.equal(ours.status, 0, ours.stderr);
-  const norm = (s: string): string[] => byCpu(s.split('\n').filter(Boolean).map((l) => {
-    const m = /^\[(\d+)\]\s+([0-9a-f]+) => +([0-9a-f]+)/.exec(l.trim());
-    assert.ok(m, `unexpected line ${l}`);
-    return `${Number(m![1])} ${m![2]} ${m![3]}`;
-  }));
+  const norm = (s: string): string[] =>
+    byCpu(
+      s
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => {
+          const m = /^\[(\d+)\]\s+([0-9a-f]+) => +([0-9a-f]+)/.exec(l.trim());
+          assert.ok(m, `unexpected line ${l}`);
+          return `${Number(m![1])} ${m![2]} ${m![3]}`;
+        }),
+    );
   assert.deepEqual(norm(ours.stdout), norm(r!.stdout));
 });
 
@@ -105,7 +131,9 @@ test('the same experiment through `perfpoke inject --strip text_poke`', {
   assert.deepEqual(ours.stdout.split('\n').filter(Boolean).sort(), p);
 });
 
-test('timeless (no TSC bit in the config): perf applies every poke first and reports errors even with pokes; so do we', { timeout: 120_000 }, (t) => {
+test('timeless (no TSC bit in the config): perf applies every poke first and reports errors even with pokes; so do we', {
+  timeout: 120_000,
+}, (t) => {
   if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
   const tl = join(dir, 'timeless');
   simulate({ out: tl, ...opts, timeless: true, truth: false });

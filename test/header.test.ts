@@ -64,7 +64,10 @@ test('the CLI prints the same as perf for a pipe-mode file (-I)', (t) => {
 test('perfpoke header --json gives decoded features', () => {
   const r = runCli(['header', '--json', '-i', join(repoRoot, 'test/fixtures/features/group-clock.data')]);
   assert.equal(r.status, 0, r.stderr);
-  const doc = JSON.parse(r.stdout) as { byteOrder: string; features: { name: string; kind: string; [k: string]: unknown }[] };
+  const doc = JSON.parse(r.stdout) as {
+    byteOrder: string;
+    features: { name: string; kind: string; [k: string]: unknown }[];
+  };
   assert.equal(doc.byteOrder, 'little');
   const byName = new Map(doc.features.map((f) => [f.name, f]));
   assert.deepEqual(byName.get('GROUP_DESC')!.groups, [{ name: '{anon_group}', leaderIdx: 0, nrMembers: 2 }]);
@@ -84,7 +87,10 @@ test('a corrupt feature table is one line naming the offset, exit 2', () => {
   writeFileSync(f, bad);
   const r = runCli(['header', '-i', f]);
   assert.equal(r.status, 2);
-  assert.match(r.stderr, new RegExp(`at offset 0x${(featAt + 32).toString(16)}: feature section table entry OSRELEASE`));
+  assert.match(
+    r.stderr,
+    new RegExp(`at offset 0x${(featAt + 32).toString(16)}: feature section table entry OSRELEASE`),
+  );
   assert.equal(r.stderr.trim().split('\n').length, 1);
 });
 
@@ -93,30 +99,96 @@ test('features this machine never records (pmu caps, hybrid, caches, NUMA nodesâ
   const { PerfDataWriter } = await import('../src/perfdata/writer.js');
   const { emptyAttr, withAttrFlag } = await import('../src/abi/event-attr.js');
   const { RecordType } = await import('../src/abi/record-type.js');
-  const attr = (config: bigint) => ({ ...emptyAttr(), type: 1, size: 128, config, samplePeriod: 1000n, sampleType: 0xc7n, flags: withAttrFlag(0n, 'sample_id_all') });
+  const attr = (config: bigint) => ({
+    ...emptyAttr(),
+    type: 1,
+    size: 128,
+    config,
+    samplePeriod: 1000n,
+    sampleType: 0xc7n,
+    flags: withAttrFlag(0n, 'sample_id_all'),
+  });
   const features = [
     { kind: 'nrcpus', avail: 4, online: 3 },
     { kind: 'cmdline', argv: ['/usr/bin/perf', 'record', "it's", '-e', '{a,b}'] },
     { kind: 'cpu_topology', cores: ['0-3'], threads: ['0-1', '2-3'] },
-    { kind: 'numa_topology', nodes: [{ node: 0, memTotal: 1000n, memFree: 10n, cpus: '0,1' }, { node: 1, memTotal: 2000n, memFree: 20n, cpus: '2-3' }] },
-    { kind: 'pmu_mappings', pmus: [{ type: 4, name: 'cpu' }, { type: 8, name: 'intel_pt' }] },
+    {
+      kind: 'numa_topology',
+      nodes: [
+        { node: 0, memTotal: 1000n, memFree: 10n, cpus: '0,1' },
+        { node: 1, memTotal: 2000n, memFree: 20n, cpus: '2-3' },
+      ],
+    },
+    {
+      kind: 'pmu_mappings',
+      pmus: [
+        { type: 4, name: 'cpu' },
+        { type: 8, name: 'intel_pt' },
+      ],
+    },
     { kind: 'group_desc', groups: [{ name: 'grp', leaderIdx: 0, nrMembers: 2 }] },
-    { kind: 'cache', version: 1, levels: [{ level: 1, lineSize: 64, sets: 64, ways: 8, type: 'Data', size: '32K', map: '0-1' }, { level: 3, lineSize: 64, sets: 8192, ways: 16, type: 'Unified', size: '8192K', map: '0-3' }] },
+    {
+      kind: 'cache',
+      version: 1,
+      levels: [
+        { level: 1, lineSize: 64, sets: 64, ways: 8, type: 'Data', size: '32K', map: '0-1' },
+        { level: 3, lineSize: 64, sets: 8192, ways: 16, type: 'Unified', size: '8192K', map: '0-3' },
+      ],
+    },
     { kind: 'sample_time', first: 1_500_000_000n, last: 2_750_123_456n },
-    { kind: 'mem_topology', version: 1n, blockSize: 0x8000000n, nodes: [{ node: 0n, size: 40n, bits: 40n, words: [0xff0fn] }, { node: 1n, size: 130n, bits: 130n, words: [0n, 0n, 3n] }] },
+    {
+      kind: 'mem_topology',
+      version: 1n,
+      blockSize: 0x8000000n,
+      nodes: [
+        { node: 0n, size: 40n, bits: 40n, words: [0xff0fn] },
+        { node: 1n, size: 130n, bits: 130n, words: [0n, 0n, 3n] },
+      ],
+    },
     { kind: 'clockid', resNs: 1n },
     { kind: 'compressed', version: 1, type: 1, level: 3, ratio: 5, mmapLen: 528384 },
-    { kind: 'cpu_pmu_caps', caps: [{ name: 'branches', value: '32' }, { name: 'max_precise', value: '3' }] },
-    { kind: 'clock_data', version: 1, clockid: 0, todNs: 1_700_000_000_123_456_789n, clockidNs: 1_700_000_000_123_456_000n },
-    { kind: 'hybrid_topology', nodes: [{ pmuName: 'cpu_core', cpus: '0-1' }, { pmuName: 'cpu_atom', cpus: '2-3' }] },
-    { kind: 'pmu_caps', pmus: [{ caps: [{ name: 'max_precise', value: '0' }], pmuName: 'ibs_op' }, { caps: [], pmuName: 'msr' }] },
+    {
+      kind: 'cpu_pmu_caps',
+      caps: [
+        { name: 'branches', value: '32' },
+        { name: 'max_precise', value: '3' },
+      ],
+    },
+    {
+      kind: 'clock_data',
+      version: 1,
+      clockid: 0,
+      todNs: 1_700_000_000_123_456_789n,
+      clockidNs: 1_700_000_000_123_456_000n,
+    },
+    {
+      kind: 'hybrid_topology',
+      nodes: [
+        { pmuName: 'cpu_core', cpus: '0-1' },
+        { pmuName: 'cpu_atom', cpus: '2-3' },
+      ],
+    },
+    {
+      kind: 'pmu_caps',
+      pmus: [
+        { caps: [{ name: 'max_precise', value: '0' }], pmuName: 'ibs_op' },
+        { caps: [], pmuName: 'msr' },
+      ],
+    },
     { kind: 'branch_stack' },
     { kind: 'stat' },
   ] as const;
   const dir = mkdtempSync(join(tmpdir(), 'perfpoke-header-synth-'));
   for (const bigEndian of [false, true]) {
     const out = join(dir, 'synth.data');
-    const w = await PerfDataWriter.create(out, [{ attr: attr(0n), ids: [1n], name: 'cpu-clock' }, { attr: attr(1n), ids: [2n], name: 'task-clock' }], { bigEndian, features: features as never });
+    const w = await PerfDataWriter.create(
+      out,
+      [
+        { attr: attr(0n), ids: [1n], name: 'cpu-clock' },
+        { attr: attr(1n), ids: [2n], name: 'task-clock' },
+      ],
+      { bigEndian, features: features as never },
+    );
     await w.write({ kind: 'finished_round', type: RecordType.FINISHED_ROUND, misc: 0, size: 0, fileOffset: 0 });
     await w.finish();
     for (const full of [true, false]) {
@@ -137,9 +209,15 @@ test('BPF_PROG_INFO names from BTF func_info, and BPF_BTF, as perf (libbpf) prin
   const strs = Buffer.from('\0perfpoke_fn\0perfpoke_sub\0', 'latin1');
   const bt = new ByteWriter(true);
   bt.u16(0xeb9f).u8(1).u8(0).u32(24).u32(0).u32(36).u32(36).u32(strs.length);
-  bt.u32(0).u32(13 << 24).u32(0);
-  bt.u32(1).u32(12 << 24).u32(1);
-  bt.u32(13).u32(12 << 24).u32(1);
+  bt.u32(0)
+    .u32(13 << 24)
+    .u32(0);
+  bt.u32(1)
+    .u32(12 << 24)
+    .u32(1);
+  bt.u32(13)
+    .u32(12 << 24)
+    .u32(1);
   bt.bytes(strs);
   const btf = bt.finish().slice();
   const prog = (id: number, name: string, btfId: number, ksyms: bigint[], tags: string[]) => {
@@ -172,23 +250,34 @@ test('BPF_PROG_INFO names from BTF func_info, and BPF_BTF, as perf (libbpf) prin
     const arrays = (1n << 3n) | (1n << 4n) | (1n << 8n) | (btfId ? 1n << 5n : 0n);
     return { info, data, arrays };
   };
-  const progs = [prog(42, 'progA', 7, [0xffffffffc0001000n, 0xffffffffc0001100n], ['0102030405060708', '1112131415161718']), prog(43, 'progB', 0, [0xffffffffc0002000n], ['2122232425262728'])];
+  const progs = [
+    prog(42, 'progA', 7, [0xffffffffc0001000n, 0xffffffffc0001100n], ['0102030405060708', '1112131415161718']),
+    prog(43, 'progB', 0, [0xffffffffc0002000n], ['2122232425262728']),
+  ];
   const pi = new ByteWriter(true).u32(progs.length);
   for (const p of progs) pi.u32(p.info.length).u32(p.data.length).u64(p.arrays).bytes(p.info).bytes(p.data);
   const bb = new ByteWriter(true).u32(1).u32(7).u32(btf.length).bytes(btf);
   const out = join(mkdtempSync(join(tmpdir(), 'perfpoke-header-bpf-')), 'bpf.data');
-  const w = await PerfDataWriter.create(out, [{ attr: { ...emptyAttr(), type: 1, size: 128, config: 9n }, ids: [], name: 'dummy' }], {
-    features: [
-      { kind: 'raw', id: 25, bytes: pi.finish().slice() },
-      { kind: 'raw', id: 26, bytes: bb.finish().slice() },
-    ],
-  });
+  const w = await PerfDataWriter.create(
+    out,
+    [{ attr: { ...emptyAttr(), type: 1, size: 128, config: 9n }, ids: [], name: 'dummy' }],
+    {
+      features: [
+        { kind: 'raw', id: 25, bytes: pi.finish().slice() },
+        { kind: 'raw', id: 26, bytes: bb.finish().slice() },
+      ],
+    },
+  );
   await w.write({ kind: 'finished_round', type: 68, misc: 0, size: 0, fileOffset: 0 });
   await w.finish();
   const perf = runPerf(['report', '--header-only', '-i', out])!;
   assert.equal(perf.status, 0, perf.stderr);
   assert.equal(perf.stderr, '');
-  assert.match(perf.stdout, /bpf_prog_0102030405060708_perfpoke_fn/, 'perf resolved the BTF name (the test data is right)');
+  assert.match(
+    perf.stdout,
+    /bpf_prog_0102030405060708_perfpoke_fn/,
+    'perf resolved the BTF name (the test data is right)',
+  );
   const ours = headerLines(await readFileFeatures(out), statSync(out).mtime, false).join('\n') + '\n';
   assert.deepEqual(ours.split('\n'), perf.stdout.split('\n'));
 });

@@ -50,7 +50,10 @@ test('--strip ksymbol,bpf_event drops exactly those records; perf reads the resu
 test('--time keeps the window: perf script shows what perf script --time shows on the input', async (t) => {
   if (!runPerf(['--version'])) return t.skip('perf not installed');
   const input = fx('recorded/sw.data');
-  const times = perfOk(['script', '-F', 'time', '-i', input]).split('\n').map((l) => l.trim().replace(/:$/, '')).filter(Boolean);
+  const times = perfOk(['script', '-F', 'time', '-i', input])
+    .split('\n')
+    .map((l) => l.trim().replace(/:$/, ''))
+    .filter(Boolean);
   const a = times[Math.floor(times.length / 4)]!;
   const b = times[Math.floor((3 * times.length) / 4)]!;
   const out = join(tmp, 'time.data');
@@ -97,7 +100,10 @@ test('--text-poke-abi=rfc converts the seed RFC pokes (type 19, attr bit 32) to 
     assert.equal(Buffer.from(p0.newBytes).toString('hex'), 'e9fb0f0000');
     if (runPerf(['--version'])) {
       const d = perfOk(['script', '-D', '-i', fin]);
-      assert.match(d, /PERF_RECORD_TEXT_POKE ffffffff81000010 +old len 5 new len 5\n\s+Old bytes: e9 fb 0f 00 00\n\s+New bytes: 0f 1f 44 00 00/);
+      assert.match(
+        d,
+        /PERF_RECORD_TEXT_POKE ffffffff81000010 +old len 5 new len 5\n\s+Old bytes: e9 fb 0f 00 00\n\s+New bytes: 0f 1f 44 00 00/,
+      );
       assert.match(perfOk(['report', '--header-only', '-i', fin]), /text_poke = 1/);
     }
     // "after" → "before": strip the pokes again
@@ -137,21 +143,57 @@ test('usage errors: one line, exit 2', async () => {
   assert.equal(r.status, 2);
   assert.match(r.stderr, /unknown record type 'no_such_type'/);
   assert.equal(r.stderr.trim().split('\n').length, 1);
-  await assert.rejects(inject({ input: fx('recorded/sw.data'), output: join(tmp, 'x.data'), time: 'yesterday' }), UsageError);
-  await assert.rejects(inject({ input: fx('recorded/sw.data'), output: join(tmp, 'x.data'), textPokeAbi: 'v2' }), UsageError);
+  await assert.rejects(
+    inject({ input: fx('recorded/sw.data'), output: join(tmp, 'x.data'), time: 'yesterday' }),
+    UsageError,
+  );
+  await assert.rejects(
+    inject({ input: fx('recorded/sw.data'), output: join(tmp, 'x.data'), textPokeAbi: 'v2' }),
+    UsageError,
+  );
 });
 
 test('AUXTRACE payloads survive --strip and the AUXTRACE index is rebuilt for the output offsets', async () => {
   const { PerfDataWriter } = await import('../src/perfdata/writer.js');
   const { readFileFeatures } = await import('../src/perfdata/features/index.js');
   const { withAttrFlag } = await import('../src/abi/event-attr.js');
-  const attr = { ...emptyAttr(), type: 1, size: 128, config: 9n, sampleType: 0x87n, flags: withAttrFlag(0n, 'sample_id_all') };
+  const attr = {
+    ...emptyAttr(),
+    type: 1,
+    size: 128,
+    config: 9n,
+    sampleType: 0x87n,
+    flags: withAttrFlag(0n, 'sample_id_all'),
+  };
   const input = join(tmp, 'aux-in.data');
   const w = await PerfDataWriter.create(input, [{ attr, ids: [], name: 'dummy' }]);
   const payloads = [new Uint8Array(64).fill(0x11), new Uint8Array(200).fill(0x22), new Uint8Array(8).fill(0x33)];
   for (const [i, p] of payloads.entries()) {
-    await w.write({ kind: 'comm', type: 3, misc: 0, size: 0, fileOffset: 0, pid: i, tid: i, comm: `t${i}`, sampleId: { pid: i, tid: i, time: BigInt(i), cpu: 0, cpuRes: 0 } } as never);
-    await w.write({ kind: 'auxtrace', type: 71, misc: 0, size: 0, fileOffset: 0, dataSize: BigInt(p.length), offset: 0n, reference: BigInt(i), idx: 0, tid: i, cpu: 0, data: p });
+    await w.write({
+      kind: 'comm',
+      type: 3,
+      misc: 0,
+      size: 0,
+      fileOffset: 0,
+      pid: i,
+      tid: i,
+      comm: `t${i}`,
+      sampleId: { pid: i, tid: i, time: BigInt(i), cpu: 0, cpuRes: 0 },
+    } as never);
+    await w.write({
+      kind: 'auxtrace',
+      type: 71,
+      misc: 0,
+      size: 0,
+      fileOffset: 0,
+      dataSize: BigInt(p.length),
+      offset: 0n,
+      reference: BigInt(i),
+      idx: 0,
+      tid: i,
+      cpu: 0,
+      data: p,
+    });
   }
   await w.finish();
   for (const bigEndian of [false, true]) {
@@ -167,7 +209,10 @@ test('AUXTRACE payloads survive --strip and the AUXTRACE index is rebuilt for th
       data.push(Buffer.from(r.auxData!).toString('hex'));
     }
     await f.close();
-    assert.deepEqual(data, payloads.map((p) => Buffer.from(p).toString('hex')));
+    assert.deepEqual(
+      data,
+      payloads.map((p) => Buffer.from(p).toString('hex')),
+    );
     const ix = (await readFileFeatures(out)).features.find((e) => e.data.kind === 'auxtrace')!.data;
     assert.ok(ix.kind === 'auxtrace');
     assert.deepEqual(ix.entries, seen);

@@ -36,7 +36,14 @@ export function makeCore(): Uint8Array {
   w.u32(4).u32(0).u64(noteOff).u64(0n).u64(0n).u64(16).u64(0n).u64(0n); // PT_NOTE
   let off = PAGE;
   for (const s of SEGS) {
-    w.u32(1).u32(7).u64(off).u64(s.vaddr).u64(0n).u64(s.pages * PAGE).u64(s.pages * PAGE).u64(PAGE);
+    w.u32(1)
+      .u32(7)
+      .u64(off)
+      .u64(s.vaddr)
+      .u64(0n)
+      .u64(s.pages * PAGE)
+      .u64(s.pages * PAGE)
+      .u64(PAGE);
     off += s.pages * PAGE;
   }
   w.zeros(16); // note body
@@ -53,8 +60,19 @@ export function fakeProc(): string {
   const dir = mkdtempSync(join(tmpdir(), 'perfpoke-kcore-'));
   writeFileSync(join(dir, 'kcore'), makeCore());
   const hex = (v: bigint): string => v.toString(16).padStart(16, '0');
-  writeFileSync(join(dir, 'kallsyms'), [`${hex(STEXT)} T _stext`, `${hex(STEXT)} T _text`, `${hex(STEXT + 0x40n)} T start_kernel`, `${hex(ETEXT)} T _etext`, ''].join('\n'));
-  writeFileSync(join(dir, 'modules'), [`mod_b ${MOD_B_SIZE} 0 - Live 0x${hex(MOD_B)}`, `mod_a 4096 1 - Live 0x${hex(MOD_A)}`, ''].join('\n'));
+  writeFileSync(
+    join(dir, 'kallsyms'),
+    [
+      `${hex(STEXT)} T _stext`,
+      `${hex(STEXT)} T _text`,
+      `${hex(STEXT + 0x40n)} T start_kernel`,
+      `${hex(ETEXT)} T _etext`,
+      '',
+    ].join('\n'),
+  );
+  writeFileSync(
+    join(dir, 'modules'),
+    [`mod_b ${MOD_B_SIZE} 0 - Live 0x${hex(MOD_B)}`, `mod_a 4096 1 - Live 0x${hex(MOD_A)}`, ''].join('\n'),
+  );
   return dir;
 }
-

@@ -28,7 +28,8 @@ test('every src module imports only its own layer or layers above it (DESIGN.md)
       const target = relative(src, normalize(join(dirname(file), m[1]!))).split('/')[0]!;
       if (!ORDER.includes(target) || target === me) continue;
       checked++;
-      if (ORDER.indexOf(target) > ORDER.indexOf(me)) bad.push(`${relative(repoRoot, file)} imports ${m[1]} (${target} is below ${me})`);
+      if (ORDER.indexOf(target) > ORDER.indexOf(me))
+        bad.push(`${relative(repoRoot, file)} imports ${m[1]} (${target} is below ${me})`);
     }
   }
   assert.ok(checked > 50, 'the check saw cross-layer imports');

@@ -35,7 +35,9 @@ test('image at every poke time, just before it, and at the end equals the site h
   assert.equal(m.image.read(TRAMP, 4, tr.created - 1n).length, 0);
   assert.deepEqual([...m.image.read(TRAMP, tr.code.length, tr.created)], tr.code);
   assert.equal(m.image.read(TRAMP, 4, tr.removed).length, 0);
-  assert.deepEqual(listTrampolines(m.image, m.ksymbols), [{ addr: TRAMP, len: tr.code.length, created: tr.created, removed: tr.removed, name: tr.name, ksymType: 2 }]);
+  assert.deepEqual(listTrampolines(m.image, m.ksymbols), [
+    { addr: TRAMP, len: tr.code.length, created: tr.created, removed: tr.removed, name: tr.name, ksymType: 2 },
+  ]);
   // untouched kernel text comes straight from kcore
   const { ktext } = kernelText(basicSites());
   assert.deepEqual([...m.image.read(KTEXT + 0x2000n, 64)], [...ktext.subarray(0x2000, 0x2040)]);
@@ -51,12 +53,18 @@ test('perfpoke image: bytes and instructions at a time, in perf time or ns', () 
     assert.equal(r.status, 0, r.stderr);
     const j = JSON.parse(r.stdout) as { addr: string; bytes: string[]; insns: { text: string; sym: string }[] };
     assert.equal(j.addr, jl.addr.toString(16));
-    assert.deepEqual(j.bytes.map((b) => parseInt(b, 16)), truth(jl, t));
+    assert.deepEqual(
+      j.bytes.map((b) => parseInt(b, 16)),
+      truth(jl, t),
+    );
     assert.equal(j.insns[0]!.sym, 'do_sys_open+0x10');
   }
   const txt = runCli(['image', '-i', basic, '--addr', '0xffffffffc0200000', '--len', '16', '--time', '1000.000012']);
   assert.equal(txt.status, 0, txt.stderr);
-  assert.match(txt.stdout, /ffffffffc0200004 <optimized_kprobe_insn_page\+0x4> +e9 04 05 e0 c0 +jmp 0xffffffff8100050d <kprobe_target\+0xd>/);
+  assert.match(
+    txt.stdout,
+    /ffffffffc0200004 <optimized_kprobe_insn_page\+0x4> +e9 04 05 e0 c0 +jmp 0xffffffff8100050d <kprobe_target\+0xd>/,
+  );
   assert.match(txt.stdout, /\(no code: 4 bytes\)/);
   const bad = runCli(['image', '-i', basic, '--addr', 'no_such_symbol']);
   assert.equal(bad.status, 2);
@@ -74,12 +82,17 @@ test('the ELF core writer output is a valid ELF to binutils readelf', (t) => {
 
 test('the TEXT_POKE fast path reads the same pokes as the full record decoder', async () => {
   const { existsSync } = await import('node:fs');
-  const inputs = [basic, join(repoRoot, 'test', 'fixtures', 'real-kernel', 'perf-alone'), join(repoRoot, 'test', 'fixtures', 'real-kernel', 'perfpoke-kcore')].filter((p) => existsSync(p));
+  const inputs = [
+    basic,
+    join(repoRoot, 'test', 'fixtures', 'real-kernel', 'perf-alone'),
+    join(repoRoot, 'test', 'fixtures', 'real-kernel', 'perfpoke-kcore'),
+  ].filter((p) => existsSync(p));
   for (const input of inputs) {
     const fast = await loadMachine(input);
     const slow = await loadMachine(input, { noFastPath: true });
     assert.ok(fast.pokes.length > 0, input);
-    const norm = (m: typeof fast) => m.pokes.map((p) => ({ ...p, oldBytes: [...p.oldBytes], newBytes: [...p.newBytes] }));
+    const norm = (m: typeof fast) =>
+      m.pokes.map((p) => ({ ...p, oldBytes: [...p.oldBytes], newBytes: [...p.newBytes] }));
     assert.deepEqual(norm(fast), norm(slow), input);
   }
 });

@@ -12,7 +12,14 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { runCli, runPerf, repoRoot } from './cli.js';
 import { loadMachine } from '../src/machine/from-perf-data.js';
-import { KTEXT, KTEXT_SIZE, MODTEXT, MODTEXT_SIZE, writeKcoreDir, type SiteHistory } from './fixtures/kcore/scenario.js';
+import {
+  KTEXT,
+  KTEXT_SIZE,
+  MODTEXT,
+  MODTEXT_SIZE,
+  writeKcoreDir,
+  type SiteHistory,
+} from './fixtures/kcore/scenario.js';
 
 const basic = join(repoRoot, 'test', 'fixtures', 'kcore', 'basic');
 
@@ -33,7 +40,15 @@ function parsePerf(out: string): PerfPoke[] {
   for (let i = 0; i < lines.length; i++) {
     const m = /\s(\d+\.\d{6}): PERF_RECORD_TEXT_POKE ([0-9a-f]+) (\S*) ?old len (\d+) new len (\d+)$/.exec(lines[i]!);
     if (!m) continue;
-    const p: PerfPoke = { time: m[1]!, addr: m[2]!, sym: m[3]!, oldLen: Number(m[4]), newLen: Number(m[5]), old: '', new: '' };
+    const p: PerfPoke = {
+      time: m[1]!,
+      addr: m[2]!,
+      sym: m[3]!,
+      oldLen: Number(m[4]),
+      newLen: Number(m[5]),
+      old: '',
+      new: '',
+    };
     for (let j = i + 1; j < lines.length; j++) {
       const b = /^\s+(Old|New) bytes: (.*)$/.exec(lines[j]!);
       if (!b) break;
@@ -49,7 +64,15 @@ function ours(dir: string): PerfPoke[] {
   const r = runCli(['pokes', '-i', dir, '--json']);
   assert.equal(r.status, 0, r.stderr);
   const j = JSON.parse(r.stdout) as { pokes: PerfPoke[] };
-  return j.pokes.map((p) => ({ time: p.time, addr: p.addr, sym: p.sym, oldLen: p.oldLen, newLen: p.newLen, old: p.old, new: p.new }));
+  return j.pokes.map((p) => ({
+    time: p.time,
+    addr: p.addr,
+    sym: p.sym,
+    oldLen: p.oldLen,
+    newLen: p.newLen,
+    old: p.old,
+    new: p.new,
+  }));
 }
 
 test('pokes on the kcore fixture: same pokes, order, sym+off and bytes as perf script', (t) => {
@@ -57,7 +80,9 @@ test('pokes on the kcore fixture: same pokes, order, sym+off and bytes as perf s
   if (!perf || perf.status !== 0) return t.skip(`perf script unavailable: ${perf?.stderr ?? 'no /usr/bin/perf'}`);
   const want = parsePerf(perf.stdout);
   assert.ok(want.length >= 20, `perf shows ${want.length} pokes`);
-  assert.ok(want.some((p) => p.sym.startsWith('mod_fn+')) && want.some((p) => p.sym.startsWith('optimized_kprobe_insn_page+')));
+  assert.ok(
+    want.some((p) => p.sym.startsWith('mod_fn+')) && want.some((p) => p.sym.startsWith('optimized_kprobe_insn_page+')),
+  );
   assert.deepEqual(ours(basic), want);
 });
 
@@ -66,12 +91,24 @@ test('pokes text output: one line per poke, kinds named', () => {
   assert.equal(r.status, 0, r.stderr);
   const lines = r.stdout.trim().split('\n');
   const byAddr = (a: string) => lines.filter((l) => l.includes(` ${a} `));
-  assert.match(byAddr('ffffffff81000110')[0]!, /do_sys_open\+0x10 jump-label len 5\/5: 0f 1f 44 00 00 -> e9 6b 00 00 00 \| nopl .* -> jmp 0xffffffff81000180/);
+  assert.match(
+    byAddr('ffffffff81000110')[0]!,
+    /do_sys_open\+0x10 jump-label len 5\/5: 0f 1f 44 00 00 -> e9 6b 00 00 00 \| nopl .* -> jmp 0xffffffff81000180/,
+  );
   assert.match(byAddr('ffffffff81000104')[0]!, / ftrace /);
-  assert.match(byAddr('ffffffff81000220')[0]!, / static-call .*call 0xffffffff81001000 <target_a\+0x0> -> call 0xffffffff81001100 <target_b\+0x0>/);
+  assert.match(
+    byAddr('ffffffff81000220')[0]!,
+    / static-call .*call 0xffffffff81001000 <target_a\+0x0> -> call 0xffffffff81001100 <target_b\+0x0>/,
+  );
   assert.match(byAddr('ffffffff81000400')[0]!, / static-call .*ret/);
-  assert.deepEqual(byAddr('ffffffff81000508').map((l) => / (kprobe|optprobe) /.exec(l)![1]), ['kprobe', 'optprobe', 'kprobe', 'kprobe']);
-  assert.deepEqual(byAddr('ffffffffc0200000').map((l) => / (trampoline-\w+) /.exec(l)![1]), ['trampoline-create', 'trampoline-remove']);
+  assert.deepEqual(
+    byAddr('ffffffff81000508').map((l) => / (kprobe|optprobe) /.exec(l)![1]),
+    ['kprobe', 'optprobe', 'kprobe', 'kprobe'],
+  );
+  assert.deepEqual(
+    byAddr('ffffffffc0200000').map((l) => / (trampoline-\w+) /.exec(l)![1]),
+    ['trampoline-create', 'trampoline-remove'],
+  );
   assert.match(byAddr('ffffffff81000610')[0]!, / jump-label len 2\/2: 66 90 -> eb 10 /);
 });
 
@@ -79,7 +116,10 @@ test('pokes --site shows one site history', () => {
   const r = runCli(['pokes', '-i', basic, '--site', 'do_sys_open+0x12', '--json']);
   assert.equal(r.status, 0, r.stderr);
   const j = JSON.parse(r.stdout) as { pokes: PerfPoke[] };
-  assert.deepEqual(j.pokes.map((p) => p.time), ['1000.000001', '1000.000005', '1000.000009']);
+  assert.deepEqual(
+    j.pokes.map((p) => p.time),
+    ['1000.000001', '1000.000005', '1000.000009'],
+  );
   assert.ok(j.pokes.every((p) => p.addr === 'ffffffff81000110'));
   const h = runCli(['pokes', '--help']);
   assert.equal(h.status, 0);
@@ -96,31 +136,47 @@ async function oursInProcess(dir: string): Promise<string[]> {
 test('sym+off equals perf on random kallsyms tables (property, 6 runs of perf)', async (t) => {
   if (!runPerf(['--version'])) return t.skip('no /usr/bin/perf');
   const types = ['T', 't', 'W', 'w', 'D', 'd', 'B', 'b', 'r', 'R', 'A'];
-  const symArb = fc.record({ off: fc.integer({ min: 0, max: KTEXT_SIZE + 0x800 }), type: fc.constantFrom(...types), name: fc.stringMatching(/^_{0,2}[a-z][a-z0-9_]{0,12}$/) });
-  const modArb = fc.record({ off: fc.integer({ min: 0, max: MODTEXT_SIZE - 1 }), type: fc.constantFrom('t', 'T', 'd', 'b', 'r'), name: fc.stringMatching(/^[a-z][a-z0-9_]{0,10}$/) });
+  const symArb = fc.record({
+    off: fc.integer({ min: 0, max: KTEXT_SIZE + 0x800 }),
+    type: fc.constantFrom(...types),
+    name: fc.stringMatching(/^_{0,2}[a-z][a-z0-9_]{0,12}$/),
+  });
+  const modArb = fc.record({
+    off: fc.integer({ min: 0, max: MODTEXT_SIZE - 1 }),
+    type: fc.constantFrom('t', 'T', 'd', 'b', 'r'),
+    name: fc.stringMatching(/^[a-z][a-z0-9_]{0,10}$/),
+  });
   const dir = mkdtempSync(join(tmpdir(), 'perfpoke-syms-'));
   try {
     await fc.assert(
-      fc.asyncProperty(fc.array(symArb, { minLength: 1, maxLength: 40 }), fc.array(modArb, { maxLength: 10 }), fc.uniqueArray(fc.integer({ min: 0, max: KTEXT_SIZE + MODTEXT_SIZE - 1 }), { minLength: 1, maxLength: 30 }), async (syms, mods, pokeOffs) => {
-        // dups at one address: reuse some offsets
-        const ksyms = syms.map((s, i) => ({ ...s, off: i % 5 === 4 ? syms[i - 1]!.off : s.off }));
-        const lines = [`${KTEXT.toString(16)} T _text`, `${KTEXT.toString(16)} T _stext`];
-        for (const s of ksyms) lines.push(`${(KTEXT + BigInt(s.off)).toString(16)} ${s.type} ${s.name}`);
-        for (const s of mods) lines.push(`${(MODTEXT + BigInt(s.off)).toString(16)} ${s.type} ${s.name}\t[mymod]`);
-        // kallsyms is sorted by address, modules after the kernel
-        const text = lines.sort((a, b) => (BigInt('0x' + a.split(' ')[0]) < BigInt('0x' + b.split(' ')[0]) ? -1 : 1)).join('\n') + '\n';
-        const sites: SiteHistory[] = pokeOffs.map((o, i) => {
-          const addr = o < KTEXT_SIZE ? KTEXT + BigInt(o) : MODTEXT + BigInt(o - KTEXT_SIZE);
-          return { name: `p${i}`, addr, states: [[0xcc], [0x90]], times: [1_000_000_000n + BigInt(i) * 1000n] };
-        });
-        const d = join(dir, 'case');
-        writeKcoreDir(d, sites, { kallsyms: text });
-        const perf = runPerf(['script', '-i', d, '--show-text-poke-events']);
-        assert.ok(perf && perf.status === 0, perf?.stderr);
-        const want = parsePerf(perf.stdout).map((p) => `${p.addr} ${p.sym}`);
-        const got = await oursInProcess(d);
-        assert.deepEqual(got, want);
-      }),
+      fc.asyncProperty(
+        fc.array(symArb, { minLength: 1, maxLength: 40 }),
+        fc.array(modArb, { maxLength: 10 }),
+        fc.uniqueArray(fc.integer({ min: 0, max: KTEXT_SIZE + MODTEXT_SIZE - 1 }), { minLength: 1, maxLength: 30 }),
+        async (syms, mods, pokeOffs) => {
+          // dups at one address: reuse some offsets
+          const ksyms = syms.map((s, i) => ({ ...s, off: i % 5 === 4 ? syms[i - 1]!.off : s.off }));
+          const lines = [`${KTEXT.toString(16)} T _text`, `${KTEXT.toString(16)} T _stext`];
+          for (const s of ksyms) lines.push(`${(KTEXT + BigInt(s.off)).toString(16)} ${s.type} ${s.name}`);
+          for (const s of mods) lines.push(`${(MODTEXT + BigInt(s.off)).toString(16)} ${s.type} ${s.name}\t[mymod]`);
+          // kallsyms is sorted by address, modules after the kernel
+          const text =
+            lines
+              .sort((a, b) => (BigInt('0x' + a.split(' ')[0]) < BigInt('0x' + b.split(' ')[0]) ? -1 : 1))
+              .join('\n') + '\n';
+          const sites: SiteHistory[] = pokeOffs.map((o, i) => {
+            const addr = o < KTEXT_SIZE ? KTEXT + BigInt(o) : MODTEXT + BigInt(o - KTEXT_SIZE);
+            return { name: `p${i}`, addr, states: [[0xcc], [0x90]], times: [1_000_000_000n + BigInt(i) * 1000n] };
+          });
+          const d = join(dir, 'case');
+          writeKcoreDir(d, sites, { kallsyms: text });
+          const perf = runPerf(['script', '-i', d, '--show-text-poke-events']);
+          assert.ok(perf && perf.status === 0, perf?.stderr);
+          const want = parsePerf(perf.stdout).map((p) => `${p.addr} ${p.sym}`);
+          const got = await oursInProcess(d);
+          assert.deepEqual(got, want);
+        },
+      ),
       { numRuns: Number(process.env.PERFPOKE_SYM_RUNS ?? 6), seed: Number(process.env.PERFPOKE_SYM_SEED ?? 4242) },
     );
   } finally {
@@ -128,7 +184,7 @@ test('sym+off equals perf on random kallsyms tables (property, 6 runs of perf)',
   }
 });
 
-test('--text-poke-abi rfc reads the seed\'s type-19 form: the same pokes as the upstream form', async () => {
+test("--text-poke-abi rfc reads the seed's type-19 form: the same pokes as the upstream form", async () => {
   const { dataRecords, basicSites } = await import('./fixtures/kcore/scenario.js');
   const { writeMiniPerfData } = await import('./fixtures/kcore/mini-perf-data.js');
   const { writeFileSync } = await import('node:fs');
@@ -137,8 +193,18 @@ test('--text-poke-abi rfc reads the seed\'s type-19 form: the same pokes as the 
     const recs = dataRecords(basicSites()).map((r) => (r.kind === 'text_poke' ? { ...r, rfc: true } : r));
     writeFileSync(join(dir, 'rfc.data'), writeMiniPerfData(recs));
     writeFileSync(join(dir, 'final.data'), writeMiniPerfData(dataRecords(basicSites())));
-    const want = (await loadMachine(join(dir, 'final.data'))).pokes.map((p) => [p.time, p.addr, [...p.oldBytes], [...p.newBytes]]);
-    const got = (await loadMachine(join(dir, 'rfc.data'), { textPokeAbi: 'rfc' })).pokes.map((p) => [p.time, p.addr, [...p.oldBytes], [...p.newBytes]]);
+    const want = (await loadMachine(join(dir, 'final.data'))).pokes.map((p) => [
+      p.time,
+      p.addr,
+      [...p.oldBytes],
+      [...p.newBytes],
+    ]);
+    const got = (await loadMachine(join(dir, 'rfc.data'), { textPokeAbi: 'rfc' })).pokes.map((p) => [
+      p.time,
+      p.addr,
+      [...p.oldBytes],
+      [...p.newBytes],
+    ]);
     assert.ok(want.length > 10);
     assert.deepEqual(got, want);
     assert.equal((await loadMachine(join(dir, 'rfc.data'))).pokes.length, 0, 'type 19 is CGROUP unless asked for');

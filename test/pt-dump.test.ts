@@ -28,7 +28,8 @@ before(() => {
 async function auxBuffers(path: string): Promise<{ dataAt: number; size: number }[]> {
   const f = await PerfFile.open(path);
   const out: { dataAt: number; size: number }[] = [];
-  for await (const r of f.records()) if (r.type === RecordType.AUXTRACE) out.push({ dataAt: r.fileOffset + r.size, size: r.auxData!.length });
+  for await (const r of f.records())
+    if (r.type === RecordType.AUXTRACE) out.push({ dataAt: r.fileOffset + r.size, size: r.auxData!.length });
   await f.close();
   return out;
 }
@@ -173,8 +174,14 @@ test('--raw, --json and --format=ptdump', (t) => {
   assert.ok(pd.stdout.includes('0000000000000014  fup        3: 0000000000001000'), pd.stdout);
   const js = runCli(['pt-dump', '--raw', '-i', file, '--json']);
   assert.equal(js.status, 0, js.stderr);
-  const objs = js.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-  assert.deepEqual(objs.map((o) => o.kind), ['pad', 'pad', 'psb', 'psbend', 'fup', 'tnt.8', 'tip.pgd']);
+  const objs = js.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual(
+    objs.map((o) => o.kind),
+    ['pad', 'pad', 'psb', 'psbend', 'fup', 'tnt.8', 'tip.pgd'],
+  );
   assert.deepEqual(objs[4], { kind: 'fup', offset: 20, size: 7, ipc: 3, ip: '0x1000', lastIp: '0x1000' });
   assert.equal(objs[6]!.lastIp, null, 'tip.pgd with ipc 0: suppressed');
   const perfText = runCli(['pt-dump', '--raw', '-i', '-'], { input: Buffer.from(bytes) });
@@ -190,12 +197,44 @@ test('loadAuxQueues: one queue per CPU with the buffers perf lists', async () =>
   await f.close();
   assert.equal(info?.type, 'intel_pt');
   const perf = runPerf(['script', '-D', '-i', join(dir, 'sim')]);
-  const want = [...(perf?.stdout ?? '').matchAll(/PERF_RECORD_AUXTRACE size: (0x[0-9a-f]+) +offset: (\S+) +ref: (\S+) +idx: (\d+) +tid: (-?\d+) +cpu: (-?\d+)/g)].map((m) => ({
-    size: Number(m[1]), offset: BigInt(m[2]!), reference: BigInt(m[3]!), idx: Number(m[4]), tid: Number(m[5]), cpu: Number(m[6]),
+  const want = [
+    ...(perf?.stdout ?? '').matchAll(
+      /PERF_RECORD_AUXTRACE size: (0x[0-9a-f]+) +offset: (\S+) +ref: (\S+) +idx: (\d+) +tid: (-?\d+) +cpu: (-?\d+)/g,
+    ),
+  ].map((m) => ({
+    size: Number(m[1]),
+    offset: BigInt(m[2]!),
+    reference: BigInt(m[3]!),
+    idx: Number(m[4]),
+    tid: Number(m[5]),
+    cpu: Number(m[6]),
   }));
   assert.ok(want.length >= 2);
-  const got = queues.all().flatMap((q) => q.buffers.map((b) => ({ size: b.size, offset: b.offset, reference: b.reference, idx: b.idx, tid: b.tid, cpu: b.cpu, q: q.key })));
-  for (const w of want) assert.ok(got.some((g) => g.size === w.size && g.offset === w.offset && g.reference === w.reference && g.cpu === w.cpu && g.q === `cpu:${w.cpu}`), JSON.stringify(w, (_k, v) => (typeof v === 'bigint' ? String(v) : v)));
+  const got = queues
+    .all()
+    .flatMap((q) =>
+      q.buffers.map((b) => ({
+        size: b.size,
+        offset: b.offset,
+        reference: b.reference,
+        idx: b.idx,
+        tid: b.tid,
+        cpu: b.cpu,
+        q: q.key,
+      })),
+    );
+  for (const w of want)
+    assert.ok(
+      got.some(
+        (g) =>
+          g.size === w.size &&
+          g.offset === w.offset &&
+          g.reference === w.reference &&
+          g.cpu === w.cpu &&
+          g.q === `cpu:${w.cpu}`,
+      ),
+      JSON.stringify(w, (_k, v) => (typeof v === 'bigint' ? String(v) : v)),
+    );
   assert.equal(got.length, want.length);
   for (const b of queues.all().flatMap((x) => x.buffers)) assert.equal(b.data?.length, b.size);
 });

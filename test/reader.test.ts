@@ -18,7 +18,9 @@ import { RecordType } from '../src/abi/record-type.js';
 import { perfEventName } from '../src/session/event-text.js';
 
 const fixtures = join(repoRoot, 'test', 'fixtures', 'recorded');
-const recorded = readdirSync(fixtures).filter((n) => n.endsWith('.data')).sort();
+const recorded = readdirSync(fixtures)
+  .filter((n) => n.endsWith('.data'))
+  .sort();
 
 async function collect(f: PerfFile, opts?: Parameters<PerfFile['records']>[0]): Promise<RawRecord[]> {
   const out: RawRecord[] = [];
@@ -33,7 +35,9 @@ for (const name of recorded) {
     await f.close();
     const perf = runPerf(['script', '-D', '-i', name], { cwd: fixtures });
     if (perf && perf.status === 0) {
-      const names = perf.stdout.split('\n').flatMap((l) => /^(?:\S+ )*[0-9a-fx]+ \[0x[0-9a-f]+\]: PERF_RECORD_([A-Z0-9_]+)/.exec(l)?.slice(1) ?? []);
+      const names = perf.stdout
+        .split('\n')
+        .flatMap((l) => /^(?:\S+ )*[0-9a-fx]+ \[0x[0-9a-f]+\]: PERF_RECORD_([A-Z0-9_]+)/.exec(l)?.slice(1) ?? []);
       const ours = recs.map((r) => perfEventName(r.type));
       assert.deepEqual([...ours].sort(), [...names].sort(), 'same multiset of record kinds');
     } else t.diagnostic('perf 6.1 not available: kinds not compared');
@@ -88,7 +92,8 @@ test('pipe mode: a stream and a file give the same records; features and attrs a
   const td = fromStream.find((r) => r.type === RecordType.HEADER_TRACING_DATA)!;
   const dec = td.decode();
   assert.equal(dec.kind, 'tracing_data');
-  if (dec.kind === 'tracing_data') assert.equal(dec.data?.length, dec.dataSize, 'the tracing data after the record is handed over');
+  if (dec.kind === 'tracing_data')
+    assert.equal(dec.data?.length, dec.dataSize, 'the tracing data after the record is handed over');
   await a.close();
 });
 
@@ -172,7 +177,10 @@ test('record size past the end of the data section: truncated, naming the record
   const dataEnd = Number(dv.getBigUint64(40, true) + dv.getBigUint64(48, true));
   // the last record is FINISHED_ROUND (8 bytes): claim it is longer
   dv.setUint16(dataEnd - 8 + 6, 64, true);
-  await expectFormatError(b, /at offset 0x[0-9a-f]+: FINISHED_ROUND \(68\): truncated \(only 8 left in the data section\), expected 64 bytes/);
+  await expectFormatError(
+    b,
+    /at offset 0x[0-9a-f]+: FINISHED_ROUND \(68\): truncated \(only 8 left in the data section\), expected 64 bytes/,
+  );
 });
 
 test('feature section outside the file: FormatError at its table entry', async () => {
@@ -198,11 +206,16 @@ test('AUXTRACE claiming 2^52 bytes of payload: FormatError before any allocation
   rec.writeUInt32LE(RecordType.AUXTRACE, 0);
   rec.writeUInt16LE(48, 6);
   rec.writeBigUInt64LE(1n << 52n, 8);
-  await expectFormatError(Buffer.concat([b, rec]), /AUXTRACE \(71\) payload: size 4503599627370496, expected ≤ 0 bytes left in the file/);
+  await expectFormatError(
+    Buffer.concat([b, rec]),
+    /AUXTRACE \(71\) payload: size 4503599627370496, expected ≤ 0 bytes left in the file/,
+  );
 });
 
 test('fast-check: random byte flips and truncations of real files end in success or FormatError, quickly', async () => {
-  const files = ['sw.data', 'pipe.data', 'zstd.data', 'dwarf.data', 'group.data'].map((n) => new Uint8Array(readFileSync(join(fixtures, n))));
+  const files = ['sw.data', 'pipe.data', 'zstd.data', 'dwarf.data', 'group.data'].map(
+    (n) => new Uint8Array(readFileSync(join(fixtures, n))),
+  );
   await withTmp(async (dir) => {
     let i = 0;
     await fc.assert(
@@ -237,7 +250,14 @@ test('attr names come from EVENT_DESC (file) or EVENT_UPDATE/HEADER_FEATURE (pip
     const f = await PerfFile.open(join(fixtures, name));
     for await (const _ of f.records()) void _;
     await f.close();
-    assert.deepEqual(f.attrs.map((a) => a.name), perf.stdout.trim().split('\n').filter((l) => !l.startsWith('#')), name);
+    assert.deepEqual(
+      f.attrs.map((a) => a.name),
+      perf.stdout
+        .trim()
+        .split('\n')
+        .filter((l) => !l.startsWith('#')),
+      name,
+    );
   }
 });
 

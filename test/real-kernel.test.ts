@@ -33,13 +33,16 @@ const PHASES = [
 const hex = (a: bigint): string => a.toString(16);
 
 function present(...names: string[]): string | undefined {
-  for (const n of names) if (!existsSync(join(FIX, n))) return `test/fixtures/real-kernel/${n} is missing (make it with npm run qemu-fixture)`;
+  for (const n of names)
+    if (!existsSync(join(FIX, n)))
+      return `test/fixtures/real-kernel/${n} is missing (make it with npm run qemu-fixture)`;
   return undefined;
 }
 
 function dirBytes(d: string): number {
   let n = 0;
-  for (const e of readdirSync(d, { withFileTypes: true })) n += e.isDirectory() ? dirBytes(join(d, e.name)) : statSync(join(d, e.name)).size;
+  for (const e of readdirSync(d, { withFileTypes: true }))
+    n += e.isDirectory() ? dirBytes(join(d, e.name)) : statSync(join(d, e.name)).size;
   return n;
 }
 
@@ -131,7 +134,12 @@ function baseBytes(k: KcoreDir | undefined, addr: bigint, len: number): Uint8Arr
  * exist at the end (a removed trampoline: the kernel frees it without
  * clearing it) and bytes kcore_after does not hold are not compared.
  */
-function diffWithAfter(image: CodeImage, after: KcoreDir, start: bigint, end: bigint): { compared: number; differ: bigint[] } {
+function diffWithAfter(
+  image: CodeImage,
+  after: KcoreDir,
+  start: bigint,
+  end: bigint,
+): { compared: number; differ: bigint[] } {
   let compared = 0;
   const differ: bigint[] = [];
   for (let a = start; a < end; a++) {
@@ -234,9 +242,14 @@ for (const ph of PHASES) {
       if (named) byCheck++;
       else if (diffWithAfter(img, after, p.addr, end).differ.length > 0) byAfter++;
       else if (p.newBytes.length === 0) removals.push(`${hex(p.addr)} ${m.symbolizer.symOff(p.addr)}`);
-      else missed.push(`#${i} ${hex(p.addr)} ${m.symbolizer.symOff(p.addr)} old ${p.oldBytes.length} new ${p.newBytes.length}`);
+      else
+        missed.push(
+          `#${i} ${hex(p.addr)} ${m.symbolizer.symOff(p.addr)} old ${p.oldBytes.length} new ${p.newBytes.length}`,
+        );
     });
-    t.diagnostic(`${m.pokes.length} pokes dropped one at a time: ${byCheck} named by check, ${byAfter} (the last at their site) seen against ${ph.after}, ${noops} rewrites of the bytes already there`);
+    t.diagnostic(
+      `${m.pokes.length} pokes dropped one at a time: ${byCheck} named by check, ${byAfter} (the last at their site) seen against ${ph.after}, ${noops} rewrites of the bytes already there`,
+    );
     if (removals.length) {
       // The kernel frees a trampoline without overwriting it, so its bytes
       // stay the same in kcore_after: only the KSYMBOL unregister record
@@ -269,15 +282,27 @@ for (const ph of PHASES) {
         // the kernel lists for it ("ftrace_trampoline [__builtin__ftrace]"),
         // where perf names it after the nearest module symbol or not at all.
         const k = m.ksymbols.find((s) => b.addr >= s.addr && b.addr < s.addr + BigInt(s.len));
-        const ks = (m.kcore?.kallsyms ?? []).filter((e: { addr: bigint; name: string }) => e.addr <= b.addr && b.addr - e.addr < 0x10000n && a.sym === `${e.name}+0x${hex(b.addr - e.addr)}`);
-        assert.ok((k && a.sym.startsWith(k.name)) || ks.length > 0, `poke ${i} at ${a.addr}: perfpoke "${a.sym}", perf "${b.sym}"`);
+        const ks = (m.kcore?.kallsyms ?? []).filter(
+          (e: { addr: bigint; name: string }) =>
+            e.addr <= b.addr && b.addr - e.addr < 0x10000n && a.sym === `${e.name}+0x${hex(b.addr - e.addr)}`,
+        );
+        assert.ok(
+          (k && a.sym.startsWith(k.name)) || ks.length > 0,
+          `poke ${i} at ${a.addr}: perfpoke "${a.sym}", perf "${b.sym}"`,
+        );
         symDiffs.push(`${a.addr}: perf "${b.sym}", perfpoke "${a.sym}" (${k ? 'KSYMBOL' : 'kallsyms'})`);
       }
     }
     const kinds = new Map<string, number>();
     for (const p of ours) kinds.set(p.kind, (kinds.get(p.kind) ?? 0) + 1);
-    t.diagnostic(`${ours.length} pokes equal to perf's (time, address, bytes); kinds: ${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}`);
-    t.diagnostic(symDiffs.length ? `symbol differs from perf at ${symDiffs.length} pokes: ${[...new Set(symDiffs)].slice(0, 6).join('; ')}` : 'symbols: all equal to perf');
+    t.diagnostic(
+      `${ours.length} pokes equal to perf's (time, address, bytes); kinds: ${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}`,
+    );
+    t.diagnostic(
+      symDiffs.length
+        ? `symbol differs from perf at ${symDiffs.length} pokes: ${[...new Set(symDiffs)].slice(0, 6).join('; ')}`
+        : 'symbols: all equal to perf',
+    );
   });
 }
 
@@ -288,14 +313,32 @@ test('real-kernel perf-alone: every real poke gets a kind (jump label, static ca
   const kinds = new Set(ours.map((p) => p.kind));
   // What the workload did, and what each must look like (x86 encodings, independent of perfpoke):
   // the kmalloc tracepoint's static key: 2/5-byte nop <-> jmp
-  assert.ok(ours.some((p) => p.kind === 'jump-label' && /^(66 90|0f 1f 44 00 00)$/.test(p.old) && /^(eb|e9) /.test(p.new)), 'a jump label nop -> jmp');
+  assert.ok(
+    ours.some((p) => p.kind === 'jump-label' && /^(66 90|0f 1f 44 00 00)$/.test(p.old) && /^(eb|e9) /.test(p.new)),
+    'a jump label nop -> jmp',
+  );
   // the function tracer on schedule: fentry nop5 <-> call at schedule+0 (endbr64 absent in this build)
-  assert.ok(ours.some((p) => p.kind === 'ftrace' && p.sym.startsWith('schedule+') && p.old === '0f 1f 44 00 00' && p.new.startsWith('e8 ')), 'ftrace on schedule');
+  assert.ok(
+    ours.some(
+      (p) =>
+        p.kind === 'ftrace' && p.sym.startsWith('schedule+') && p.old === '0f 1f 44 00 00' && p.new.startsWith('e8 '),
+    ),
+    'ftrace on schedule',
+  );
   // the kprobe in do_sys_openat2's body: INT3 written
-  assert.ok(ours.some((p) => p.kind === 'kprobe' && p.sym.startsWith('do_sys_openat2+') && p.new.startsWith('cc')), 'kprobe int3');
+  assert.ok(
+    ours.some((p) => p.kind === 'kprobe' && p.sym.startsWith('do_sys_openat2+') && p.new.startsWith('cc')),
+    'kprobe int3',
+  );
   // trampolines appear (old_len 0) and go (new_len 0)
-  assert.ok(ours.some((p) => p.kind === 'trampoline-create' && p.old === ''), 'trampoline created');
-  assert.ok(ours.some((p) => p.kind === 'trampoline-remove' && p.new === ''), 'trampoline removed');
+  assert.ok(
+    ours.some((p) => p.kind === 'trampoline-create' && p.old === ''),
+    'trampoline created',
+  );
+  assert.ok(
+    ours.some((p) => p.kind === 'trampoline-remove' && p.new === ''),
+    'trampoline removed',
+  );
   t.diagnostic(`kinds: ${[...kinds].sort().join(', ')}; 'other': ${ours.filter((p) => p.kind === 'other').length}`);
 });
 
@@ -326,7 +369,12 @@ test('real-kernel perf-alone: perfpoke check names the site of a poke dropped fr
       const c = runCli(['check', '-i', dir]);
       assert.equal(c.status, 1, `check after dropping the ${kind} poke at ${p.addr}: ${c.stdout}${c.stderr}`);
       assert.match(c.stdout, new RegExp(p.addr), `check names ${p.addr}`);
-      t.diagnostic(`dropped ${kind} poke at ${p.addr}: ${c.stdout.split('\n').find((l) => l.includes(p.addr))?.trim()}`);
+      t.diagnostic(
+        `dropped ${kind} poke at ${p.addr}: ${c.stdout
+          .split('\n')
+          .find((l) => l.includes(p.addr))
+          ?.trim()}`,
+      );
     }
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -355,7 +403,10 @@ async function filePokes(path: string): Promise<FilePoke[]> {
       const r = raw.decode();
       if (r.kind !== 'text_poke') continue;
       const bodyEnd = (8 + 8 + 4 + r.oldBytes.length + r.newBytes.length + 7) & ~7;
-      const sid = decodeSampleId(new ByteReader(raw.bytes.subarray(bodyEnd, bodyEnd + layout.trailerSize), f.le), layout);
+      const sid = decodeSampleId(
+        new ByteReader(raw.bytes.subarray(bodyEnd, bodyEnd + layout.trailerSize), f.le),
+        layout,
+      );
       // the reader places the sample_id of Linux 6.1's inflated records the same way
       assert.equal(r.sampleId?.time, sid.time, `reader's time for the TEXT_POKE at 0x${raw.fileOffset.toString(16)}`);
       assert.equal(raw.timestamp(), sid.time);
@@ -406,7 +457,9 @@ test('real-kernel phase B: perf and perfpoke, recording at the same time, hold t
   const before = perf.slice(0, k);
   const afterEnd = perf.slice(k + ours.length);
   assert.ok(before.every((p) => p.time < ours[0]!.time) && afterEnd.every((p) => p.time > ours[ours.length - 1]!.time));
-  t.diagnostic(`${ours.length} pokes in both files (same order, addresses, bytes; perf's copy written ≤ ${maxDelta} ns later); perf has ${before.length} more before perfpoke started, ${afterEnd.length} after it stopped`);
+  t.diagnostic(
+    `${ours.length} pokes in both files (same order, addresses, bytes; perf's copy written ≤ ${maxDelta} ns later); perf has ${before.length} more before perfpoke started, ${afterEnd.length} after it stopped`,
+  );
 });
 
 test('real-kernel phase B: Linux 6.1 inflates the records of all but the newest TEXT_POKE consumer; perf then reads time 0', async (t) => {
@@ -423,7 +476,10 @@ test('real-kernel phase B: Linux 6.1 inflates the records of all but the newest 
   ours.sort(byTime);
   const k = align(perf, ours);
   assert.ok(k >= 0);
-  assert.deepEqual(perf.map((p, i) => p.inflated > 0 ? i : -1).filter((i) => i >= 0), ours.map((_, i) => k + i));
+  assert.deepEqual(
+    perf.map((p, i) => (p.inflated > 0 ? i : -1)).filter((i) => i >= 0),
+    ours.map((_, i) => k + i),
+  );
   // perf 6.1 reads sample_id from the end of the record: those pokes print at time 0
   const s = perfScript(join(FIX, 'perf-kcore'));
   if (s) {
@@ -432,26 +488,43 @@ test('real-kernel phase B: Linux 6.1 inflates the records of all but the newest 
     assert.equal(zero.length, inflated.length, 'perf prints time 0 for exactly the inflated records');
   }
   const c = runCli(['check', '-i', join(FIX, 'perf-kcore')]);
-  t.diagnostic(`${inflated.length} of perf's ${perf.length} TEXT_POKE records are ${[...new Set(inflated.map((p) => p.inflated))].join('/')} bytes too long; perf prints them at time 0`);
+  t.diagnostic(
+    `${inflated.length} of perf's ${perf.length} TEXT_POKE records are ${[...new Set(inflated.map((p) => p.inflated))].join('/')} bytes too long; perf prints them at time 0`,
+  );
   t.diagnostic(`perfpoke check on perf's file: exit ${c.status}: ${c.stdout.split('\n')[0]}`);
   // perfpoke reads the sample_id right after an inflated record's body, so it keeps the real times
-  assert.equal(c.status, 0, 'check finds perf\'s phase B file consistent');
-  assert.ok(inflated.every((p) => p.time > 0n), 'inflated records keep their real time');
+  assert.equal(c.status, 0, "check finds perf's phase B file consistent");
+  assert.ok(
+    inflated.every((p) => p.time > 0n),
+    'inflated records keep their real time',
+  );
   t.diagnostic(`perfpoke reads the ${inflated.length} inflated records at their real times (sample_id after the body)`);
 });
-
 
 test('real-kernel: the BPF fentry attach is a bpf-trampoline poke whose call target is named by its KSYMBOL (perf names it after a module symbol)', (t) => {
   const dir = join(FIX, 'perfpoke-kcore');
   if (!existsSync(join(dir, 'data'))) return t.skip('no perfpoke-kcore fixture');
   const r = runCli(['pokes', '-i', dir, '--json']);
   assert.equal(r.status, 0, r.stderr);
-  const pokes = (JSON.parse(r.stdout) as { pokes: { sym: string; kind: string; old: string; new: string; before: string; after: string }[] }).pokes;
+  const pokes = (
+    JSON.parse(r.stdout) as {
+      pokes: { sym: string; kind: string; old: string; new: string; before: string; after: string }[];
+    }
+  ).pokes;
   const attach = pokes.filter((p) => p.kind === 'bpf-trampoline');
   assert.equal(attach.length, 2, 'one attach (nop -> call) and one detach (call -> nop)');
-  assert.ok(attach.some((p) => p.old === '0f 1f 44 00 00' && /<bpf_trampoline_\d+\+0x0>/.test(p.after)), 'attach: call <bpf_trampoline_…>');
-  assert.ok(attach.some((p) => p.new === '0f 1f 44 00 00' && /<bpf_trampoline_\d+\+0x0>/.test(p.before)), 'detach');
+  assert.ok(
+    attach.some((p) => p.old === '0f 1f 44 00 00' && /<bpf_trampoline_\d+\+0x0>/.test(p.after)),
+    'attach: call <bpf_trampoline_…>',
+  );
+  assert.ok(
+    attach.some((p) => p.new === '0f 1f 44 00 00' && /<bpf_trampoline_\d+\+0x0>/.test(p.before)),
+    'detach',
+  );
   assert.ok(attach.every((p) => p.sym.startsWith('do_sys_openat2+')));
-  assert.ok(pokes.some((p) => p.kind === 'ftrace' && p.sym.startsWith('schedule+')), 'the function tracer stays ftrace');
+  assert.ok(
+    pokes.some((p) => p.kind === 'ftrace' && p.sym.startsWith('schedule+')),
+    'the function tracer stays ftrace',
+  );
   t.diagnostic(`BPF attach/detach at ${attach[0]!.sym}: ${attach.map((p) => p.after).join(' / ')}`);
 });

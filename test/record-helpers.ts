@@ -22,7 +22,8 @@ export function cannotRecord(): string | null {
   }
   const dir = scratch('probe');
   const r = runCli(['record', '-a', '-o', join(dir, 'probe.data'), '--', 'true']);
-  if (r.status !== 0) return (verdict = `perfpoke record -a fails here (perf_event_paranoid ${paranoid}, uid ${process.getuid?.()}): ${r.stderr.trim()}`);
+  if (r.status !== 0)
+    return (verdict = `perfpoke record -a fails here (perf_event_paranoid ${paranoid}, uid ${process.getuid?.()}): ${r.stderr.trim()}`);
   return (verdict = null);
 }
 
@@ -60,7 +61,9 @@ export function perfStats(file: string): { counts: Record<string, number>; stder
 export function buildBpfLoad(): string | null {
   const out = join(scratch('bin'), 'bpf-load');
   if (existsSync(out)) return out;
-  const r = spawnSync('gcc', ['-O2', '-Wall', '-o', out, join(repoRoot, 'tools', 'bpf-load', 'bpf-load.c')], { encoding: 'utf8' });
+  const r = spawnSync('gcc', ['-O2', '-Wall', '-o', out, join(repoRoot, 'tools', 'bpf-load', 'bpf-load.c')], {
+    encoding: 'utf8',
+  });
   if (r.error || r.status !== 0) return null;
   return out;
 }

@@ -67,7 +67,10 @@ test('chunk mode: whole records, FINISHED_ROUND per pass, counters match', async
   }
   assert.equal(records, s.records);
   assert.equal(rounds, s.passes);
-  assert.equal(chunks.reduce((a, c) => a + c.length, 0), s.bytes);
+  assert.equal(
+    chunks.reduce((a, c) => a + c.length, 0),
+    s.bytes,
+  );
   assert.ok((types.get(RecordType.COMM) ?? 0) >= 5, `COMM of the 5 exec'd children: ${JSON.stringify([...types])}`);
   assert.equal(types.get(RecordType.COMM), s.types[RecordType.COMM]);
 });

@@ -35,7 +35,11 @@ test('PerfFile reads a perfpoke recording with the counts perf sees', async (t) 
       counts[name] = (counts[name] ?? 0) + 1;
       if (raw.type === RecordType.KSYMBOL) ksyms.push(`${String(rec.name)} flags ${String(rec.flags)}`);
       if (raw.type === RecordType.BPF_EVENT) {
-        bpf.push({ bpfType: rec.bpfType as number, id: rec.id as number, tag: Buffer.from(rec.tag as Uint8Array).toString('hex') });
+        bpf.push({
+          bpfType: rec.bpfType as number,
+          id: rec.id as number,
+          tag: Buffer.from(rec.tag as Uint8Array).toString('hex'),
+        });
       }
     }
   } finally {
@@ -45,7 +49,10 @@ test('PerfFile reads a perfpoke recording with the counts perf sees', async (t) 
   const name = `bpf_prog_${tag}_perfpoke_load`;
   assert.deepEqual(ksyms.filter((k) => k.startsWith(name)).sort(), [`${name} flags 0`, `${name} flags 1`]);
   assert.deepEqual(
-    bpf.filter((b) => b.id === Number(progId)).map((b) => `${b.bpfType} ${b.tag}`).sort(),
+    bpf
+      .filter((b) => b.id === Number(progId))
+      .map((b) => `${b.bpfType} ${b.tag}`)
+      .sort(),
     [`1 ${tag}`, `2 ${tag}`],
   );
 });

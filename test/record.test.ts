@@ -23,7 +23,16 @@ function assertPerfQuiet(args: string[]): string {
   return r.stdout;
 }
 
-function jsonOf(stdout: string): { records: number; lost: number; lostRecords: number; rounds: number; synthesized: number; synthesizedTypes: Record<string, number>; types: Record<string, number>; fileBytes: number } {
+function jsonOf(stdout: string): {
+  records: number;
+  lost: number;
+  lostRecords: number;
+  rounds: number;
+  synthesized: number;
+  synthesizedTypes: Record<string, number>;
+  types: Record<string, number>;
+  fileBytes: number;
+} {
   return JSON.parse(stdout.slice(stdout.indexOf('\n{') + 1 || stdout.indexOf('{')));
 }
 
@@ -56,7 +65,11 @@ test('record: without the addon it says what is missing, and other commands stil
   const dir = scratch('noaddon');
   const env = { ...process.env, PERFPOKE_RECORD_ADDON: join(dir, 'nothing-here.node') };
   const main = join(repoRoot, 'src', 'cli', 'main.ts');
-  const r = spawnSync(process.execPath, ['--import', 'tsx', main, 'record', '-a', '-o', join(dir, 'x.data'), '--', 'true'], { cwd: repoRoot, env, encoding: 'utf8' });
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', main, 'record', '-a', '-o', join(dir, 'x.data'), '--', 'true'],
+    { cwd: repoRoot, env, encoding: 'utf8' },
+  );
   assert.equal(r.status, 2, r.stderr);
   assert.match(r.stderr, /needs the native addon .*nothing-here\.node.*npm rebuild/);
   assert.equal(r.stderr.trim().split('\n').length, 1, 'one line');
@@ -86,7 +99,8 @@ test('record: BPF program load/unload gives the same KSYMBOL and BPF_EVENT recor
   const ours = join(dir, 'ours.data');
   const theirs = join(dir, 'perf.data');
   const r = runCli(['record', '-a', '-o', ours, '--json', '--', bin, '2']);
-  if (r.status !== 0 && /BPF_PROG_LOAD/.test(r.stdout + r.stderr)) return t.skip(`bpf(2) refused here: ${r.stderr.trim()}`);
+  if (r.status !== 0 && /BPF_PROG_LOAD/.test(r.stdout + r.stderr))
+    return t.skip(`bpf(2) refused here: ${r.stderr.trim()}`);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /\[ perfpoke record: Captured and wrote [\d.]+ MB .*ours\.data \(\d+ records, \d+ lost\) \]/);
   const tags = [...r.stdout.matchAll(/^tag ([0-9a-f]{16}) id (\d+)$/gm)];
@@ -140,17 +154,24 @@ test('record: perf 6.1 reads the file without warnings (-D, --stats, --header-on
   // kernel MMAP start/pgoff are _text, as perf's own synthesized one on this machine
   const p = runPerf(['record', '-a', '-e', 'dummy', '-o', join(dir, 'p.data'), '--', 'true'])!;
   assert.equal(p.status, 0, p.stderr);
-  const km = (s: string): string | undefined => /PERF_RECORD_MMAP -1\/0: (\[.*\]: x \[kernel\.kallsyms\]_text)/.exec(s)?.[1];
+  const km = (s: string): string | undefined =>
+    /PERF_RECORD_MMAP -1\/0: (\[.*\]: x \[kernel\.kallsyms\]_text)/.exec(s)?.[1];
   assert.equal(km(d), km(assertPerfQuiet(['script', '-D', '-i', join(dir, 'p.data')])));
   // processes running before the start get FORK, COMM and executable MMAP2 records, as perf synthesizes them (pid 1 here)
   const pid1 = (file: string): string[] =>
     assertPerfQuiet(['script', '--show-task-events', '--show-mmap-events', '-i', file])
       .split('\n')
-      .map((l) => /(PERF_RECORD_COMM: .*:1\/1|PERF_RECORD_MMAP2 1\/1: .*|PERF_RECORD_FORK\(1:1\):\(\d+:\d+\))$/.exec(l)?.[1])
+      .map(
+        (l) =>
+          /(PERF_RECORD_COMM: .*:1\/1|PERF_RECORD_MMAP2 1\/1: .*|PERF_RECORD_FORK\(1:1\):\(\d+:\d+\))$/.exec(l)?.[1],
+      )
       .filter((l): l is string => l !== undefined && !l.includes('exec:'))
       .sort();
   const oursPid1 = pid1(f);
-  assert.ok(oursPid1.some((l) => l.startsWith('PERF_RECORD_COMM')), oursPid1.join('\n'));
+  assert.ok(
+    oursPid1.some((l) => l.startsWith('PERF_RECORD_COMM')),
+    oursPid1.join('\n'),
+  );
   assert.deepEqual(oursPid1, pid1(join(dir, 'p.data')));
 });
 
@@ -159,7 +180,21 @@ test('record -e cpu-clock -F 999: samples with IP/TID/TIME/CPU/PERIOD that perf 
   if (why) return t.skip(why);
   const dir = scratch('samples');
   const f = join(dir, 's.data');
-  const r = runCli(['record', '-a', '-e', 'cpu-clock', '-F', '999', '-o', f, '--json', '--', 'sh', '-c', 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done']);
+  const r = runCli([
+    'record',
+    '-a',
+    '-e',
+    'cpu-clock',
+    '-F',
+    '999',
+    '-o',
+    f,
+    '--json',
+    '--',
+    'sh',
+    '-c',
+    'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done',
+  ]);
   assert.equal(r.status, 0, r.stderr);
   const j = jsonOf(r.stdout);
   const st = perfStats(f);
@@ -170,7 +205,9 @@ test('record -e cpu-clock -F 999: samples with IP/TID/TIME/CPU/PERIOD that perf 
   assert.match(s, /^\s*sh\s+\d+\s+\[\d+\]\s+[\d.]+:\s+\d+\s+cpu-clock:\s+[0-9a-f]+/m);
   assertPerfQuiet(['report', '--stdio', '--sort', 'comm', '-i', f]);
   // HEADER_SAMPLE_TIME holds the first and last sample time perf script shows
-  const times = [...assertPerfQuiet(['script', '-F', 'time', '-i', f]).matchAll(/([\d.]+):/g)].map((m) => m[1]!).sort((a, b) => Number(a) - Number(b));
+  const times = [...assertPerfQuiet(['script', '-F', 'time', '-i', f]).matchAll(/([\d.]+):/g)]
+    .map((m) => m[1]!)
+    .sort((a, b) => Number(a) - Number(b));
   const h = assertPerfQuiet(['report', '--header-only', '-i', f]);
   assert.equal(/# time of first sample : ([\d.]+)/.exec(h)?.[1], times[0]);
   assert.equal(/# time of last sample : ([\d.]+)/.exec(h)?.[1], times.at(-1));
@@ -181,7 +218,23 @@ test('record -m 1: the ring wraps every 4 KiB; records survive and LOST counts m
   if (why) return t.skip(why);
   const dir = scratch('wrap');
   const f = join(dir, 'w.data');
-  const r = runCli(['record', '-a', '-m', '1', '-e', 'cpu-clock', '-F', '10000', '-o', f, '--json', '--', 'sh', '-c', 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done']);
+  const r = runCli([
+    'record',
+    '-a',
+    '-m',
+    '1',
+    '-e',
+    'cpu-clock',
+    '-F',
+    '10000',
+    '-o',
+    f,
+    '--json',
+    '--',
+    'sh',
+    '-c',
+    'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done',
+  ]);
   assert.equal(r.status, 0, r.stderr);
   const j = jsonOf(r.stdout);
   assert.ok(j.fileBytes > 3 * 4096, 'wrote more than the ring holds');
@@ -204,14 +257,22 @@ test('record -a until SIGINT: the file is finished and no temporary file is left
   if (why) return t.skip(why);
   const dir = scratch('sigint');
   const f = join(dir, 'i.data');
-  const c = spawn(process.execPath, ['--import', 'tsx', join(repoRoot, 'src', 'cli', 'main.ts'), 'record', '-a', '-o', f], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  const c = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(repoRoot, 'src', 'cli', 'main.ts'), 'record', '-a', '-o', f],
+    { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let stderr = '';
   c.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
   const exited = new Promise<number | null>((res) => c.on('exit', (code) => res(code)));
   // wait until the temporary output exists (events are open), then interrupt
   // (generous: a loaded CI machine can take seconds just to start tsx)
-  for (let i = 0; i < 600 && !readdirSync(dir).some((n) => n.endsWith('.tmp')); i++) await new Promise((r) => setTimeout(r, 50));
-  assert.ok(readdirSync(dir).some((n) => n.endsWith('.tmp')), `recording never started: ${stderr}`);
+  for (let i = 0; i < 600 && !readdirSync(dir).some((n) => n.endsWith('.tmp')); i++)
+    await new Promise((r) => setTimeout(r, 50));
+  assert.ok(
+    readdirSync(dir).some((n) => n.endsWith('.tmp')),
+    `recording never started: ${stderr}`,
+  );
   await new Promise((r) => setTimeout(r, 300));
   c.kill('SIGINT');
   assert.equal(await exited, 0, stderr);

@@ -85,8 +85,14 @@ async function expectAll(bytes: Uint8Array, offset: number | RegExp, what: RegEx
     } catch (e) {
       err = e;
     }
-    assert.ok(err instanceof FormatError, `${name}: expected a FormatError, got ${err === undefined ? 'success' : String((err as Error).stack)}`);
-    const at = typeof offset === 'number' ? new RegExp(`^${p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: at offset 0x${offset.toString(16)}: `) : offset;
+    assert.ok(
+      err instanceof FormatError,
+      `${name}: expected a FormatError, got ${err === undefined ? 'success' : String((err as Error).stack)}`,
+    );
+    const at =
+      typeof offset === 'number'
+        ? new RegExp(`^${p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: at offset 0x${offset.toString(16)}: `)
+        : offset;
     assert.match(err.message, at, `${name}: ${err.message}`);
     assert.match(err.message, what, `${name}: ${err.message}`);
   }
@@ -155,12 +161,24 @@ test('the CLI prints one line naming the offset and exits 2', async () => {
     assert.equal(res.status, 2, `${cmd}: ${res.stderr}`);
     const line = `perfpoke: ${p}: at offset 0x${r.offset.toString(16)}: `;
     assert.ok(res.stderr.startsWith(line), `${cmd}: ${res.stderr}`);
-    assert.match(res.stderr.slice(line.length), /^[A-Z_]+ \(\d+\) perf_event_header\.size: size 0, expected ≥ 8[^\n]*\n$/);
+    assert.match(
+      res.stderr.slice(line.length),
+      /^[A-Z_]+ \(\d+\) perf_event_header\.size: size 0, expected ≥ 8[^\n]*\n$/,
+    );
   }
 });
 
 test('property: mutated real fixtures end in success or FormatError, in bounded time and memory', async () => {
-  const files = ['sw.data', 'switch.data', 'zstd.data', 'pipe.data', 'group-read.data', 'callchain.data', 'synthetic/text-poke.data', 'synthetic/text-poke-be.data'].map(load);
+  const files = [
+    'sw.data',
+    'switch.data',
+    'zstd.data',
+    'pipe.data',
+    'group-read.data',
+    'callchain.data',
+    'synthetic/text-poke.data',
+    'synthetic/text-poke-be.data',
+  ].map(load);
   await fc.assert(
     fc.asyncProperty(
       fc.integer({ min: 0, max: files.length - 1 }),

@@ -11,9 +11,14 @@ import { repoRoot, runCli, runPerf } from './cli.js';
 import { parseFields, runScript, StringSink, type ScriptOptions } from '../src/cli/commands/script.js';
 
 const dir = join(repoRoot, 'test', 'fixtures', 'recorded');
-const fixtures = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.data')).sort() : [];
+const fixtures = existsSync(dir)
+  ? readdirSync(dir)
+      .filter((f) => f.endsWith('.data'))
+      .sort()
+  : [];
 // made by our own encoders (this kernel withholds TEXT_POKE): both byte orders
-for (const f of ['synthetic/text-poke.data', 'synthetic/text-poke-be.data']) if (existsSync(join(dir, f))) fixtures.push(f);
+for (const f of ['synthetic/text-poke.data', 'synthetic/text-poke-be.data'])
+  if (existsSync(join(dir, f))) fixtures.push(f);
 const havePerf = runPerf(['--version']) !== null;
 
 /** Documented exceptions (docs/script-stats.md). */
@@ -90,13 +95,18 @@ for (const fx of fixtures) {
       assert.equal(mine.err, undefined, `${label}: we failed: ${mine.err}`);
       // perf 6.1 does not byte-swap MMAP2 prot/flags of big-endian files (it prints "---p"); we print
       // the recorded values, so only there the permission letters are left out of the comparison
-      const norm = (l: string): string => (fx.endsWith('-be.data') && l.includes('PERF_RECORD_MMAP2') ? l.replace(/\]: [-r][-w][-x][ps] /, ']: ???? ') : l);
+      const norm = (l: string): string =>
+        fx.endsWith('-be.data') && l.includes('PERF_RECORD_MMAP2') ? l.replace(/\]: [-r][-w][-x][ps] /, ']: ???? ') : l;
       // … and it swaps the wrong bytes as sample_id of a big-endian SWITCH record (no body): those lines are skipped
       const keep = (l: string): boolean => !(fx.endsWith('-be.data') && l.includes('PERF_RECORD_SWITCH '));
       const a = mine.out.split('\n').filter(keep).map(norm);
       const b = perf.stdout.split('\n').filter(keep).map(norm);
       if (b.length > 1) nonEmpty++;
-      assert.equal(a.length, b.length, `${label}: ${a.length} lines vs perf's ${b.length}; first difference at ${firstDiff(a, b)}`);
+      assert.equal(
+        a.length,
+        b.length,
+        `${label}: ${a.length} lines vs perf's ${b.length}; first difference at ${firstDiff(a, b)}`,
+      );
       assert.equal(firstDiff(a, b), 'equal', label);
     }
     assert.ok(nonEmpty > 0, `${fx}: perf printed nothing for any case, the test compares nothing`);
@@ -123,14 +133,24 @@ for (const d of ['perf-alone', 'perf-kcore', 'perfpoke-kcore']) {
   test(`script --show-text-poke-events matches perf on real-kernel/${d}`, { todo }, async (t) => {
     if (!havePerf) return t.skip('perf is not installed');
     if (!existsSync(join(realDir, d, 'data'))) return t.skip(`no fixture ${d}`);
-    const args = ['-F', 'comm,tid,pid,cpu,time,event', '--show-text-poke-events', '--show-task-events', '--show-mmap-events', '--show-bpf-events'];
+    const args = [
+      '-F',
+      'comm,tid,pid,cpu,time,event',
+      '--show-text-poke-events',
+      '--show-task-events',
+      '--show-mmap-events',
+      '--show-bpf-events',
+    ];
     const perf = runPerf(['script', '-i', join(realDir, d), ...args])!;
     assert.equal(perf.status, 0, perf.stderr);
     const mine = await ours(join(realDir, d), args);
     assert.equal(mine.err, undefined);
     const a = mine.out.split('\n');
     const b = perf.stdout.split('\n');
-    assert.ok(b.some((l) => l.includes('PERF_RECORD_TEXT_POKE')), 'the fixture has TEXT_POKE records');
+    assert.ok(
+      b.some((l) => l.includes('PERF_RECORD_TEXT_POKE')),
+      'the fixture has TEXT_POKE records',
+    );
     if (d === 'perf-kcore') {
       // Linux 6.1 inflated most TEXT_POKE/KSYMBOL records of this file (perfpoke
       // recorded at the same time): perf reads their sample_id from the record's
@@ -140,7 +160,10 @@ for (const d of ['perf-alone', 'perf-kcore', 'perfpoke-kcore']) {
       const untimed = (ls: string[]): string[] => ls.map((l) => l.replace(/^.*?\s\d+\.\d{6}:/, '')).sort();
       assert.equal(firstDiff(untimed(a), untimed(b)), 'equal');
       const zero = b.filter((l) => /\s0\.000000:/.test(l)).length;
-      assert.ok(zero > 0 && a.filter((l) => /\s0\.000000:/.test(l)).length < zero, 'perf shows inflated records at time 0, perfpoke does not');
+      assert.ok(
+        zero > 0 && a.filter((l) => /\s0\.000000:/.test(l)).length < zero,
+        'perf shows inflated records at time 0, perfpoke does not',
+      );
       t.diagnostic(`perf prints ${zero} lines at time 0; perfpoke places them at their real times`);
       return;
     }
@@ -156,7 +179,10 @@ test('script reads a pipe on stdin and prints --json lines, one per perf line', 
   const perf = runPerf(['script', '-i', pipe, ...args])!;
   const r = runCli(['script', '-i', '-', ...args, '--json'], { input: readFileSync(pipe) });
   assert.equal(r.status, 0, r.stderr);
-  const objs = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; comm?: string; period?: string });
+  const objs = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; comm?: string; period?: string });
   const lines = perf.stdout.trim().split('\n');
   assert.equal(objs.length, lines.length);
   objs.forEach((o, i) => {

@@ -24,7 +24,8 @@ test('same seed, same bytes; another seed, another recording', () => {
   simulate({ out: a, seed: 3, size: 20_000 });
   simulate({ out: b, seed: 3, size: 20_000 });
   simulate({ out: c, seed: 4, size: 20_000 });
-  for (const f of ['data', 'truth.bin', 'kcore_dir/kcore', 'kcore_dir/kallsyms']) assert.ok(readFileSync(join(a, f)).equals(readFileSync(join(b, f))), f);
+  for (const f of ['data', 'truth.bin', 'kcore_dir/kcore', 'kcore_dir/kallsyms'])
+    assert.ok(readFileSync(join(a, f)).equals(readFileSync(join(b, f))), f);
   assert.ok(!readFileSync(join(a, 'data')).equals(readFileSync(join(c, 'data'))));
   assert.equal(readFileSync(join(a, 'kcore_dir/modules'), 'utf8'), '');
 });
@@ -58,7 +59,7 @@ test('generated code is real x86-64: every planned instruction decodes with iced
   ins.free();
 });
 
-test('perf sees the pokes: one TEXT_POKE per flip at the flip time, symbolized from kcore_dir/kallsyms, plus the trampoline\'s (old len 0)', (t) => {
+test("perf sees the pokes: one TEXT_POKE per flip at the flip time, symbolized from kcore_dir/kallsyms, plus the trampoline's (old len 0)", (t) => {
   if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
   const out = join(dir, 'p');
   const s = simulate({ out, seed: 5, size: 30_000, flips: 5 });
@@ -71,7 +72,10 @@ test('perf sees the pokes: one TEXT_POKE per flip at the flip time, symbolized f
   assert.equal(lines.length, s.flips.length);
   lines.forEach((l, i) => {
     const f = s.flips[i]!;
-    assert.match(l, new RegExp(`TEXT_POKE ${f.addr.slice(2)} (pp_l\\d_fn\\d+)\\+0x[0-9a-f]+ old len ${f.len} new len ${f.len}`));
+    assert.match(
+      l,
+      new RegExp(`TEXT_POKE ${f.addr.slice(2)} (pp_l\\d_fn\\d+)\\+0x[0-9a-f]+ old len ${f.len} new len ${f.len}`),
+    );
     const us = BigInt(f.time) / 1000n;
     assert.ok(l.includes(`${us / 1_000_000n}.${(us % 1_000_000n).toString().padStart(6, '0')}:`), `${l} vs ${f.time}`);
   });
@@ -85,7 +89,10 @@ test('ground truth size equals what perf decodes; CLI sim prints a summary and r
   const s = JSON.parse(r.stdout);
   assert.equal(s.cpus, 3);
   const truth = readTruth(out);
-  assert.equal(truth.cpus.reduce((a, c) => a + c.off.length, 0), s.instructions);
+  assert.equal(
+    truth.cpus.reduce((a, c) => a + c.off.length, 0),
+    s.instructions,
+  );
   const bad = runCli(['sim', '-o', out, '--cpus', 'x']);
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /--cpus must be an integer/);

@@ -13,9 +13,14 @@ import { statsLines } from '../src/cli/commands/stats.js';
 import { Feature } from '../src/abi/feature.js';
 
 const dir = join(repoRoot, 'test', 'fixtures', 'recorded');
-const fixtures = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.data')).map((f) => join(dir, f)) : [];
+const fixtures = existsSync(dir)
+  ? readdirSync(dir)
+      .filter((f) => f.endsWith('.data'))
+      .map((f) => join(dir, f))
+  : [];
 const real = join(repoRoot, 'test', 'fixtures', 'real-kernel');
-for (const d of ['perf-alone', 'perf-kcore', 'perfpoke-kcore']) if (existsSync(join(real, d, 'data'))) fixtures.push(join(real, d, 'data'));
+for (const d of ['perf-alone', 'perf-kcore', 'perfpoke-kcore'])
+  if (existsSync(join(real, d, 'data'))) fixtures.push(join(real, d, 'data'));
 const havePerf = runPerf(['--version']) !== null;
 
 async function ourLines(file: string, fast = true): Promise<string[]> {
@@ -34,7 +39,8 @@ for (const file of fixtures.sort()) {
     if (!havePerf) return t.skip('perf is not installed');
     const perf = runPerf(['report', '--stats', '-i', file])!;
     // perf 6.1 stops early on some pipe-mode files with tracing data ("unexpected end of event stream")
-    if (perf.status !== 0 || /unexpected end|failed to process/.test(perf.stderr)) return t.skip(`perf 6.1 cannot read it: ${perf.stderr.trim().split('\n')[0]}`);
+    if (perf.status !== 0 || /unexpected end|failed to process/.test(perf.stderr))
+      return t.skip(`perf 6.1 cannot read it: ${perf.stderr.trim().split('\n')[0]}`);
     const b = perf.stdout.replace(/\n$/, '').split('\n');
     const a = await ourLines(file);
     assert.deepEqual(a, b);
@@ -53,5 +59,8 @@ test('perfpoke stats CLI prints the same text and --json counts', (t) => {
   const j = runCli(['stats', '-i', f, '--json']);
   const doc = JSON.parse(j.stdout) as { total: number; byType: Record<string, number> };
   assert.ok(doc.byType.COMPRESSED! >= 1, 'COMPRESSED records counted');
-  assert.equal(Object.values(doc.byType).reduce((x, y) => x + y, 0), doc.total);
+  assert.equal(
+    Object.values(doc.byType).reduce((x, y) => x + y, 0),
+    doc.total,
+  );
 });

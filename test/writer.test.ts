@@ -13,7 +13,13 @@ import { copyPerfData } from '../src/perfdata/writer-copy.js';
  * offsets, so the text must be identical.
  */
 const tmp = mkdtempSync(join(tmpdir(), 'perfpoke-writer-perf-'));
-const FIXTURES = ['recorded/sw.data', 'recorded/zstd.data', 'recorded/pipe-tp.data', 'recorded/bpf.data', 'features/group-clock.data'];
+const FIXTURES = [
+  'recorded/sw.data',
+  'recorded/zstd.data',
+  'recorded/pipe-tp.data',
+  'recorded/bpf.data',
+  'features/group-clock.data',
+];
 const BAD = /warning|failed|error|not yet supported|unsupported|invalid/i;
 
 function perfClean(args: string[], what: string): string {
@@ -31,7 +37,11 @@ test('perf 6.1 reads every file the writer makes, without warnings, with the sam
     // perf 6.1 itself stops early on pipe-mode files with tracing data ("unexpected end of event stream"): no reference then
     const ref = runPerf(['report', '--stats', '-i', input])!;
     const wantStats = ref.stderr.trim() ? undefined : ref.stdout;
-    for (const [label, opts] of [['le', {}], ['be', { bigEndian: true }], ['padded', { padRecords: 8 }]] as const) {
+    for (const [label, opts] of [
+      ['le', {}],
+      ['be', { bigEndian: true }],
+      ['padded', { padRecords: 8 }],
+    ] as const) {
       const out = join(tmp, `${label}.data`);
       await copyPerfData(input, out, opts);
       const what = `${fx} ${label}`;
@@ -64,7 +74,11 @@ test('pipe-mode output (-o -) is read by perf with the same records', (t) => {
   if (!runPerf(['--version'])) return t.skip('perf not installed');
   for (const fx of ['recorded/tp.data', 'recorded/pipe.data']) {
     const input = join(repoRoot, 'test/fixtures', fx);
-    const r = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'inject', '-i', input, '-o', '-'], { cwd: repoRoot, maxBuffer: 1 << 28 });
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', join(repoRoot, 'src/cli/main.ts'), 'inject', '-i', input, '-o', '-'],
+      { cwd: repoRoot, maxBuffer: 1 << 28 },
+    );
     assert.equal(r.status, 0, r.stderr.toString());
     const out = join(tmp, 'pipe-out.data');
     writeFileSync(out, r.stdout);

@@ -105,9 +105,27 @@ export function withAttrFlag(flags: bigint, name: AttrFlagName, on = true): bigi
 
 export function emptyAttr(): EventAttr {
   return {
-    type: 0, size: PERF_ATTR_SIZE_VER8, config: 0n, samplePeriod: 0n, sampleType: 0n, readFormat: 0n, flags: 0n,
-    wakeupEvents: 0, bpType: 0, config1: 0n, config2: 0n, branchSampleType: 0n, sampleRegsUser: 0n,
-    sampleStackUser: 0, clockid: 0, sampleRegsIntr: 0n, auxWatermark: 0, sampleMaxStack: 0, auxSampleSize: 0,
-    auxAction: 0, sigData: 0n, config3: 0n,
+    type: 0,
+    size: PERF_ATTR_SIZE_VER8,
+    config: 0n,
+    samplePeriod: 0n,
+    sampleType: 0n,
+    readFormat: 0n,
+    flags: 0n,
+    wakeupEvents: 0,
+    bpType: 0,
+    config1: 0n,
+    config2: 0n,
+    branchSampleType: 0n,
+    sampleRegsUser: 0n,
+    sampleStackUser: 0,
+    clockid: 0,
+    sampleRegsIntr: 0n,
+    auxWatermark: 0,
+    sampleMaxStack: 0,
+    auxSampleSize: 0,
+    auxAction: 0,
+    sigData: 0n,
+    config3: 0n,
   };
 }

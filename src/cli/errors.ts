@@ -8,7 +8,10 @@ export const EXIT_INTERNAL = 3;
 
 /** A user-facing error with a chosen exit code (bad flag values, missing files…). */
 export class UsageError extends Error {
-  constructor(message: string, readonly exitCode = EXIT_BAD_INPUT) {
+  constructor(
+    message: string,
+    readonly exitCode = EXIT_BAD_INPUT,
+  ) {
     super(message);
   }
 }

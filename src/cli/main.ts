@@ -23,7 +23,9 @@ const here = dirname(fileURLToPath(import.meta.url));
  */
 export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command('perfpoke')
-    .description('Read, write, record, check and decode Linux perf.data files, with first-class PERF_RECORD_TEXT_POKE support')
+    .description(
+      'Read, write, record, check and decode Linux perf.data files, with first-class PERF_RECORD_TEXT_POKE support',
+    )
     .version('0.1.0')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
@@ -34,9 +36,7 @@ export async function buildProgram(only?: string): Promise<Command> {
   } catch {
     // no commands built yet
   }
-  let files = names
-    .filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !f.includes('.test.'))
-    .sort();
+  let files = names.filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !f.includes('.test.')).sort();
   const chosen = files.filter((f) => f.replace(/\.(ts|js)$/, '') === only);
   if (chosen.length > 0) files = chosen;
   for (const f of files) {
@@ -81,4 +81,3 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
 });
 
 await main();
-

@@ -129,10 +129,17 @@ const AUXTRACE = 71;
  * With `keepData`, each buffer keeps a copy of its bytes; otherwise only its
  * file offset (the data follows the 48-byte AUXTRACE record).
  */
-export async function loadAuxQueues(src: AuxRecordSource, opts: { keepData?: boolean } = {}): Promise<{ queues: AuxQueues; info?: AuxtraceInfo }> {
+export async function loadAuxQueues(
+  src: AuxRecordSource,
+  opts: { keepData?: boolean } = {},
+): Promise<{ queues: AuxQueues; info?: AuxtraceInfo }> {
   let info: AuxtraceInfo | undefined;
   let queues: AuxQueues | undefined;
-  const pendingAux: { cpu: number; tid: number; e: { auxOffset: bigint; auxSize: bigint; flags: bigint; time?: bigint } }[] = [];
+  const pendingAux: {
+    cpu: number;
+    tid: number;
+    e: { auxOffset: bigint; auxSize: bigint; flags: bigint; time?: bigint };
+  }[] = [];
   const pendingStarts: { cpu: number; s: ItraceStart }[] = [];
   const q = (): AuxQueues => (queues ??= new AuxQueues(info?.type === 'intel_pt' ? info.perCpuMmaps : true));
   for await (const r of src.records()) {
@@ -153,11 +160,28 @@ export async function loadAuxQueues(src: AuxRecordSource, opts: { keepData?: boo
         ...(opts.keepData && data ? { data: data.slice() } : {}),
       });
     } else if (r.type === AUX || r.type === ITRACE_START) {
-      const rec = r.decode() as { auxOffset?: bigint; auxSize?: bigint; flags?: bigint; pid?: number; tid?: number; sampleId?: { cpu?: number; tid?: number; time?: bigint } };
+      const rec = r.decode() as {
+        auxOffset?: bigint;
+        auxSize?: bigint;
+        flags?: bigint;
+        pid?: number;
+        tid?: number;
+        sampleId?: { cpu?: number; tid?: number; time?: bigint };
+      };
       const cpu = rec.sampleId?.cpu ?? -1;
       const tid = rec.sampleId?.tid ?? rec.tid ?? -1;
       const time = rec.sampleId?.time;
-      if (r.type === AUX) pendingAux.push({ cpu, tid, e: { auxOffset: rec.auxOffset!, auxSize: rec.auxSize!, flags: rec.flags!, ...(time !== undefined ? { time } : {}) } });
+      if (r.type === AUX)
+        pendingAux.push({
+          cpu,
+          tid,
+          e: {
+            auxOffset: rec.auxOffset!,
+            auxSize: rec.auxSize!,
+            flags: rec.flags!,
+            ...(time !== undefined ? { time } : {}),
+          },
+        });
       else pendingStarts.push({ cpu, s: { pid: rec.pid!, tid: rec.tid!, ...(time !== undefined ? { time } : {}) } });
     }
   }

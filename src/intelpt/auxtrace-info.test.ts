@@ -33,7 +33,10 @@ test('old perf (no MTC fields) and other AUX types round-trip; short arrays are 
   assert.equal(i.type === 'intel_pt' && i.mtcBit, undefined);
   assert.deepEqual(encodeAuxtracePriv(i).priv, old);
   assert.deepEqual(encodeAuxtracePriv(decodeAuxtracePriv(3, [1n, 2n])), { auxType: 3, priv: [1n, 2n] });
-  assert.throws(() => decodeAuxtracePriv(1, [1n, 2n], 0x208), (e: unknown) => e instanceof FormatError && e.offset === 0x208 && e.kind === 'bad-size');
+  assert.throws(
+    () => decodeAuxtracePriv(1, [1n, 2n], 0x208),
+    (e: unknown) => e instanceof FormatError && e.offset === 0x208 && e.kind === 'bad-size',
+  );
   const bad = [...old, 0n, 0n, 0n, 0n, 0n, 0n, 1000n];
   assert.equal(bad.length, INTEL_PT_PRIV.FILTER_STR_LEN + 1);
   assert.throws(() => decodeAuxtracePriv(1, bad), FormatError);
@@ -42,15 +45,21 @@ test('old perf (no MTC fields) and other AUX types round-trip; short arrays are 
 test('any intel_pt info survives encode → decode', () => {
   const u = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n });
   fc.assert(
-    fc.property(fc.array(u, { minLength: 16, maxLength: 16 }), fc.option(fc.string({ maxLength: 40 }).filter((s) => !s.includes('\0'))), (w, filter) => {
-      const priv = w.map((x, k) => (k === 0 || k === 1 || k === 2 || k === 7 || k === 11 || k === 12 || k === 13 || k === 15 ? x & 0xffffn : x));
-      const base = decodeAuxtracePriv(1, priv);
-      if (base.type !== 'intel_pt') return;
-      const withFilter = filter === null ? base : { ...base, filter };
-      const enc = encodeAuxtracePriv(withFilter);
-      const dec = decodeAuxtracePriv(enc.auxType, enc.priv);
-      assert.deepEqual(encodeAuxtracePriv(dec), enc);
-    }),
+    fc.property(
+      fc.array(u, { minLength: 16, maxLength: 16 }),
+      fc.option(fc.string({ maxLength: 40 }).filter((s) => !s.includes('\0'))),
+      (w, filter) => {
+        const priv = w.map((x, k) =>
+          k === 0 || k === 1 || k === 2 || k === 7 || k === 11 || k === 12 || k === 13 || k === 15 ? x & 0xffffn : x,
+        );
+        const base = decodeAuxtracePriv(1, priv);
+        if (base.type !== 'intel_pt') return;
+        const withFilter = filter === null ? base : { ...base, filter };
+        const enc = encodeAuxtracePriv(withFilter);
+        const dec = decodeAuxtracePriv(enc.auxType, enc.priv);
+        assert.deepEqual(encodeAuxtracePriv(dec), enc);
+      },
+    ),
   );
 });
 
@@ -62,11 +71,28 @@ test('AuxQueues: per-CPU queues in offset order, AUX flags decoded', () => {
   q.addAux(1, 5, { auxOffset: 0n, auxSize: 16n, flags: 0x9n });
   q.addItraceStart(0, { pid: 5, tid: 6 });
   const all = q.all();
-  assert.deepEqual(all.map((x) => x.key), ['cpu:0', 'cpu:1']);
-  assert.deepEqual(all[1]!.buffers.map((b) => b.offset), [0x1000n, 0x2000n]);
-  assert.deepEqual(all[1]!.auxEvents[0], { auxOffset: 0n, auxSize: 16n, flags: 9n, truncated: true, overwrite: false, partial: false, collision: true });
+  assert.deepEqual(
+    all.map((x) => x.key),
+    ['cpu:0', 'cpu:1'],
+  );
+  assert.deepEqual(
+    all[1]!.buffers.map((b) => b.offset),
+    [0x1000n, 0x2000n],
+  );
+  assert.deepEqual(all[1]!.auxEvents[0], {
+    auxOffset: 0n,
+    auxSize: 16n,
+    flags: 9n,
+    truncated: true,
+    overwrite: false,
+    partial: false,
+    collision: true,
+  });
   assert.equal(all[0]!.itraceStarts.length, 1);
   const t = new AuxQueues(false);
   t.addBuffer({ offset: 0n, size: 1, reference: 1n, idx: 0, tid: 42, cpu: -1 });
-  assert.deepEqual(t.all().map((x) => x.key), ['tid:42']);
+  assert.deepEqual(
+    t.all().map((x) => x.key),
+    ['tid:42'],
+  );
 });

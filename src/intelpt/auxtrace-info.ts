@@ -78,7 +78,13 @@ const MIN_FIELDS = INTEL_PT_PRIV.PER_CPU_MMAPS + 1;
 export function decodeAuxtracePriv(auxType: number, priv: bigint[], offset = 0): AuxtraceInfo {
   if (auxType !== PERF_AUXTRACE_INTEL_PT) return { type: 'raw', auxType, priv: priv.slice() };
   if (priv.length < MIN_FIELDS)
-    throw new FormatError({ kind: 'bad-size', offset, structure: 'AUXTRACE_INFO (70) intel_pt', actual: priv.length, expected: `≥ ${MIN_FIELDS} private u64 fields` });
+    throw new FormatError({
+      kind: 'bad-size',
+      offset,
+      structure: 'AUXTRACE_INFO (70) intel_pt',
+      actual: priv.length,
+      expected: `≥ ${MIN_FIELDS} private u64 fields`,
+    });
   const P = INTEL_PT_PRIV;
   const n = (i: number): number => Number(priv[i]!);
   const info: IntelPtAuxtraceInfo = {
@@ -111,7 +117,13 @@ export function decodeAuxtracePriv(auxType: number, priv: bigint[], offset = 0):
     if (len) {
       const words = Number(((len + 1n + 7n) & ~7n) / 8n);
       if (len > BigInt(priv.length * 8) || next + words > priv.length)
-        throw new FormatError({ kind: 'bad-size', offset, structure: 'AUXTRACE_INFO (70) intel_pt filter', actual: len, expected: `≤ ${(priv.length - next) * 8 - 1} bytes` });
+        throw new FormatError({
+          kind: 'bad-size',
+          offset,
+          structure: 'AUXTRACE_INFO (70) intel_pt filter',
+          actual: len,
+          expected: `≤ ${(priv.length - next) * 8 - 1} bytes`,
+        });
       const bytes = new Uint8Array(words * 8);
       const dv = new DataView(bytes.buffer);
       for (let i = 0; i < words; i++) dv.setBigUint64(i * 8, priv[next + i]!, true);
@@ -140,7 +152,14 @@ export function encodeAuxtracePriv(info: AuxtraceInfo): { auxType: number; priv:
   ];
   const hasMtc = info.mtcBit !== undefined || info.filter !== undefined;
   if (hasMtc) {
-    priv.push(info.mtcBit ?? 0n, BigInt(info.mtcFreqBits ?? 0), BigInt(info.tscCtcN ?? 0), BigInt(info.tscCtcD ?? 0), info.cycBit ?? 0n, BigInt(info.maxNonTurboRatio ?? 0));
+    priv.push(
+      info.mtcBit ?? 0n,
+      BigInt(info.mtcFreqBits ?? 0),
+      BigInt(info.tscCtcN ?? 0),
+      BigInt(info.tscCtcD ?? 0),
+      info.cycBit ?? 0n,
+      BigInt(info.maxNonTurboRatio ?? 0),
+    );
   }
   if (info.filter !== undefined) {
     const s = Buffer.from(info.filter, 'utf8');
@@ -181,6 +200,7 @@ export function formatIntelPtInfo(info: IntelPtAuxtraceInfo): string[] {
       `  Max non-turbo ratio ${info.maxNonTurboRatio}`,
     );
   }
-  if (info.filter !== undefined) l.push(`  Filter string len.  ${Buffer.byteLength(info.filter)}`, `  Filter string       ${info.filter}`);
+  if (info.filter !== undefined)
+    l.push(`  Filter string len.  ${Buffer.byteLength(info.filter)}`, `  Filter string       ${info.filter}`);
   return l;
 }

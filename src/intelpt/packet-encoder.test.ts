@@ -27,11 +27,19 @@ const kernelIp = fc.bigInt({ min: 0xffffffff81000000n, max: 0xffffffff81ffffffn 
 const userIp = fc.bigInt({ min: 0x400000n, max: 0x7fffffffffffn });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ k: fc.constant('tnt' as const), bits: fc.array(fc.boolean(), { minLength: 1, maxLength: 60 }) }),
-  fc.record({ k: fc.constant('ip' as const), op: fc.constantFrom('tip' as const, 'tip.pge' as const, 'tip.pgd' as const, 'fup' as const), ip: fc.option(fc.oneof(kernelIp, userIp), { nil: null }) }),
+  fc.record({
+    k: fc.constant('ip' as const),
+    op: fc.constantFrom('tip' as const, 'tip.pge' as const, 'tip.pgd' as const, 'fup' as const),
+    ip: fc.option(fc.oneof(kernelIp, userIp), { nil: null }),
+  }),
   fc.constant({ k: 'psb' as const }),
   fc.record({ k: fc.constant('tsc' as const), v: fc.bigInt({ min: 0n, max: (1n << 56n) - 1n }) }),
   fc.record({ k: fc.constant('mtc' as const), v: fc.integer({ min: 0, max: 255 }) }),
-  fc.record({ k: fc.constant('tma' as const), ctc: fc.integer({ min: 0, max: 0xffff }), fc: fc.integer({ min: 0, max: 511 }) }),
+  fc.record({
+    k: fc.constant('tma' as const),
+    ctc: fc.integer({ min: 0, max: 0xffff }),
+    fc: fc.integer({ min: 0, max: 511 }),
+  }),
   fc.record({ k: fc.constant('cyc' as const), v: fc.integer({ min: 0, max: 2 ** 30 }) }),
   fc.record({ k: fc.constant('mode' as const), csl: fc.boolean(), csd: fc.constant(false) }),
   fc.constant({ k: 'ovf' as const }),
@@ -45,11 +53,27 @@ function encode(ops: Op[], longTnt: boolean): { bytes: Uint8Array; expect: strin
   let pending: boolean[] = [];
   const flushExpect = (): void => {
     const max = longTnt ? 47 : 6;
-    for (let i = 0; i < pending.length; i += max) expect.push(`tnt ${pending.slice(i, i + max).map((b) => (b ? 'T' : 'N')).join('')}`);
+    for (let i = 0; i < pending.length; i += max)
+      expect.push(
+        `tnt ${pending
+          .slice(i, i + max)
+          .map((b) => (b ? 'T' : 'N'))
+          .join('')}`,
+      );
     pending = [];
   };
   for (const op of ops) {
-    if (op.k !== 'tnt' && op.k !== 'mtc' && op.k !== 'tsc' && op.k !== 'tma' && op.k !== 'cyc' && op.k !== 'mode' && op.k !== 'pad' && op.k !== 'cbr') flushExpect();
+    if (
+      op.k !== 'tnt' &&
+      op.k !== 'mtc' &&
+      op.k !== 'tsc' &&
+      op.k !== 'tma' &&
+      op.k !== 'cyc' &&
+      op.k !== 'mode' &&
+      op.k !== 'pad' &&
+      op.k !== 'cbr'
+    )
+      flushExpect();
     switch (op.k) {
       case 'tnt':
         for (const b of op.bits) {
@@ -70,14 +94,38 @@ function encode(ops: Op[], longTnt: boolean): { bytes: Uint8Array; expect: strin
         e.psbend();
         expect.push('psb', 'psbend');
         break;
-      case 'tsc': e.tsc(op.v); expect.push(`tsc ${op.v.toString(16)}`); break;
-      case 'mtc': e.mtc(op.v); expect.push(`mtc ${op.v}`); break;
-      case 'tma': e.tma(op.ctc, op.fc); expect.push(`tma ${op.ctc} ${op.fc}`); break;
-      case 'cyc': e.cyc(op.v); expect.push(`cyc ${op.v}`); break;
-      case 'mode': e.modeExec(op.csl, op.csd); expect.push(`mode.exec ${op.csl}`); break;
-      case 'ovf': e.ovf(); expect.push('ovf'); break;
-      case 'pad': e.pad(); expect.push('pad'); break;
-      case 'cbr': e.cbr(op.v); expect.push(`cbr ${op.v}`); break;
+      case 'tsc':
+        e.tsc(op.v);
+        expect.push(`tsc ${op.v.toString(16)}`);
+        break;
+      case 'mtc':
+        e.mtc(op.v);
+        expect.push(`mtc ${op.v}`);
+        break;
+      case 'tma':
+        e.tma(op.ctc, op.fc);
+        expect.push(`tma ${op.ctc} ${op.fc}`);
+        break;
+      case 'cyc':
+        e.cyc(op.v);
+        expect.push(`cyc ${op.v}`);
+        break;
+      case 'mode':
+        e.modeExec(op.csl, op.csd);
+        expect.push(`mode.exec ${op.csl}`);
+        break;
+      case 'ovf':
+        e.ovf();
+        expect.push('ovf');
+        break;
+      case 'pad':
+        e.pad();
+        expect.push('pad');
+        break;
+      case 'cbr':
+        e.cbr(op.v);
+        expect.push(`cbr ${op.v}`);
+        break;
     }
   }
   e.flushTnt();
@@ -102,27 +150,51 @@ function describe(bytes: Uint8Array): string[] {
         out.push(`tnt ${s}`);
         break;
       }
-      case 'tip': case 'tip.pge': case 'tip.pgd': case 'fup':
+      case 'tip':
+      case 'tip.pge':
+      case 'tip.pgd':
+      case 'fup':
         out.push(`${p.kind} ${p.ipc === 0 ? '-' : last.ip.toString(16)}`);
         break;
-      case 'psb': case 'psbend': case 'ovf': case 'pad': out.push(p.kind); break;
-      case 'tsc': out.push(`tsc ${p.tsc.toString(16)}`); break;
-      case 'mtc': out.push(`mtc ${p.ctc}`); break;
-      case 'tma': out.push(`tma ${p.ctc} ${p.fc}`); break;
-      case 'cyc': out.push(`cyc ${p.value}`); break;
-      case 'mode.exec': out.push(`mode.exec ${p.csl}`); break;
-      case 'cbr': out.push(`cbr ${p.ratio}`); break;
-      default: out.push(p.kind);
+      case 'psb':
+      case 'psbend':
+      case 'ovf':
+      case 'pad':
+        out.push(p.kind);
+        break;
+      case 'tsc':
+        out.push(`tsc ${p.tsc.toString(16)}`);
+        break;
+      case 'mtc':
+        out.push(`mtc ${p.ctc}`);
+        break;
+      case 'tma':
+        out.push(`tma ${p.ctc} ${p.fc}`);
+        break;
+      case 'cyc':
+        out.push(`cyc ${p.value}`);
+        break;
+      case 'mode.exec':
+        out.push(`mode.exec ${p.csl}`);
+        break;
+      case 'cbr':
+        out.push(`cbr ${p.ratio}`);
+        break;
+      default:
+        out.push(p.kind);
     }
   }
   return out;
 }
 
 test('every encoded packet decodes back, with last-IP compression reproducing each IP (short and long TNT)', () => {
-  fc.assert(fc.property(fc.array(opArb, { maxLength: 60 }), fc.boolean(), (ops, longTnt) => {
-    const { bytes, expect } = encode(ops, longTnt);
-    assert.deepEqual(describe(bytes), expect);
-  }), { numRuns: 400 });
+  fc.assert(
+    fc.property(fc.array(opArb, { maxLength: 60 }), fc.boolean(), (ops, longTnt) => {
+      const { bytes, expect } = encode(ops, longTnt);
+      assert.deepEqual(describe(bytes), expect);
+    }),
+    { numRuns: 400 },
+  );
 });
 
 test('IP compression is the smallest that works, like hardware', () => {

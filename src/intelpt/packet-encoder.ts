@@ -35,12 +35,19 @@ const MASK64 = 0xffffffffffffffffn;
 /** How many payload bytes each IPBytes value carries. */
 export function ipPayloadBytes(c: number): number {
   switch (c) {
-    case 0: return 0;
-    case 1: return 2;
-    case 2: return 4;
-    case 3: case 4: return 6;
-    case 6: return 8;
-    default: return -1;
+    case 0:
+      return 0;
+    case 1:
+      return 2;
+    case 2:
+      return 4;
+    case 3:
+    case 4:
+      return 6;
+    case 6:
+      return 8;
+    default:
+      return -1;
   }
 }
 
@@ -62,12 +69,18 @@ export function chooseIpCompression(ip: bigint, lastIp: bigint): IpCompressionVa
 /** Apply an IP packet's payload to the last IP, as a decoder does (LastIp). */
 export function applyIpCompression(lastIp: bigint, c: number, payload: bigint): bigint {
   switch (c) {
-    case 1: return (lastIp & ~MASK16 & MASK64) | (payload & MASK16);
-    case 2: return (lastIp & ~MASK32 & MASK64) | (payload & MASK32);
-    case 3: return BigInt.asUintN(64, BigInt.asIntN(48, payload & MASK48));
-    case 4: return (lastIp & ~MASK48 & MASK64) | (payload & MASK48);
-    case 6: return payload & MASK64;
-    default: return lastIp;
+    case 1:
+      return (lastIp & ~MASK16 & MASK64) | (payload & MASK16);
+    case 2:
+      return (lastIp & ~MASK32 & MASK64) | (payload & MASK32);
+    case 3:
+      return BigInt.asUintN(64, BigInt.asIntN(48, payload & MASK48));
+    case 4:
+      return (lastIp & ~MASK48 & MASK64) | (payload & MASK48);
+    case 6:
+      return payload & MASK64;
+    default:
+      return lastIp;
   }
 }
 
@@ -246,7 +259,7 @@ export class PacketEncoder {
   /** CYC: cycles since the last CYC, 5 bits then 7 per extra byte. */
   cyc(cycles: number): void {
     let v = BigInt(cycles);
-    let first = Number(v & 0x1fn) << 3;
+    const first = Number(v & 0x1fn) << 3;
     v >>= 5n;
     if (v === 0n) {
       this.byte(first | 0x03);

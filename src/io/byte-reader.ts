@@ -84,7 +84,13 @@ export class ByteReader {
     const v = this.u64();
     if (v > BigInt(Number.MAX_SAFE_INTEGER)) {
       this.pos = at;
-      throw new FormatError({ kind: 'bad-size', offset: this.base + at, structure: what, actual: v, expected: '< 2^53' });
+      throw new FormatError({
+        kind: 'bad-size',
+        offset: this.base + at,
+        structure: what,
+        actual: v,
+        expected: '< 2^53',
+      });
     }
     return Number(v);
   }
@@ -111,7 +117,12 @@ export class ByteReader {
   }
   seek(pos: number): void {
     if (pos < 0 || pos > this.bytes.byteLength) {
-      throw new FormatError({ kind: 'truncated', offset: this.base + pos, structure: this.structure, expected: `offset within ${this.bytes.byteLength} bytes` });
+      throw new FormatError({
+        kind: 'truncated',
+        offset: this.base + pos,
+        structure: this.structure,
+        expected: `offset within ${this.bytes.byteLength} bytes`,
+      });
     }
     this.pos = pos;
   }

@@ -61,7 +61,14 @@ export interface CheckOptions {
 }
 
 export function summarizePoke(p: Poke): CheckPoke {
-  return { time: p.time, cpu: p.cpu, addr: p.addr, oldLen: p.oldBytes.length, newLen: p.newBytes.length, fileOffset: p.fileOffset };
+  return {
+    time: p.time,
+    cpu: p.cpu,
+    addr: p.addr,
+    oldLen: p.oldBytes.length,
+    newLen: p.newBytes.length,
+    fileOffset: p.fileOffset,
+  };
 }
 
 function hexOrGap(b: Uint8Array, live: Uint8Array): string {
@@ -102,7 +109,10 @@ export function checkImage(image: CodeImage, opts: CheckOptions = {}): CheckRepo
   const nonKernel = image.ignoredPokes.filter((p) => !isKernelPoke(p)).map(summarizePoke);
 
   // maps: kcore segments, else the given maps; plus KSYMBOL ranges and live trampolines
-  const ranges: { start: bigint; end: bigint }[] = image.segments.map((s) => ({ start: s.vaddr, end: s.vaddr + BigInt(s.bytes.length) }));
+  const ranges: { start: bigint; end: bigint }[] = image.segments.map((s) => ({
+    start: s.vaddr,
+    end: s.vaddr + BigInt(s.bytes.length),
+  }));
   if (ranges.length === 0 && opts.maps) ranges.push(...opts.maps);
   for (const k of opts.ksymbols ?? []) ranges.push({ start: k.addr, end: k.addr + BigInt(k.len) });
   ranges.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
@@ -127,14 +137,23 @@ export function checkImage(image: CodeImage, opts: CheckOptions = {}): CheckRepo
       const t = created.get(p.addr);
       if (t && t.live) {
         t.live = false;
-        if (t.len !== ol) badRemovals.push({ poke: summarizePoke(p), reason: `removes ${ol} bytes, trampoline created with ${t.len}` });
-        else if (!pp.consistent) badRemovals.push({ poke: summarizePoke(p), reason: 'old bytes differ from the trampoline as created and poked' });
+        if (t.len !== ol)
+          badRemovals.push({ poke: summarizePoke(p), reason: `removes ${ol} bytes, trampoline created with ${t.len}` });
+        else if (!pp.consistent)
+          badRemovals.push({
+            poke: summarizePoke(p),
+            reason: 'old bytes differ from the trampoline as created and poked',
+          });
       } else if (!image.inBase(p.addr) && !inRanges(ranges, p.addr, pokeEnd(p))) {
-        badRemovals.push({ poke: summarizePoke(p), reason: t ? 'trampoline already removed' : 'no trampoline created at this address' });
+        badRemovals.push({
+          poke: summarizePoke(p),
+          reason: t ? 'trampoline already removed' : 'no trampoline created at this address',
+        });
       }
       continue;
     }
-    if (haveMaps && !inRanges(ranges, p.addr, pokeEnd(p)) && !inCreated(p.addr, pokeEnd(p))) outsideMaps.push(summarizePoke(p));
+    if (haveMaps && !inRanges(ranges, p.addr, pokeEnd(p)) && !inCreated(p.addr, pokeEnd(p)))
+      outsideMaps.push(summarizePoke(p));
   }
   const consistent = image.pokes.length - stale;
   return {

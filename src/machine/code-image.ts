@@ -234,7 +234,10 @@ export class CodeImage implements CodeReader {
     const width = Number(s.end - s.start);
     const at = pp.k * width + Number(pp.poke.addr - s.start);
     const ol = pp.poke.oldBytes.length;
-    return { bytes: s.states.slice(at, at + ol), live: s.live ? s.live.slice(at, at + ol) : new Uint8Array(ol).fill(1) };
+    return {
+      bytes: s.states.slice(at, at + ol),
+      live: s.live ? s.live.slice(at, at + ol) : new Uint8Array(ol).fill(1),
+    };
   }
 
   /** Copy kcore bytes over [start, start+width) into out; mark them in known. */

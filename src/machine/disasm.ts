@@ -48,12 +48,19 @@ export function disassemble(bytes: Uint8Array, ip: bigint, symbolize?: (addr: bi
         let kind: DecodedInsn['mnemonic'] = 'other';
         let target: bigint | undefined;
         const fc = i.flowControl;
-        if (i.mnemonic === Mnemonic.Nop || (i.mnemonic === Mnemonic.Xchg && len === 2 && b[0] === 0x66 && b[1] === 0x90)) kind = 'nop';
+        if (
+          i.mnemonic === Mnemonic.Nop ||
+          (i.mnemonic === Mnemonic.Xchg && len === 2 && b[0] === 0x66 && b[1] === 0x90)
+        )
+          kind = 'nop';
         else if (i.mnemonic === Mnemonic.Int3) kind = 'int3';
         else if (i.mnemonic === Mnemonic.Ret) kind = 'ret';
         else if (fc === FlowControl.Call && i.mnemonic === Mnemonic.Call) kind = 'call';
         else if (fc === FlowControl.UnconditionalBranch && i.mnemonic === Mnemonic.Jmp) kind = 'jmp';
-        if ((kind === 'call' || kind === 'jmp') && (fc === FlowControl.Call || fc === FlowControl.UnconditionalBranch)) {
+        if (
+          (kind === 'call' || kind === 'jmp') &&
+          (fc === FlowControl.Call || fc === FlowControl.UnconditionalBranch)
+        ) {
           const t = i.nearBranchTarget;
           if (t !== 0n || b[0] === 0xe8 || b[0] === 0xe9 || b[0] === 0xeb) {
             target = t;

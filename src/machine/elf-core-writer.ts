@@ -19,7 +19,9 @@ export function writeElfCore(segments: CoreSegmentInput[], opts: { le?: boolean;
   const EM_X86_64 = 62;
   // e_ident
   w.bytes(Uint8Array.of(0x7f, 0x45, 0x4c, 0x46, 2, le ? 1 : 2, 1, 0)).zeros(8);
-  w.u16(ET_CORE).u16(opts.machine ?? EM_X86_64).u32(1);
+  w.u16(ET_CORE)
+    .u16(opts.machine ?? EM_X86_64)
+    .u32(1);
   w.u64(0); // e_entry
   w.u64(ELF64_EHDR_SIZE); // e_phoff
   w.u64(0); // e_shoff

@@ -45,11 +45,23 @@ function parse(file: Uint8Array): CoreSegment[] {
     throw new FormatError({ kind: 'bad-magic', offset: 0, structure: 'Elf64_Ehdr', expected: '"\\x7fELF"' });
   }
   if (file[4] !== 2) {
-    throw new FormatError({ kind: 'unsupported', offset: 4, structure: 'Elf64_Ehdr.e_ident[EI_CLASS]', actual: file[4]!, expected: '2 (ELFCLASS64)' });
+    throw new FormatError({
+      kind: 'unsupported',
+      offset: 4,
+      structure: 'Elf64_Ehdr.e_ident[EI_CLASS]',
+      actual: file[4]!,
+      expected: '2 (ELFCLASS64)',
+    });
   }
   const le = file[5] === 1;
   if (file[5] !== 1 && file[5] !== 2) {
-    throw new FormatError({ kind: 'bad-value', offset: 5, structure: 'Elf64_Ehdr.e_ident[EI_DATA]', actual: file[5]!, expected: '1 or 2' });
+    throw new FormatError({
+      kind: 'bad-value',
+      offset: 5,
+      structure: 'Elf64_Ehdr.e_ident[EI_DATA]',
+      actual: file[5]!,
+      expected: '1 or 2',
+    });
   }
   const r = new ByteReader(file, le, 0, 'Elf64_Ehdr');
   r.need(ELF64_EHDR_SIZE);
@@ -63,15 +75,33 @@ function parse(file: Uint8Array): CoreSegment[] {
   r.u32(); // e_flags
   r.u16(); // e_ehsize
   const phentsize = r.u16();
-  let phnum = r.u16();
+  const phnum = r.u16();
   if (phnum === 0xffff) {
-    throw new FormatError({ kind: 'unsupported', offset: 56, structure: 'Elf64_Ehdr.e_phnum', actual: 'PN_XNUM', expected: 'fewer than 65535 program headers' });
+    throw new FormatError({
+      kind: 'unsupported',
+      offset: 56,
+      structure: 'Elf64_Ehdr.e_phnum',
+      actual: 'PN_XNUM',
+      expected: 'fewer than 65535 program headers',
+    });
   }
   if (phnum > 0 && phentsize < ELF64_PHDR_SIZE) {
-    throw new FormatError({ kind: 'bad-size', offset: 54, structure: 'Elf64_Ehdr.e_phentsize', actual: phentsize, expected: `≥ ${ELF64_PHDR_SIZE}` });
+    throw new FormatError({
+      kind: 'bad-size',
+      offset: 54,
+      structure: 'Elf64_Ehdr.e_phentsize',
+      actual: phentsize,
+      expected: `≥ ${ELF64_PHDR_SIZE}`,
+    });
   }
   if (phoff + phnum * phentsize > file.length) {
-    throw new FormatError({ kind: 'truncated', offset: phoff, structure: 'Elf64_Phdr table', expected: `${phnum} × ${phentsize} bytes`, actual: `file is ${file.length} bytes` });
+    throw new FormatError({
+      kind: 'truncated',
+      offset: phoff,
+      structure: 'Elf64_Phdr table',
+      expected: `${phnum} × ${phentsize} bytes`,
+      actual: `file is ${file.length} bytes`,
+    });
   }
   const segs: CoreSegment[] = [];
   for (let i = 0; i < phnum; i++) {
@@ -85,7 +115,13 @@ function parse(file: Uint8Array): CoreSegment[] {
     const filesz = p.u64n();
     if (type !== PT_LOAD || filesz === 0) continue;
     if (offset + filesz > file.length) {
-      throw new FormatError({ kind: 'bad-size', offset: at, structure: `Elf64_Phdr[${i}] (PT_LOAD)`, actual: `0x${offset.toString(16)}+0x${filesz.toString(16)}`, expected: `within the file (0x${file.length.toString(16)} bytes)` });
+      throw new FormatError({
+        kind: 'bad-size',
+        offset: at,
+        structure: `Elf64_Phdr[${i}] (PT_LOAD)`,
+        actual: `0x${offset.toString(16)}+0x${filesz.toString(16)}`,
+        expected: `within the file (0x${file.length.toString(16)} bytes)`,
+      });
     }
     segs.push({ vaddr, bytes: file.subarray(offset, offset + filesz), flags });
   }

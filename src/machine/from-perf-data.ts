@@ -158,12 +158,28 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
         if (r.kind !== 'text_poke') continue;
         const time = r.sampleId?.time ?? 0n;
         if (time > lastTime) lastTime = time;
-        pokes.push({ time, cpu: r.sampleId?.cpu ?? -1, addr: r.addr, oldBytes: r.oldBytes, newBytes: r.newBytes, fileOffset: r.fileOffset, misc: r.misc });
+        pokes.push({
+          time,
+          cpu: r.sampleId?.cpu ?? -1,
+          addr: r.addr,
+          oldBytes: r.oldBytes,
+          newBytes: r.newBytes,
+          fileOffset: r.fileOffset,
+          misc: r.misc,
+        });
       } else if (t === RecordType.KSYMBOL) {
         const r = raw.decode();
         if (r.kind !== 'ksymbol') continue;
         const time = r.sampleId?.time ?? 0n;
-        ksymbols.push({ time, addr: r.addr, len: r.len, ksymType: r.ksymType, flags: r.flags, name: r.name, fileOffset: r.fileOffset });
+        ksymbols.push({
+          time,
+          addr: r.addr,
+          len: r.len,
+          ksymType: r.ksymType,
+          flags: r.flags,
+          name: r.name,
+          fileOffset: r.fileOffset,
+        });
       } else if (t === RecordType.MMAP || t === RecordType.MMAP2) {
         const r = raw.decode();
         if ((r.kind === 'mmap' || r.kind === 'mmap2') && r.pid === -1) {
@@ -183,7 +199,10 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
   const warnings: string[] = [];
   if (kcore?.textAddr !== undefined) {
     const k = kernelMaps.find((m) => m.filename.startsWith('[kernel.kallsyms]'));
-    if (k && k.pgoff !== kcore.textAddr) warnings.push(`kernel MMAP pgoff 0x${k.pgoff.toString(16)} differs from _text 0x${kcore.textAddr.toString(16)} in kcore_dir/kallsyms: perf will not use kcore_dir`);
+    if (k && k.pgoff !== kcore.textAddr)
+      warnings.push(
+        `kernel MMAP pgoff 0x${k.pgoff.toString(16)} differs from _text 0x${kcore.textAddr.toString(16)} in kcore_dir/kallsyms: perf will not use kcore_dir`,
+      );
   }
   ksymbols.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : a.fileOffset - b.fileOffset));
   let image: CodeImage;
@@ -198,7 +217,13 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
   // perf prints every poke, non-kernel cpumode ones too, and printing loads the map
   let loadAt = first?.poke;
   for (const p of image.ignoredPokes) {
-    if (kmap && p.addr >= kmap.start && p.addr < kmap.end && (!loadAt || p.time < loadAt.time || (p.time === loadAt.time && p.fileOffset < loadAt.fileOffset))) loadAt = p;
+    if (
+      kmap &&
+      p.addr >= kmap.start &&
+      p.addr < kmap.end &&
+      (!loadAt || p.time < loadAt.time || (p.time === loadAt.time && p.fileOffset < loadAt.fileOffset))
+    )
+      loadAt = p;
   }
   const symbolizer = new Symbolizer(
     kcore?.symbols ?? SymbolTable.empty(),

@@ -38,7 +38,10 @@ export function resolveInput(input: string): { dataFile: string; kcoreDir?: stri
   }
   if (st.isDirectory()) {
     const k = join(input, 'kcore_dir');
-    return { dataFile: join(input, 'data'), kcoreDir: existsSync(join(k, 'modules')) && existsSync(join(k, 'kcore')) ? k : undefined };
+    return {
+      dataFile: join(input, 'data'),
+      kcoreDir: existsSync(join(k, 'modules')) && existsSync(join(k, 'kcore')) ? k : undefined,
+    };
   }
   return { dataFile: input };
 }
@@ -50,9 +53,15 @@ export function resolveInput(input: string): { dataFile: string; kcoreDir?: stri
 export function loadKcoreDir(kcoreDir: string): KcoreDir {
   const kcorePath = join(kcoreDir, 'kcore');
   const file = readFileSync(kcorePath);
-  const segments = readElfCore(new Uint8Array(file.buffer, file.byteOffset, file.byteLength), kcorePath).filter((s) => s.flags & PF_X);
-  const kallsyms = existsSync(join(kcoreDir, 'kallsyms')) ? parseKallsyms(readFileSync(join(kcoreDir, 'kallsyms'), 'utf8')) : [];
-  const modules = existsSync(join(kcoreDir, 'modules')) ? parseModules(readFileSync(join(kcoreDir, 'modules'), 'utf8')) : [];
+  const segments = readElfCore(new Uint8Array(file.buffer, file.byteOffset, file.byteLength), kcorePath).filter(
+    (s) => s.flags & PF_X,
+  );
+  const kallsyms = existsSync(join(kcoreDir, 'kallsyms'))
+    ? parseKallsyms(readFileSync(join(kcoreDir, 'kallsyms'), 'utf8'))
+    : [];
+  const modules = existsSync(join(kcoreDir, 'modules'))
+    ? parseModules(readFileSync(join(kcoreDir, 'modules'), 'utf8'))
+    : [];
   const maps = segments.map((s) => ({ start: s.vaddr, end: s.vaddr + BigInt(s.bytes.length) }));
   return {
     dir: kcoreDir,

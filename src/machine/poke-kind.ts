@@ -29,7 +29,17 @@ export type PokeKind =
   | 'static-call'
   | 'other';
 
-export const POKE_KINDS: readonly PokeKind[] = ['jump-label', 'static-call', 'ftrace', 'bpf-trampoline', 'trampoline-create', 'trampoline-remove', 'kprobe', 'optprobe', 'other'];
+export const POKE_KINDS: readonly PokeKind[] = [
+  'jump-label',
+  'static-call',
+  'ftrace',
+  'bpf-trampoline',
+  'trampoline-create',
+  'trampoline-remove',
+  'kprobe',
+  'optprobe',
+  'other',
+];
 
 /** `symOffset`: the poke's offset in its symbol, when known. */
 export function classifyPoke(p: Poke, symOffset?: bigint): PokeKind {
@@ -43,7 +53,8 @@ export function classifyPoke(p: Poke, symOffset?: bigint): PokeKind {
   if (o[0] === 0xcc) return b?.mnemonic === 'jmp' ? 'optprobe' : 'kprobe';
   if (!a || !b) return 'other';
   const atEntry = symOffset === 0n || symOffset === 4n;
-  const pair = (x: string, y: string): boolean => (a.mnemonic === x && b.mnemonic === y) || (a.mnemonic === y && b.mnemonic === x);
+  const pair = (x: string, y: string): boolean =>
+    (a.mnemonic === x && b.mnemonic === y) || (a.mnemonic === y && b.mnemonic === x);
   if (pair('nop', 'call')) return atEntry ? 'ftrace' : 'static-call';
   if (pair('nop', 'jmp')) return 'jump-label';
   if ((a.mnemonic === 'call' && b.mnemonic === 'call') || (a.mnemonic === 'jmp' && b.mnemonic === 'jmp')) {

@@ -21,11 +21,16 @@ test('kallsyms: kernel and module lines, junk skipped', () => {
 });
 
 test('modules: name, size, address', () => {
-  const m = parseModules('e1000 167936 0 - Live 0xffffffffc0340000\nkvm 1142784 1 kvm_intel, Live 0xffffffffc0a00000 (O)\n');
-  assert.deepEqual(m.map((x) => [x.name, x.size, x.addr]), [
-    ['e1000', 167936, 0xffffffffc0340000n],
-    ['kvm', 1142784, 0xffffffffc0a00000n],
-  ]);
+  const m = parseModules(
+    'e1000 167936 0 - Live 0xffffffffc0340000\nkvm 1142784 1 kvm_intel, Live 0xffffffffc0a00000 (O)\n',
+  );
+  assert.deepEqual(
+    m.map((x) => [x.name, x.size, x.addr]),
+    [
+      ['e1000', 167936, 0xffffffffc0340000n],
+      ['kvm', 1142784, 0xffffffffc0a00000n],
+    ],
+  );
 });
 
 test('symbols follow perf: filtered types, duplicates, ends, clipping to the kcore map', () => {
@@ -57,18 +62,39 @@ test('ELF core: write → read round trip; malformed input throws FormatError', 
   const a = Uint8Array.from({ length: 5000 }, (_, i) => i & 0xff);
   const b = Uint8Array.of(1, 2, 3);
   for (const le of [true, false]) {
-    const f = writeElfCore([{ vaddr: 0xffffffffc0000000n, bytes: b }, { vaddr: K, bytes: a }], { le });
+    const f = writeElfCore(
+      [
+        { vaddr: 0xffffffffc0000000n, bytes: b },
+        { vaddr: K, bytes: a },
+      ],
+      { le },
+    );
     const segs = readElfCore(f);
-    assert.deepEqual(segs.map((s) => [s.vaddr, [...s.bytes]]), [
-      [K, [...a]],
-      [0xffffffffc0000000n, [...b]],
-    ]);
+    assert.deepEqual(
+      segs.map((s) => [s.vaddr, [...s.bytes]]),
+      [
+        [K, [...a]],
+        [0xffffffffc0000000n, [...b]],
+      ],
+    );
   }
   const f = writeElfCore([{ vaddr: K, bytes: a }]);
-  assert.throws(() => readElfCore(f.subarray(0, 100), 'kcore'), (e: unknown) => e instanceof FormatError && e.kind === 'truncated' && /kcore: at offset 0x40/.test(e.message));
-  assert.throws(() => readElfCore(f.subarray(0, 4096 + 10)), (e: unknown) => e instanceof FormatError && e.kind === 'bad-size');
-  assert.throws(() => readElfCore(Uint8Array.of(1, 2, 3)), (e: unknown) => e instanceof FormatError && e.kind === 'bad-magic');
+  assert.throws(
+    () => readElfCore(f.subarray(0, 100), 'kcore'),
+    (e: unknown) => e instanceof FormatError && e.kind === 'truncated' && /kcore: at offset 0x40/.test(e.message),
+  );
+  assert.throws(
+    () => readElfCore(f.subarray(0, 4096 + 10)),
+    (e: unknown) => e instanceof FormatError && e.kind === 'bad-size',
+  );
+  assert.throws(
+    () => readElfCore(Uint8Array.of(1, 2, 3)),
+    (e: unknown) => e instanceof FormatError && e.kind === 'bad-magic',
+  );
   const bad = f.slice();
   bad[4] = 1; // ELFCLASS32
-  assert.throws(() => readElfCore(bad), (e: unknown) => e instanceof FormatError && e.kind === 'unsupported');
+  assert.throws(
+    () => readElfCore(bad),
+    (e: unknown) => e instanceof FormatError && e.kind === 'unsupported',
+  );
 });

@@ -31,5 +31,8 @@ test('big-endian bitfield: disabled is the top bit of the first byte', () => {
 });
 
 test('short attr is truncated with offset', () => {
-  assert.throws(() => decodeEventAttr(new ByteReader(new Uint8Array(70), true, 0x100), 72), /at offset 0x100: perf_event_attr: truncated/);
+  assert.throws(
+    () => decodeEventAttr(new ByteReader(new Uint8Array(70), true, 0x100), 72),
+    /at offset 0x100: perf_event_attr: truncated/,
+  );
 });

@@ -32,7 +32,13 @@ function revBitsPerByte(b: Uint8Array): Uint8Array {
 export function decodeEventAttr(r: ByteReader, attrSize: number): EventAttr {
   const start = r.pos;
   if (attrSize < PERF_ATTR_SIZE_VER0) {
-    throw new FormatError({ kind: 'bad-size', offset: r.base + start, structure: 'perf_event_attr', actual: attrSize, expected: `≥ ${PERF_ATTR_SIZE_VER0}` });
+    throw new FormatError({
+      kind: 'bad-size',
+      offset: r.base + start,
+      structure: 'perf_event_attr',
+      actual: attrSize,
+      expected: `≥ ${PERF_ATTR_SIZE_VER0}`,
+    });
   }
   r.need(attrSize, 'perf_event_attr');
   const full = new Uint8Array(Math.max(attrSize, PERF_ATTR_SIZE_VER8));

@@ -1,5 +1,5 @@
 import { ByteReader } from '../io/byte-reader.js';
-import { ByteWriter } from '../io/byte-writer.js';
+import type { ByteWriter } from '../io/byte-writer.js';
 import { FormatError } from '../io/errors.js';
 import { HEADER_FEAT_BITS } from '../abi/feature.js';
 
@@ -42,13 +42,27 @@ export interface FileHeader {
  */
 export function detectByteOrder(first8: Uint8Array): boolean {
   if (first8.length < 8) {
-    throw new FormatError({ kind: 'truncated', offset: 0, structure: 'perf_file_header', expected: '8-byte magic', actual: `${first8.length} bytes` });
+    throw new FormatError({
+      kind: 'truncated',
+      offset: 0,
+      structure: 'perf_file_header',
+      expected: '8-byte magic',
+      actual: `${first8.length} bytes`,
+    });
   }
   const dv = new DataView(first8.buffer, first8.byteOffset, 8);
   if (dv.getBigUint64(0, true) === PERF_MAGIC2) return true;
   if (dv.getBigUint64(0, false) === PERF_MAGIC2) return false;
-  const text = Buffer.from(first8).toString('latin1').replace(/[^\x20-\x7e]/g, '.');
-  throw new FormatError({ kind: 'bad-magic', offset: 0, structure: 'perf_file_header', actual: JSON.stringify(text), expected: '"PERFILE2" (not a perf.data file)' });
+  const text = Buffer.from(first8)
+    .toString('latin1')
+    .replace(/[^\x20-\x7e]/g, '.');
+  throw new FormatError({
+    kind: 'bad-magic',
+    offset: 0,
+    structure: 'perf_file_header',
+    actual: JSON.stringify(text),
+    expected: '"PERFILE2" (not a perf.data file)',
+  });
 }
 
 function section(r: ByteReader, name: string): FileSection {
@@ -65,10 +79,25 @@ export function decodeFileHeader(bytes: Uint8Array, fileSize?: number): FileHead
   r.u64();
   const headerSize = r.u64n();
   if (headerSize === PERF_PIPE_HEADER_SIZE) {
-    return { le, pipe: true, headerSize, attrSize: 0, attrs: { offset: 0, size: 0 }, data: { offset: 16, size: 0 }, eventTypes: { offset: 0, size: 0 }, features: [] };
+    return {
+      le,
+      pipe: true,
+      headerSize,
+      attrSize: 0,
+      attrs: { offset: 0, size: 0 },
+      data: { offset: 16, size: 0 },
+      eventTypes: { offset: 0, size: 0 },
+      features: [],
+    };
   }
   if (headerSize < PERF_FILE_HEADER_SIZE) {
-    throw new FormatError({ kind: 'bad-size', offset: 8, structure: 'perf_file_header.size', actual: headerSize, expected: `${PERF_FILE_HEADER_SIZE} (file) or ${PERF_PIPE_HEADER_SIZE} (pipe)` });
+    throw new FormatError({
+      kind: 'bad-size',
+      offset: 8,
+      structure: 'perf_file_header.size',
+      actual: headerSize,
+      expected: `${PERF_FILE_HEADER_SIZE} (file) or ${PERF_PIPE_HEADER_SIZE} (pipe)`,
+    });
   }
   const attrSize = r.u64n();
   const attrs = section(r, 'perf_file_header.attrs');
@@ -81,13 +110,28 @@ export function decodeFileHeader(bytes: Uint8Array, fileSize?: number): FileHead
   }
   const h: FileHeader = { le, pipe: false, headerSize, attrSize, attrs, data, eventTypes, features };
   if (fileSize !== undefined) {
-    for (const [name, s, at] of [['attrs', attrs, 24], ['data', data, 40]] as const) {
+    for (const [name, s, at] of [
+      ['attrs', attrs, 24],
+      ['data', data, 40],
+    ] as const) {
       if (s.offset + s.size > fileSize) {
-        throw new FormatError({ kind: 'bad-size', offset: at, structure: `perf_file_header.${name}`, actual: `0x${s.offset.toString(16)}+0x${s.size.toString(16)}`, expected: `within the file (0x${fileSize.toString(16)} bytes)` });
+        throw new FormatError({
+          kind: 'bad-size',
+          offset: at,
+          structure: `perf_file_header.${name}`,
+          actual: `0x${s.offset.toString(16)}+0x${s.size.toString(16)}`,
+          expected: `within the file (0x${fileSize.toString(16)} bytes)`,
+        });
       }
     }
     if (attrs.size > 0 && (attrSize <= 16 || attrs.size % attrSize !== 0)) {
-      throw new FormatError({ kind: 'bad-size', offset: 16, structure: 'perf_file_header.attr_size', actual: attrSize, expected: `> 16 and dividing attrs.size ${attrs.size}` });
+      throw new FormatError({
+        kind: 'bad-size',
+        offset: 16,
+        structure: 'perf_file_header.attr_size',
+        actual: attrSize,
+        expected: `> 16 and dividing attrs.size ${attrs.size}`,
+      });
     }
   }
   return h;

@@ -8,7 +8,8 @@ export function hex(b: Uint8Array): string {
 }
 
 export function fromHex(s: string, what = 'hex string'): Uint8Array {
-  if (!/^([0-9a-fA-F]{2})*$/.test(s)) throw new Error(`${what}: not an even-length hex string: ${JSON.stringify(s.slice(0, 40))}`);
+  if (!/^([0-9a-fA-F]{2})*$/.test(s))
+    throw new Error(`${what}: not an even-length hex string: ${JSON.stringify(s.slice(0, 40))}`);
   return new Uint8Array(Buffer.from(s, 'hex'));
 }
 

@@ -31,9 +31,36 @@ export const JSONL_FORMAT = 'perfpoke-jsonl';
 const FLAT_SAMPLE_ID = new Set(['text_poke', 'ksymbol', 'aux', 'lost_samples', 'switch']);
 const SAMPLE_ID_KEYS = ['pid', 'tid', 'time', 'id', 'streamId', 'cpu', 'cpuRes', 'identifier'];
 /** Keys whose hex strings are byte arrays. */
-const BYTES_KEYS = new Set(['data', 'buildId', 'buildIdRaw', 'raw', 'tag', 'bytes', 'old', 'new', 'oldBytes', 'newBytes', 'aux', 'tail']);
+const BYTES_KEYS = new Set([
+  'data',
+  'buildId',
+  'buildIdRaw',
+  'raw',
+  'tag',
+  'bytes',
+  'old',
+  'new',
+  'oldBytes',
+  'newBytes',
+  'aux',
+  'tail',
+]);
 /** Keys that are always text, even when they look like hex. */
-const STRING_KEYS = new Set(['comm', 'filename', 'name', 'path', 'msg', 'unit', 'cpus', 'map', 'pmuName', 'abi', 'kind', 'byteOrder', 'format']);
+const STRING_KEYS = new Set([
+  'comm',
+  'filename',
+  'name',
+  'path',
+  'msg',
+  'unit',
+  'cpus',
+  'map',
+  'pmuName',
+  'abi',
+  'kind',
+  'byteOrder',
+  'format',
+]);
 
 /** Turn parsed JSON back into decoder-shaped values: "0x…" → bigint, hex of BYTES_KEYS → Uint8Array. */
 export function revive(v: unknown, key = ''): unknown {
@@ -55,7 +82,8 @@ export function recordToJson(rec: PerfRecord, attrIndex: number | undefined): Re
   const o: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(rest)) {
     if (k === 'kind' || k === 'type' || k === 'misc') continue;
-    o[k === 'oldBytes' && rec.kind === 'text_poke' ? 'old' : k === 'newBytes' && rec.kind === 'text_poke' ? 'new' : k] = v;
+    o[k === 'oldBytes' && rec.kind === 'text_poke' ? 'old' : k === 'newBytes' && rec.kind === 'text_poke' ? 'new' : k] =
+      v;
   }
   const head: Record<string, unknown> = { kind: rec.kind, type: rec.type, misc: rec.misc };
   if (attrIndex !== undefined) head.attr = attrIndex;
@@ -130,7 +158,11 @@ function writeLine(s: NodeJS.WritableStream, obj: unknown): Promise<void> | unde
 }
 
 /** perf.data → JSON lines, streamed. */
-export async function perfDataToJsonl(input: string, out: string, opts: { textPokeAbi?: 'final' | 'rfc'; progress?: (offset: number, total: number) => void } = {}): Promise<void> {
+export async function perfDataToJsonl(
+  input: string,
+  out: string,
+  opts: { textPokeAbi?: 'final' | 'rfc'; progress?: (offset: number, total: number) => void } = {},
+): Promise<void> {
   const { f, info, records } = await openInput(input, { textPokeAbi: opts.textPokeAbi }, () => 'expand');
   try {
     await withOutput(out, async (s) => {
@@ -194,8 +226,16 @@ export async function jsonlToPerfData(input: string, out: string, opts: { bigEnd
         throw new Error(`${input}:${n}: not JSON: ${(e as Error).message}`);
       }
       if (j.kind === 'perf.data') {
-        const attrs = ((j.attrs ?? []) as unknown[]).map((a) => revive(a) as { name?: string; attr: Partial<EventAttr>; ids?: bigint[] });
-        head = { attrs: attrs.map((a, i) => ({ name: a.name, attr: attrFromJson(a.attr, `${input}:${n}: attrs[${i}]`), ids: (a.ids ?? []).map((x, k) => u64FromJson(toJsonValue(x), `${input}:${n}: attrs[${i}].ids[${k}]`)) })) };
+        const attrs = ((j.attrs ?? []) as unknown[]).map(
+          (a) => revive(a) as { name?: string; attr: Partial<EventAttr>; ids?: bigint[] },
+        );
+        head = {
+          attrs: attrs.map((a, i) => ({
+            name: a.name,
+            attr: attrFromJson(a.attr, `${input}:${n}: attrs[${i}]`),
+            ids: (a.ids ?? []).map((x, k) => u64FromJson(toJsonValue(x), `${input}:${n}: attrs[${i}].ids[${k}]`)),
+          })),
+        };
       } else if (j.kind === 'feature') {
         const v = j.value as Record<string, unknown>;
         const isText = typeof v?.value === 'string';

@@ -50,12 +50,20 @@ export function attrLayout(attr: EventAttr, le: boolean): AttrLayout {
   const sampleIdAll = attrFlag(attr, 'sample_id_all');
   // trailer: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER (uapi perf_event.h struct sample_id)
   let trailer = 0;
-  const parts: bigint[] = [SampleType.TID, SampleType.TIME, SampleType.ID, SampleType.STREAM_ID, SampleType.CPU, SampleType.IDENTIFIER];
+  const parts: bigint[] = [
+    SampleType.TID,
+    SampleType.TIME,
+    SampleType.ID,
+    SampleType.STREAM_ID,
+    SampleType.CPU,
+    SampleType.IDENTIFIER,
+  ];
   for (const p of parts) if (has(t, p)) trailer += 8;
   let trailerTimeFromEnd = -1;
   if (sampleIdAll && has(t, SampleType.TIME)) {
     let after = 0;
-    for (const p of [SampleType.ID, SampleType.STREAM_ID, SampleType.CPU, SampleType.IDENTIFIER]) if (has(t, p)) after += 8;
+    for (const p of [SampleType.ID, SampleType.STREAM_ID, SampleType.CPU, SampleType.IDENTIFIER])
+      if (has(t, p)) after += 8;
     trailerTimeFromEnd = after + 8;
   }
   let sampleTimeOffset = -1;

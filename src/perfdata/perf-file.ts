@@ -3,7 +3,7 @@ import { Decompress } from 'fzstd';
 import { ByteReader } from '../io/byte-reader.js';
 import { FormatError, isFormatError } from '../io/errors.js';
 import { RecordType } from '../abi/record-type.js';
-import { type EventAttr } from '../abi/event-attr.js';
+import type { EventAttr } from '../abi/event-attr.js';
 import { decodeEventAttr } from './event-attr-codec.js';
 import { decodeFileHeader, PERF_FILE_HEADER_SIZE, type FileHeader, type FileSection } from './file-header.js';
 import { attrLayout, type AttrLayout } from './layout.js';
@@ -109,11 +109,23 @@ export class PerfFile {
     const w = new Window(fill, 0, Infinity, opts.windowSize ?? DEFAULT_WINDOW, 'perf pipe header');
     try {
       if (!(await w.ensure(16, 'perf pipe header'))) {
-        throw new FormatError({ kind: 'truncated', offset: 0, structure: 'perf pipe header', expected: '16 bytes', actual: 'empty input' });
+        throw new FormatError({
+          kind: 'truncated',
+          offset: 0,
+          structure: 'perf pipe header',
+          expected: '16 bytes',
+          actual: 'empty input',
+        });
       }
       const header = decodeFileHeader(w.peek(16));
       if (!header.pipe) {
-        throw new FormatError({ kind: 'unsupported', offset: 8, structure: 'perf_file_header.size', actual: header.headerSize, expected: '16 (pipe mode) on a stream; open file-mode files by path' });
+        throw new FormatError({
+          kind: 'unsupported',
+          offset: 8,
+          structure: 'perf_file_header.size',
+          actual: header.headerSize,
+          expected: '16 (pipe mode) on a stream; open file-mode files by path',
+        });
       }
       w.advance(16);
       const f = new PerfFile(name, header, Infinity, opts);
@@ -128,7 +140,13 @@ export class PerfFile {
   private async readAt(offset: number, len: number): Promise<Uint8Array> {
     const b = new Uint8Array(len);
     const { bytesRead } = await this.fh!.read(b, 0, len, offset);
-    if (bytesRead < len) throw new FormatError({ kind: 'truncated', offset: offset + bytesRead, structure: 'file', expected: `${len} bytes at 0x${offset.toString(16)}` });
+    if (bytesRead < len)
+      throw new FormatError({
+        kind: 'truncated',
+        offset: offset + bytesRead,
+        structure: 'file',
+        expected: `${len} bytes at 0x${offset.toString(16)}`,
+      });
     return b;
   }
 
@@ -144,7 +162,13 @@ export class PerfFile {
       const idsOff = r.u64n('perf_file_attr.ids');
       const idsSize = r.u64n('perf_file_attr.ids');
       if (idsOff + idsSize > this.fileSize || idsSize % 8 !== 0) {
-        throw new FormatError({ kind: 'bad-size', offset: idsAt, structure: 'perf_file_attr.ids', actual: `0x${idsOff.toString(16)}+0x${idsSize.toString(16)}`, expected: `a multiple of 8 within the file (0x${this.fileSize.toString(16)} bytes)` });
+        throw new FormatError({
+          kind: 'bad-size',
+          offset: idsAt,
+          structure: 'perf_file_attr.ids',
+          actual: `0x${idsOff.toString(16)}+0x${idsSize.toString(16)}`,
+          expected: `a multiple of 8 within the file (0x${this.fileSize.toString(16)} bytes)`,
+        });
       }
       const ids: bigint[] = [];
       if (idsSize) {
@@ -158,14 +182,26 @@ export class PerfFile {
     if (h.features.length) {
       const need = h.features.length * 16;
       if (tableAt + need > this.fileSize) {
-        throw new FormatError({ kind: 'truncated', offset: tableAt, structure: 'feature section table', expected: `${need} bytes (${h.features.length} sections)`, actual: `${Math.max(0, this.fileSize - tableAt)} bytes` });
+        throw new FormatError({
+          kind: 'truncated',
+          offset: tableAt,
+          structure: 'feature section table',
+          expected: `${need} bytes (${h.features.length} sections)`,
+          actual: `${Math.max(0, this.fileSize - tableAt)} bytes`,
+        });
       }
       const tr = new ByteReader(await this.readAt(tableAt, need), this.le, tableAt, 'feature section table');
       for (const id of h.features) {
         const at = tr.base + tr.pos;
         const s = { offset: tr.u64n(), size: tr.u64n() };
         if (s.offset + s.size > this.fileSize) {
-          throw new FormatError({ kind: 'bad-size', offset: at, structure: `feature section ${featureName(id)}`, actual: `0x${s.offset.toString(16)}+0x${s.size.toString(16)}`, expected: `within the file (0x${this.fileSize.toString(16)} bytes)` });
+          throw new FormatError({
+            kind: 'bad-size',
+            offset: at,
+            structure: `feature section ${featureName(id)}`,
+            actual: `0x${s.offset.toString(16)}+0x${s.size.toString(16)}`,
+            expected: `within the file (0x${this.fileSize.toString(16)} bytes)`,
+          });
         }
         this.features.set(id, s);
       }
@@ -299,7 +335,13 @@ export class PerfFile {
         const type = hv.getUint32(0, this.le);
         const size = hv.getUint16(6, this.le);
         if (size < 8) {
-          throw new FormatError({ kind: 'bad-size', offset: at, structure: `${structureName(type)} perf_event_header.size`, actual: size, expected: '≥ 8 (a record cannot be shorter than its header)' });
+          throw new FormatError({
+            kind: 'bad-size',
+            offset: at,
+            structure: `${structureName(type)} perf_event_header.size`,
+            actual: size,
+            expected: '≥ 8 (a record cannot be shorter than its header)',
+          });
         }
         if (w.available < size) await w.ensure(size, structureName(type));
         const bytes = w.peek(size);
@@ -345,7 +387,10 @@ export class PerfFile {
   /** Learn attrs, features and ids from pipe-mode records once the consumer has seen them. */
   private observe(raw: RawRecord): void {
     if (raw.type === RecordType.HEADER_ATTR) {
-      const rec = decodeHeaderAttr(new ByteReader(raw.bytes.subarray(8), this.le, raw.fileOffset + 8, 'HEADER_ATTR (64)'), { type: raw.type, misc: raw.misc, size: raw.size, fileOffset: raw.fileOffset });
+      const rec = decodeHeaderAttr(
+        new ByteReader(raw.bytes.subarray(8), this.le, raw.fileOffset + 8, 'HEADER_ATTR (64)'),
+        { type: raw.type, misc: raw.misc, size: raw.size, fileOffset: raw.fileOffset },
+      );
       this.addAttr({ attr: rec.attr, ids: rec.ids });
     } else if (raw.type === RecordType.HEADER_FEATURE && this.pipe) {
       const r = new ByteReader(raw.bytes.subarray(8), this.le, raw.fileOffset + 8, 'HEADER_FEATURE (80)');
@@ -362,7 +407,12 @@ export class PerfFile {
         if (a) a.name = r.cstring();
       }
     } else if (raw.type === RecordType.ID_INDEX) {
-      const rec = decodeIdIndex(new ByteReader(raw.bytes.subarray(8), this.le, raw.fileOffset + 8, 'ID_INDEX (69)'), { type: raw.type, misc: raw.misc, size: raw.size, fileOffset: raw.fileOffset });
+      const rec = decodeIdIndex(new ByteReader(raw.bytes.subarray(8), this.le, raw.fileOffset + 8, 'ID_INDEX (69)'), {
+        type: raw.type,
+        misc: raw.misc,
+        size: raw.size,
+        fileOffset: raw.fileOffset,
+      });
       for (const e of rec.entries) {
         const idx = Number(e.idx);
         if (!this.idToAttr.has(e.id) && idx < this.attrs.length) this.idToAttr.set(e.id, idx);
@@ -406,7 +456,13 @@ class Decompressor {
     try {
       this.z.push(data.slice());
     } catch (e) {
-      throw new FormatError({ kind: 'bad-value', offset: raw.fileOffset + 8, structure: `${structureName(raw.type)} zstd data`, actual: (e as Error).message, expected: 'a valid zstd stream' });
+      throw new FormatError({
+        kind: 'bad-value',
+        offset: raw.fileOffset + 8,
+        structure: `${structureName(raw.type)} zstd data`,
+        actual: (e as Error).message,
+        expected: 'a valid zstd stream',
+      });
     }
     let total = this.tail.length;
     for (const c of this.out) total += c.length;
@@ -426,11 +482,19 @@ class Decompressor {
       const size = dv.getUint16(6, le);
       const type = dv.getUint32(0, le);
       if (size < 8) {
-        throw new FormatError({ kind: 'bad-size', offset: raw.fileOffset, structure: `${structureName(type)} inside COMPRESSED (decompressed offset 0x${p.toString(16)})`, actual: size, expected: '≥ 8' });
+        throw new FormatError({
+          kind: 'bad-size',
+          offset: raw.fileOffset,
+          structure: `${structureName(type)} inside COMPRESSED (decompressed offset 0x${p.toString(16)})`,
+          actual: size,
+          expected: '≥ 8',
+        });
       }
       if (buf.length - p < size) break;
       const bytes = buf.subarray(p, p + size);
-      recs.push(new RawRecord(bytes, raw.fileOffset, le, this.f.layoutFor(bytes, type, size), this.f.textPokeAbi, true));
+      recs.push(
+        new RawRecord(bytes, raw.fileOffset, le, this.f.layoutFor(bytes, type, size), this.f.textPokeAbi, true),
+      );
       p += size;
     }
     this.tail = buf.slice(p);
@@ -440,7 +504,13 @@ class Decompressor {
 
   finish(): void {
     if (this.tail.length) {
-      throw new FormatError({ kind: 'truncated', offset: this.lastOffset, structure: 'COMPRESSED (81) contents', expected: 'whole records', actual: `${this.tail.length} bytes of a partial record at the end` });
+      throw new FormatError({
+        kind: 'truncated',
+        offset: this.lastOffset,
+        structure: 'COMPRESSED (81) contents',
+        expected: 'whole records',
+        actual: `${this.tail.length} bytes of a partial record at the end`,
+      });
     }
   }
 }

@@ -24,7 +24,14 @@ export class RawRecord {
   /** True when the record was unpacked from a COMPRESSED record. */
   readonly fromCompressed: boolean;
 
-  constructor(bytes: Uint8Array, fileOffset: number, le: boolean, layout: AttrLayout | undefined, textPokeAbi: 'final' | 'rfc', fromCompressed = false) {
+  constructor(
+    bytes: Uint8Array,
+    fileOffset: number,
+    le: boolean,
+    layout: AttrLayout | undefined,
+    textPokeAbi: 'final' | 'rfc',
+    fromCompressed = false,
+  ) {
     const dv = new DataView(bytes.buffer, bytes.byteOffset, 8);
     this.type = dv.getUint32(0, le);
     this.misc = dv.getUint16(4, le);
@@ -57,14 +64,25 @@ export class RawRecord {
 
   /** Allocates the typed record. Throws FormatError for a malformed body. */
   decode(): PerfRecord {
-    const rec = decodeRecord(this.bytes, this.fileOffset, { le: this.le, layout: this.layout, textPokeAbi: this.textPokeAbi });
+    const rec = decodeRecord(this.bytes, this.fileOffset, {
+      le: this.le,
+      layout: this.layout,
+      textPokeAbi: this.textPokeAbi,
+    });
     if (this.auxData && (rec.kind === 'auxtrace' || rec.kind === 'tracing_data')) rec.data = this.auxData;
     return rec;
   }
 
   /** A detached copy that outlives the reader's window. */
   copy(): RawRecord {
-    const c = new RawRecord(this.bytes.slice(), this.fileOffset, this.le, this.layout, this.textPokeAbi, this.fromCompressed);
+    const c = new RawRecord(
+      this.bytes.slice(),
+      this.fileOffset,
+      this.le,
+      this.layout,
+      this.textPokeAbi,
+      this.fromCompressed,
+    );
     if (this.auxData) c.auxData = this.auxData.slice();
     return c;
   }

@@ -1,5 +1,5 @@
-import { ByteReader } from '../io/byte-reader.js';
-import { ByteWriter } from '../io/byte-writer.js';
+import type { ByteReader } from '../io/byte-reader.js';
+import type { ByteWriter } from '../io/byte-writer.js';
 import { SampleType } from '../abi/sample-format.js';
 import type { AttrLayout } from './layout.js';
 

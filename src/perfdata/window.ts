@@ -67,7 +67,13 @@ export class Window {
     const have = this.end - this.start;
     if (have >= n) return true;
     if (have === 0) return false;
-    throw new FormatError({ kind: 'truncated', offset: this.pos, structure: what, expected: `${n} bytes`, actual: `(only ${have} left in the ${this.limit === Infinity ? 'input' : this.region})` });
+    throw new FormatError({
+      kind: 'truncated',
+      offset: this.pos,
+      structure: what,
+      expected: `${n} bytes`,
+      actual: `(only ${have} left in the ${this.limit === Infinity ? 'input' : this.region})`,
+    });
   }
 
   /** A view of the next n bytes (call ensure first). */
@@ -88,14 +94,25 @@ export class Window {
   async readPayload(n: number, what: string): Promise<Uint8Array> {
     const at = this.pos;
     if (this.limit !== Infinity && at + n > this.limit) {
-      throw new FormatError({ kind: 'bad-size', offset: at, structure: what, actual: n, expected: `≤ ${this.limit - at} bytes left in the ${this.region}` });
+      throw new FormatError({
+        kind: 'bad-size',
+        offset: at,
+        structure: what,
+        actual: n,
+        expected: `≤ ${this.limit - at} bytes left in the ${this.region}`,
+      });
     }
     const chunks: Uint8Array[] = [];
     let left = n;
     while (left > 0) {
       const step = Math.min(left, this.buf.length);
       if (!(await this.ensure(Math.min(step, 1), what)) || this.available === 0) {
-        throw new FormatError({ kind: 'truncated', offset: this.pos, structure: what, expected: `${left} more payload bytes` });
+        throw new FormatError({
+          kind: 'truncated',
+          offset: this.pos,
+          structure: what,
+          expected: `${left} more payload bytes`,
+        });
       }
       const take = Math.min(left, this.available);
       chunks.push(this.peek(take).slice());

@@ -54,7 +54,14 @@ function buildInfo(f: PerfFile, featRaw: { id: number; offset: number; bytes: Ui
   const names = ed && ed.kind === 'event_desc' ? ed.events.map((e) => e.name) : [];
   const attrs = f.attrs.map((a, i) => ({ attr: a.attr, ids: a.ids, name: names[i] }));
   const size = f.pipe ? 0 : f.header.data.offset + f.header.data.size;
-  return { attrs, features, rawFeatures: featRaw.map((r) => ({ id: r.id, bytes: r.bytes })), le: f.le, pipe: f.pipe, size };
+  return {
+    attrs,
+    features,
+    rawFeatures: featRaw.map((r) => ({ id: r.id, bytes: r.bytes })),
+    le: f.le,
+    pipe: f.pipe,
+    size,
+  };
 }
 
 /**
@@ -64,13 +71,18 @@ function buildInfo(f: PerfFile, featRaw: { id: number; offset: number; bytes: Ui
  * kernel record, so `info` is complete before `records` starts; memory is
  * bounded by that preamble. `compressed` is decided from the byte order.
  */
-export async function openInput(path: string, opts: ReaderOptions, compressed: (le: boolean) => 'expand' | 'raw'): Promise<OpenedInput> {
+export async function openInput(
+  path: string,
+  opts: ReaderOptions,
+  compressed: (le: boolean) => 'expand' | 'raw',
+): Promise<OpenedInput> {
   const f = await PerfFile.open(path, opts);
   try {
     const mode = compressed(f.le);
     if (!f.pipe) {
       const featRaw = [];
-      for (const id of f.header.features) featRaw.push({ id, offset: f.featureSection(id)!.offset, bytes: (await f.readFeature(id))! });
+      for (const id of f.header.features)
+        featRaw.push({ id, offset: f.featureSection(id)!.offset, bytes: (await f.readFeature(id))! });
       return { f, info: buildInfo(f, featRaw), records: f.records({ compressed: mode }) };
     }
     const it = f.records({ compressed: mode });
@@ -132,7 +144,9 @@ export async function copyPerfData(input: string, output: string, opts: CopyOpti
   const rfc = opts.textPokeAbi === 'rfc';
   const outLe = !opts.bigEndian;
   const expandFor = (le: boolean) => le !== outLe || rfc || !!opts.keep || !!opts.padRecords;
-  const { f, info, records } = await openInput(input, { textPokeAbi: opts.textPokeAbi }, (le) => (expandFor(le) ? 'expand' : 'raw'));
+  const { f, info, records } = await openInput(input, { textPokeAbi: opts.textPokeAbi }, (le) =>
+    expandFor(le) ? 'expand' : 'raw',
+  );
   const swap = outLe !== info.le;
   const expand = expandFor(info.le);
   const attrs = info.attrs.map((a) => {
@@ -158,7 +172,11 @@ export async function copyPerfData(input: string, output: string, opts: CopyOpti
   const res: CopyResult = { records: 0, dropped: 0, converted: 0 };
   let writer: PerfDataWriter | undefined;
   try {
-    writer = await PerfDataWriter.create(output, attrs, { bigEndian: opts.bigEndian, features, padRecords: opts.padRecords });
+    writer = await PerfDataWriter.create(output, attrs, {
+      bigEndian: opts.bigEndian,
+      features,
+      padRecords: opts.padRecords,
+    });
     const layoutIndex = attrIndexer(f);
     let n = 0;
     for await (const raw of records) {

@@ -20,7 +20,12 @@ function fixtures(): string[] {
 }
 const tmp = mkdtempSync(join(tmpdir(), 'perfpoke-writer-'));
 // pipe-only records; tracing data becomes the TRACING_DATA feature in file mode
-const PIPE_ONLY = new Set<number>([RecordType.HEADER_ATTR, RecordType.HEADER_EVENT_TYPE, RecordType.HEADER_FEATURE, RecordType.HEADER_TRACING_DATA]);
+const PIPE_ONLY = new Set<number>([
+  RecordType.HEADER_ATTR,
+  RecordType.HEADER_EVENT_TYPE,
+  RecordType.HEADER_FEATURE,
+  RecordType.HEADER_TRACING_DATA,
+]);
 
 /** Decoded records without their file offsets (which a copy changes). */
 async function decodedRecords(path: string, dropPipeOnly: boolean): Promise<unknown[]> {
@@ -98,10 +103,27 @@ test('AUXTRACE index describes the output: offset and size of each AUXTRACE reco
     const out = join(tmp, 'aux.data');
     const w = await PerfDataWriter.create(out, attrs, { bigEndian });
     // the second payload is larger than the writer's 1 MiB buffer
-    const payloads = [new Uint8Array(24).fill(1), new Uint8Array(1_200_000).map((_, i) => i & 0xff), new Uint8Array(40).fill(2)];
+    const payloads = [
+      new Uint8Array(24).fill(1),
+      new Uint8Array(1_200_000).map((_, i) => i & 0xff),
+      new Uint8Array(40).fill(2),
+    ];
     await w.write({ kind: 'finished_round', type: RecordType.FINISHED_ROUND, misc: 0, size: 0, fileOffset: 0 });
     for (const [i, p] of payloads.entries()) {
-      await w.write({ kind: 'auxtrace', type: RecordType.AUXTRACE, misc: 0, size: 0, fileOffset: 0, dataSize: BigInt(p.length), offset: BigInt(i * 100), reference: 7n, idx: i, tid: 1, cpu: 0, data: p });
+      await w.write({
+        kind: 'auxtrace',
+        type: RecordType.AUXTRACE,
+        misc: 0,
+        size: 0,
+        fileOffset: 0,
+        dataSize: BigInt(p.length),
+        offset: BigInt(i * 100),
+        reference: 7n,
+        idx: i,
+        tid: 1,
+        cpu: 0,
+        data: p,
+      });
     }
     await w.finish();
     const ff = await readFileFeatures(out);
@@ -131,8 +153,13 @@ test('a failed write leaves an existing output untouched and no temporary file',
   const w = await PerfDataWriter.create(out, attrs);
   await w.write({ kind: 'finished_round', type: RecordType.FINISHED_ROUND, misc: 0, size: 0, fileOffset: 0 });
   // a record too big for header.size's u16
-  await assert.rejects(w.write({ kind: 'unknown', type: 99, misc: 0, size: 0, fileOffset: 0, bytes: new Uint8Array(70000) }));
+  await assert.rejects(
+    w.write({ kind: 'unknown', type: 99, misc: 0, size: 0, fileOffset: 0, bytes: new Uint8Array(70000) }),
+  );
   await w.abort();
   assert.equal(readFileSync(out, 'utf8'), 'precious');
-  assert.deepEqual(readdirSync(tmp).filter((f) => f.includes('.tmp-')), []);
+  assert.deepEqual(
+    readdirSync(tmp).filter((f) => f.includes('.tmp-')),
+    [],
+  );
 });

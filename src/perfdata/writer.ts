@@ -133,7 +133,9 @@ export class PerfDataWriter {
     const pos = this.attrs.map((a) => [calcIdPos(a.attr.sampleType), calcIsPos(a.attr.sampleType)]);
     const [id0, is0] = pos[0]!;
     if (id0! < 0 || is0! < 0 || pos.some(([i, s]) => i !== id0 || s !== is0)) {
-      throw new Error('PerfDataWriter: with several attrs every sample_type needs ID or IDENTIFIER at the same position (perf refuses the file otherwise: "non matching sample_type")');
+      throw new Error(
+        'PerfDataWriter: with several attrs every sample_type needs ID or IDENTIFIER at the same position (perf refuses the file otherwise: "non matching sample_type")',
+      );
     }
   }
 
@@ -182,19 +184,36 @@ export class PerfDataWriter {
     const w = new ByteWriter(this.le, 4096);
     encodePipeHeader(w);
     for (const a of this.attrs) {
-      encodeRecord({ kind: 'header_attr', type: RecordType.HEADER_ATTR, misc: 0, size: 0, fileOffset: 0, attr: a.attr, ids: a.ids }, w);
+      encodeRecord(
+        {
+          kind: 'header_attr',
+          type: RecordType.HEADER_ATTR,
+          misc: 0,
+          size: 0,
+          fileOffset: 0,
+          attr: a.attr,
+          ids: a.ids,
+        },
+        w,
+      );
     }
     for (const [id, f] of [...this.features].sort((x, y) => x[0] - y[0])) {
       if (id === Feature.BUILD_ID || id === Feature.AUXTRACE || id === Feature.TRACING_DATA) continue; // file-mode only (perf: not synthesized in pipe mode)
       const data = encodeFeature(f, this.le);
       if (data.length + 16 > 0xffff) continue;
-      encodeRecord({ kind: 'header_feature', type: RecordType.HEADER_FEATURE, misc: 0, size: 0, fileOffset: 0, featId: id, data }, w);
+      encodeRecord(
+        { kind: 'header_feature', type: RecordType.HEADER_FEATURE, misc: 0, size: 0, fileOffset: 0, featId: id, data },
+        w,
+      );
     }
     const td = this.features.get(Feature.TRACING_DATA);
     if (td && td.kind === 'raw' && td.bytes.length) {
       // pipe mode carries the tracepoint formats as a HEADER_TRACING_DATA record followed by the data, 8-aligned
       const size = Math.ceil(td.bytes.length / 8) * 8;
-      encodeRecord({ kind: 'tracing_data', type: RecordType.HEADER_TRACING_DATA, misc: 0, size: 0, fileOffset: 0, dataSize: size }, w);
+      encodeRecord(
+        { kind: 'tracing_data', type: RecordType.HEADER_TRACING_DATA, misc: 0, size: 0, fileOffset: 0, dataSize: size },
+        w,
+      );
       w.bytes(td.bytes).zeros(size - td.bytes.length);
     }
     await this.sink.write(w.finish().slice());
@@ -273,7 +292,11 @@ export class PerfDataWriter {
     const type = dv.getUint32(0, this.le);
     if (type === RecordType.HEADER_TRACING_DATA && !this.pipe) {
       // file mode keeps the tracepoint formats in the TRACING_DATA feature (perf refuses tracepoint attrs without it)
-      this.features.set(Feature.TRACING_DATA, { kind: 'raw', id: Feature.TRACING_DATA, bytes: (payload ?? new Uint8Array(0)).slice() });
+      this.features.set(Feature.TRACING_DATA, {
+        kind: 'raw',
+        id: Feature.TRACING_DATA,
+        bytes: (payload ?? new Uint8Array(0)).slice(),
+      });
       return;
     }
     if (this.pad && type < 64) {
@@ -311,9 +334,14 @@ export class PerfDataWriter {
         this.done = true;
         return;
       }
-      if (this.sawAuxtrace || this.features.has(Feature.AUXTRACE)) this.features.set(Feature.AUXTRACE, { kind: 'auxtrace', entries: this.auxIndex });
+      if (this.sawAuxtrace || this.features.has(Feature.AUXTRACE))
+        this.features.set(Feature.AUXTRACE, { kind: 'auxtrace', entries: this.auxIndex });
       if (this.features.has(Feature.SAMPLE_TIME) && this.firstSample !== undefined) {
-        this.features.set(Feature.SAMPLE_TIME, { kind: 'sample_time', first: this.firstSample, last: this.lastSample! });
+        this.features.set(Feature.SAMPLE_TIME, {
+          kind: 'sample_time',
+          first: this.firstSample,
+          last: this.lastSample!,
+        });
       }
       const ids = [...this.features.keys()].sort((a, b) => a - b);
       const tableAt = this.dataOffset + this.dataBytes;

@@ -4,7 +4,14 @@
  * from `-e`. Every attr has sample_id_all and IDENTIFIER so a reader can tell
  * records of different events apart by one fixed position (perf's id_pos).
  */
-import { emptyAttr, PerfType, PERF_COUNT_SW_DUMMY, withAttrFlag, type AttrFlagName, type EventAttr } from '../abi/event-attr.js';
+import {
+  emptyAttr,
+  PerfType,
+  PERF_COUNT_SW_DUMMY,
+  withAttrFlag,
+  type AttrFlagName,
+  type EventAttr,
+} from '../abi/event-attr.js';
 import { SampleType } from '../abi/sample-format.js';
 
 /** perf 6.1's sizeof(struct perf_event_attr) (PERF_ATTR_SIZE_VER7): what it writes and reads best. */
@@ -12,7 +19,8 @@ export const RECORD_ATTR_SIZE = 128;
 
 /** Non-sample records of every event carry this sample_id tail. */
 export const TRACKING_SAMPLE_TYPE = SampleType.TID | SampleType.TIME | SampleType.CPU | SampleType.IDENTIFIER;
-export const SAMPLING_SAMPLE_TYPE = SampleType.IP | SampleType.TID | SampleType.TIME | SampleType.CPU | SampleType.PERIOD | SampleType.IDENTIFIER;
+export const SAMPLING_SAMPLE_TYPE =
+  SampleType.IP | SampleType.TID | SampleType.TIME | SampleType.CPU | SampleType.PERIOD | SampleType.IDENTIFIER;
 
 export interface RecordEvent {
   /** perf's name for the event, as EVENT_DESC and `perf script` show it. */
@@ -69,7 +77,19 @@ export function trackingEvent(o: TrackingOptions): RecordEvent {
   a.config = BigInt(PERF_COUNT_SW_DUMMY);
   a.samplePeriod = 1n;
   a.sampleType = TRACKING_SAMPLE_TYPE;
-  const names: AttrFlagName[] = ['disabled', 'mmap', 'comm', 'task', 'sample_id_all', 'mmap2', 'comm_exec', 'ksymbol', 'bpf_event', 'text_poke', 'watermark'];
+  const names: AttrFlagName[] = [
+    'disabled',
+    'mmap',
+    'comm',
+    'task',
+    'sample_id_all',
+    'mmap2',
+    'comm_exec',
+    'ksymbol',
+    'bpf_event',
+    'text_poke',
+    'watermark',
+  ];
   if (o.switchEvents) names.push('context_switch');
   a.flags = flags(names);
   a.wakeupEvents = Math.max(64, Math.floor(o.ringBytes / 4)); // wakeup_watermark (union): a quarter full

@@ -22,7 +22,9 @@ export interface FeatureSection {
 export function writePerfString(w: ByteWriter, s: string): void {
   const b = Buffer.from(s, 'utf8');
   const len = Math.ceil((b.length + 1) / NAME_ALIGN) * NAME_ALIGN;
-  w.u32(len).bytes(b).zeros(len - b.length);
+  w.u32(len)
+    .bytes(b)
+    .zeros(len - b.length);
 }
 
 function section(id: number, le: boolean, fill: (w: ByteWriter) => void): FeatureSection {
@@ -36,7 +38,9 @@ export function cpuIdentity(cpuinfo: string): { desc: string; cpuid: string } {
   const field = (k: string): string | undefined => new RegExp(`^${k}\\s*:\\s*(.*)$`, 'm').exec(cpuinfo)?.[1]?.trim();
   const desc = (field('model name') ?? field('Processor') ?? field('cpu') ?? 'unknown').replace(/\s+/g, ' ');
   const vendor = field('vendor_id');
-  const cpuid = vendor ? `${vendor},${field('cpu family') ?? 0},${field('model') ?? 0},${field('stepping') ?? 0}` : desc;
+  const cpuid = vendor
+    ? `${vendor},${field('cpu family') ?? 0},${field('model') ?? 0},${field('stepping') ?? 0}`
+    : desc;
   return { desc, cpuid };
 }
 

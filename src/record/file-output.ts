@@ -79,7 +79,8 @@ export class PerfFileOutput {
   static create(path: string, events: OutputEvent[]): PerfFileOutput {
     if (events.length === 0) throw new Error('PerfFileOutput: no events');
     const size = events[0]!.event.attr.size;
-    if (events.some((e) => e.event.attr.size !== size)) throw new Error('PerfFileOutput: every attr must have the same size');
+    if (events.some((e) => e.event.attr.size !== size))
+      throw new Error('PerfFileOutput: every attr must have the same size');
     return new PerfFileOutput(path, events);
   }
 

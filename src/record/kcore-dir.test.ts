@@ -31,7 +31,9 @@ test('copyKcoreDir keeps only the page-rounded kernel text and module windows', 
     t.diagnostic('readelf not installed: checked with our own ELF reader only');
   } else {
     assert.equal(re.status, 0, re.stderr);
-    const loads = [...re.stdout.matchAll(/^\s*LOAD\s+(0x[0-9a-f]+)\s+(0x[0-9a-f]+)\s+0x[0-9a-f]+\s+(0x[0-9a-f]+)\s+(0x[0-9a-f]+)/gm)];
+    const loads = [
+      ...re.stdout.matchAll(/^\s*LOAD\s+(0x[0-9a-f]+)\s+(0x[0-9a-f]+)\s+0x[0-9a-f]+\s+(0x[0-9a-f]+)\s+(0x[0-9a-f]+)/gm),
+    ];
     assert.equal(loads.length, 2, re.stdout);
     loads.forEach((m, i) => {
       const w = want[i]!;
@@ -66,12 +68,21 @@ test('malformed cores throw FormatError with the offset', () => {
   const good = makeCore();
   const bad = good.slice();
   bad[0] = 0;
-  assert.throws(() => readElfCore((o, n) => bad.subarray(o, o + n)), (e: unknown) => e instanceof FormatError && e.kind === 'bad-magic' && e.offset === 0);
+  assert.throws(
+    () => readElfCore((o, n) => bad.subarray(o, o + n)),
+    (e: unknown) => e instanceof FormatError && e.kind === 'bad-magic' && e.offset === 0,
+  );
   const short = good.subarray(0, 64 + 56 * 2);
-  assert.throws(() => readElfCore((o, n) => short.subarray(o, o + n)), (e: unknown) => e instanceof FormatError && e.kind === 'truncated' && e.offset >= 64);
+  assert.throws(
+    () => readElfCore((o, n) => short.subarray(o, o + n)),
+    (e: unknown) => e instanceof FormatError && e.kind === 'truncated' && e.offset >= 64,
+  );
   const notCore = good.slice();
   notCore[16] = 2; // ET_EXEC
-  assert.throws(() => readElfCore((o, n) => notCore.subarray(o, o + n)), (e: unknown) => e instanceof FormatError && e.kind === 'unsupported' && e.offset === 16);
+  assert.throws(
+    () => readElfCore((o, n) => notCore.subarray(o, o + n)),
+    (e: unknown) => e instanceof FormatError && e.kind === 'unsupported' && e.offset === 16,
+  );
 });
 
 test('copyKcoreDir without kcore refuses before creating anything', (t) => {

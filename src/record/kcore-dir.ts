@@ -10,7 +10,17 @@
  * of the PT_LOAD that holds it and rounded to pages, and write them as a
  * small ELF64 core with one PT_LOAD per window.
  */
-import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 
 import { ByteReader } from '../io/byte-reader.js';
@@ -77,8 +87,24 @@ export function readElfCore(read: ReadAt, file = KCORE_PATH): ElfCore {
   if (ident.length < 16 || ident[0] !== 0x7f || ident[1] !== 0x45 || ident[2] !== 0x4c || ident[3] !== 0x46) {
     throw new FormatError({ kind: 'bad-magic', offset: 0, structure: 'Elf64_Ehdr', expected: '"\\x7fELF"', file });
   }
-  if (ident[4] !== 2) throw new FormatError({ kind: 'unsupported', offset: 4, structure: 'Elf64_Ehdr.e_ident[EI_CLASS]', actual: ident[4]!, expected: '2 (ELFCLASS64)', file });
-  if (ident[5] !== 1 && ident[5] !== 2) throw new FormatError({ kind: 'bad-value', offset: 5, structure: 'Elf64_Ehdr.e_ident[EI_DATA]', actual: ident[5]!, expected: '1 or 2', file });
+  if (ident[4] !== 2)
+    throw new FormatError({
+      kind: 'unsupported',
+      offset: 4,
+      structure: 'Elf64_Ehdr.e_ident[EI_CLASS]',
+      actual: ident[4]!,
+      expected: '2 (ELFCLASS64)',
+      file,
+    });
+  if (ident[5] !== 1 && ident[5] !== 2)
+    throw new FormatError({
+      kind: 'bad-value',
+      offset: 5,
+      structure: 'Elf64_Ehdr.e_ident[EI_DATA]',
+      actual: ident[5]!,
+      expected: '1 or 2',
+      file,
+    });
   const le = ident[5] === 1;
   const r = new ByteReader(ident, le, 0, 'Elf64_Ehdr');
   r.seek(16);
@@ -92,14 +118,37 @@ export function readElfCore(read: ReadAt, file = KCORE_PATH): ElfCore {
   r.u16(); // e_ehsize
   const phentsize = r.u16();
   const phnum = r.u16();
-  if (type !== 4) throw new FormatError({ kind: 'unsupported', offset: 16, structure: 'Elf64_Ehdr.e_type', actual: type, expected: '4 (ET_CORE)', file });
-  if (phentsize !== PHDR_SIZE) throw new FormatError({ kind: 'bad-size', offset: 54, structure: 'Elf64_Ehdr.e_phentsize', actual: phentsize, expected: `${PHDR_SIZE}`, file });
+  if (type !== 4)
+    throw new FormatError({
+      kind: 'unsupported',
+      offset: 16,
+      structure: 'Elf64_Ehdr.e_type',
+      actual: type,
+      expected: '4 (ET_CORE)',
+      file,
+    });
+  if (phentsize !== PHDR_SIZE)
+    throw new FormatError({
+      kind: 'bad-size',
+      offset: 54,
+      structure: 'Elf64_Ehdr.e_phentsize',
+      actual: phentsize,
+      expected: `${PHDR_SIZE}`,
+      file,
+    });
   const table = read(phoff, phnum * PHDR_SIZE);
   const p = new ByteReader(table, le, phoff, 'Elf64_Phdr');
   const segments: ElfSegment[] = [];
   for (let i = 0; i < phnum; i++) {
     segments.push({
-      type: p.u32(), flags: p.u32(), offset: p.u64(), vaddr: p.u64(), paddr: p.u64(), filesz: p.u64(), memsz: p.u64(), align: p.u64(),
+      type: p.u32(),
+      flags: p.u32(),
+      offset: p.u64(),
+      vaddr: p.u64(),
+      paddr: p.u64(),
+      filesz: p.u64(),
+      memsz: p.u64(),
+      align: p.u64(),
     });
   }
   return { le, machine, osabi: ident[7]!, segments };
@@ -136,7 +185,12 @@ export function planTrim(core: ElfCore, ranges: AddressRange[]): TrimPlan {
     if (!seg) continue;
     const segEnd = seg.vaddr + seg.filesz;
     const end = w.end < segEnd ? w.end : segEnd;
-    pieces.push({ vaddr: w.start, size: end - w.start, srcOffset: seg.offset + (w.start - seg.vaddr), flags: seg.flags });
+    pieces.push({
+      vaddr: w.start,
+      size: end - w.start,
+      srcOffset: seg.offset + (w.start - seg.vaddr),
+      flags: seg.flags,
+    });
   }
   return { pieces };
 }
@@ -155,7 +209,14 @@ export function writeTrimmedCore(read: ReadAt, core: ElfCore, plan: TrimPlan, ds
   const offsets: bigint[] = [];
   for (const p of plan.pieces) {
     offsets.push(at);
-    w.u32(PT_LOAD).u32(p.flags || PF_R | PF_W | PF_X).u64(at).u64(p.vaddr).u64(0n).u64(p.size).u64(p.size).u64(PAGE);
+    w.u32(PT_LOAD)
+      .u32(p.flags || PF_R | PF_W | PF_X)
+      .u64(at)
+      .u64(p.vaddr)
+      .u64(0n)
+      .u64(p.size)
+      .u64(p.size)
+      .u64(PAGE);
     at = up(at + p.size);
   }
   const fd = openSync(dstPath, 'w', 0o600);
@@ -201,7 +262,10 @@ export function kcoreWindows(kallsyms: string, modules: string): AddressRange[] 
  */
 export function copyKcoreDir(dest: string, procRoot = '/proc'): void {
   const kcore = join(procRoot, 'kcore');
-  if (!existsSync(kcore)) throw new KcoreUnavailableError(`perfpoke record --kcore: ${kcore} does not exist on this kernel; record without --kcore`);
+  if (!existsSync(kcore))
+    throw new KcoreUnavailableError(
+      `perfpoke record --kcore: ${kcore} does not exist on this kernel; record without --kcore`,
+    );
   mkdirSync(dest, { recursive: true });
   const kallsyms = readFileSync(join(procRoot, 'kallsyms'), 'utf8');
   let modules = '';
@@ -214,7 +278,10 @@ export function copyKcoreDir(dest: string, procRoot = '/proc'): void {
   if (existsSync(join(procRoot, 'modules'))) copyFileSync(join(procRoot, 'modules'), join(dest, 'modules'));
   else writeFileSync(join(dest, 'modules'), '');
   const windows = kcoreWindows(kallsyms, modules);
-  if (windows.length === 0) throw new KcoreUnavailableError(`perfpoke record --kcore: ${join(procRoot, 'kallsyms')} shows no _stext/_etext addresses (kptr_restrict?); run as root`);
+  if (windows.length === 0)
+    throw new KcoreUnavailableError(
+      `perfpoke record --kcore: ${join(procRoot, 'kallsyms')} shows no _stext/_etext addresses (kptr_restrict?); run as root`,
+    );
   const fd = openSync(kcore, 'r');
   try {
     const read = fileReader(fd);

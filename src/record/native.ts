@@ -64,7 +64,8 @@ const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
  * Where node-gyp puts the addon (same relative place from src/ and dist/).
  * PERFPOKE_RECORD_ADDON overrides it (tests use it to play "not built").
  */
-export const ADDON_PATH = process.env.PERFPOKE_RECORD_ADDON || join(repoRoot, 'build', 'Release', 'perfpoke_record.node');
+export const ADDON_PATH =
+  process.env.PERFPOKE_RECORD_ADDON || join(repoRoot, 'build', 'Release', 'perfpoke_record.node');
 
 /** Thrown when the addon is not built; the CLI prints it and exits 2. */
 export class AddonMissingError extends Error {
@@ -87,6 +88,8 @@ export function loadRecorderAddon(): NativeRecorderCtor {
     cached = mod.Recorder;
     return cached;
   } catch (e) {
-    throw new AddonMissingError(`perfpoke record: the native addon ${shown} does not load (${(e as Error).message}); rebuild it with \`npm rebuild\``);
+    throw new AddonMissingError(
+      `perfpoke record: the native addon ${shown} does not load (${(e as Error).message}); rebuild it with \`npm rebuild\``,
+    );
   }
 }

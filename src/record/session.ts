@@ -95,11 +95,10 @@ function openHint(msg: string): string {
     }
     return `${msg}; system-wide recording needs root or CAP_PERFMON (perf_event_paranoid is ${paranoid})`;
   }
-  if (/ENOENT|No such file|errno 2[^0-9]|EOPNOTSUPP|errno 95/.test(msg)) return `${msg}; this kernel or CPU does not support the event`;
+  if (/ENOENT|No such file|errno 2[^0-9]|EOPNOTSUPP|errno 95/.test(msg))
+    return `${msg}; this kernel or CPU does not support the event`;
   return msg;
 }
-
-
 
 /** SAMPLE = header (8), IDENTIFIER (8, always first), IP (8), pid/tid (8), TIME: SAMPLING_SAMPLE_TYPE puts TIME here for every -e event. */
 const SAMPLE_TIME_OFFSET = 32;
@@ -140,11 +139,14 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
   const t0 = process.hrtime.bigint();
   const proc = o.procRoot ?? '/proc';
   if (o.kcore && !existsSync(o.procRoot ? join(proc, 'kcore') : KCORE_PATH)) {
-    throw new KcoreUnavailableError(`perfpoke record --kcore: ${o.procRoot ? join(proc, 'kcore') : KCORE_PATH} does not exist on this kernel (CONFIG_PROC_KCORE is off); record without --kcore`);
+    throw new KcoreUnavailableError(
+      `perfpoke record --kcore: ${o.procRoot ? join(proc, 'kcore') : KCORE_PATH} does not exist on this kernel (CONFIG_PROC_KCORE is off); record without --kcore`,
+    );
   }
   const Recorder = loadRecorderAddon();
   const pages = o.pages ?? 128;
-  if (!Number.isInteger(pages) || pages < 1 || (pages & (pages - 1)) !== 0) throw new RecordError(`-m ${pages}: the ring size must be a power of two pages`);
+  if (!Number.isInteger(pages) || pages < 1 || (pages & (pages - 1)) !== 0)
+    throw new RecordError(`-m ${pages}: the ring size must be a power of two pages`);
   const freq = o.freq ?? 4000;
   const ringBytes = pages * 4096;
   const events: RecordEvent[] = [trackingEvent({ switchEvents: o.switchEvents ?? true, ringBytes })];
@@ -173,7 +175,11 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
       }
       if (isFinal) finalSeen();
     };
-    const open = (): NativeRecorder => new Recorder({ cpus, attrs: events.map(attrBytes), pages, pollMs: o.pollMs ?? 100, sampleTimeOffset: SAMPLE_TIME_OFFSET }, onChunk);
+    const open = (): NativeRecorder =>
+      new Recorder(
+        { cpus, attrs: events.map(attrBytes), pages, pollMs: o.pollMs ?? 100, sampleTimeOffset: SAMPLE_TIME_OFFSET },
+        onChunk,
+      );
     try {
       rec = open();
     } catch (e) {
@@ -203,9 +209,16 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
       copyKcoreDir(join(stage, 'kcore_dir'), proc);
     }
     output = PerfFileOutput.create(dataPath, outEvents);
-    const synth = synthesizeKernelMmaps(HOST_LE, { id: outEvents[0]!.ids[0] ?? 0n }, { kallsyms: join(proc, 'kallsyms'), modules: join(proc, 'modules') });
+    const synth = synthesizeKernelMmaps(
+      HOST_LE,
+      { id: outEvents[0]!.ids[0] ?? 0n },
+      { kallsyms: join(proc, 'kallsyms'), modules: join(proc, 'modules') },
+    );
     output.writeRecords(synth.bytes);
-    const tasks = o.synthesizeTasks === false ? { bytes: new Uint8Array(0), records: 0, fork: 0, comm: 0, mmap2: 0 } : synthesizeTasks(HOST_LE, outEvents[0]!.ids[0] ?? 0n, proc);
+    const tasks =
+      o.synthesizeTasks === false
+        ? { bytes: new Uint8Array(0), records: 0, fork: 0, comm: 0, mmap2: 0 }
+        : synthesizeTasks(HOST_LE, outEvents[0]!.ids[0] ?? 0n, proc);
     output.writeRecords(tasks.bytes);
 
     // The reader thread appends to the file itself (no JavaScript on the hot path).
@@ -221,7 +234,9 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
       const c = spawn(cmd!, args, { stdio: 'inherit' });
       child = c;
       const exited = new Promise<void>((res, rej) => {
-        c.once('error', (e) => rej(new RecordError(`cannot run ${cmd}: ${(e as NodeJS.ErrnoException).code ?? e.message}`)));
+        c.once('error', (e) =>
+          rej(new RecordError(`cannot run ${cmd}: ${(e as NodeJS.ErrnoException).code ?? e.message}`)),
+        );
         c.once('exit', (code, sig) => {
           commandExit = code ?? sig ?? undefined;
           res();
@@ -241,7 +256,8 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
     const s = rec.stats();
     rec.close();
     if (failure !== undefined) throw failure;
-    if (s.writeErrno !== 0) throw new RecordError(`writing ${dataPath}: ${osErrorName(s.writeErrno)} (errno ${s.writeErrno})`);
+    if (s.writeErrno !== 0)
+      throw new RecordError(`writing ${dataPath}: ${osErrorName(s.writeErrno)} (errno ${s.writeErrno})`);
     output.appendedUpTo(s.fileEnd);
     if (!stage) moveAside(o.output); // perf keeps the previous perf.data as perf.data.old
     const fileBytes = output.finish(
@@ -251,7 +267,10 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
         cmdline: o.cmdline ?? ['perfpoke', 'record'],
         nrCpusOnline: cpus.length,
         nrCpusAvail: Math.max(cpus.length, (cpus.at(-1) ?? 0) + 1),
-        sampleTime: s.firstSample !== undefined && s.lastSample !== undefined ? { first: s.firstSample, last: s.lastSample } : undefined,
+        sampleTime:
+          s.firstSample !== undefined && s.lastSample !== undefined
+            ? { first: s.firstSample, last: s.lastSample }
+            : undefined,
       }),
     );
     let finalOut = o.output;

@@ -34,8 +34,14 @@ export function parseMapsLine(line: string): MapsLine | undefined {
   const m = /^([0-9a-f]+)-([0-9a-f]+) (\S{4}) ([0-9a-f]+) ([0-9a-f]+):([0-9a-f]+) (\d+)\s*(.*)$/.exec(line);
   if (!m) return undefined;
   return {
-    start: BigInt(`0x${m[1]}`), end: BigInt(`0x${m[2]}`), perms: m[3]!, pgoff: BigInt(`0x${m[4]}`),
-    maj: parseInt(m[5]!, 16), min: parseInt(m[6]!, 16), ino: BigInt(m[7]!), name: m[8]!.trim(),
+    start: BigInt(`0x${m[1]}`),
+    end: BigInt(`0x${m[2]}`),
+    perms: m[3]!,
+    pgoff: BigInt(`0x${m[4]}`),
+    maj: parseInt(m[5]!, 16),
+    min: parseInt(m[6]!, 16),
+    ino: BigInt(m[7]!),
+    name: m[8]!.trim(),
   };
 }
 
@@ -72,7 +78,15 @@ function mmap2(w: ByteWriter, pid: number, m: MapsLine, id: bigint): void {
   if (m.perms[2] === 'x') prot |= PROT_EXEC;
   const flags = m.perms[3] === 's' ? MAP_SHARED : MAP_PRIVATE;
   w.u32(RecordType.MMAP2).u16(PERF_RECORD_MISC_USER).u16(0).i32(pid).i32(pid);
-  w.u64(m.start).u64(m.end - m.start).u64(m.pgoff).u32(m.maj).u32(m.min).u64(m.ino).u64(0n).u32(prot).u32(flags);
+  w.u64(m.start)
+    .u64(m.end - m.start)
+    .u64(m.pgoff)
+    .u32(m.maj)
+    .u32(m.min)
+    .u64(m.ino)
+    .u64(0n)
+    .u32(prot)
+    .u32(flags);
   w.cstring(m.name === '' ? '//anon' : m.name, 8);
   sampleId(w, pid, pid, id);
   w.patchU16(at + 6, w.pos - at);
@@ -80,7 +94,10 @@ function mmap2(w: ByteWriter, pid: number, m: MapsLine, id: bigint): void {
 
 function numericEntries(dir: string): number[] {
   try {
-    return readdirSync(dir).filter((n) => /^\d+$/.test(n)).map(Number).sort((a, b) => a - b);
+    return readdirSync(dir)
+      .filter((n) => /^\d+$/.test(n))
+      .map(Number)
+      .sort((a, b) => a - b);
   } catch {
     return []; // the task exited while we looked
   }
@@ -91,7 +108,11 @@ function numericEntries(dir: string): number[] {
  * process under `procRoot`. Tasks that exit meanwhile are skipped. `id` is
  * the tracking event's id, stamped into the sample_id tail.
  */
-export function synthesizeTasks(le: boolean, id: bigint, procRoot = '/proc'): { bytes: Uint8Array; records: number; fork: number; comm: number; mmap2: number } {
+export function synthesizeTasks(
+  le: boolean,
+  id: bigint,
+  procRoot = '/proc',
+): { bytes: Uint8Array; records: number; fork: number; comm: number; mmap2: number } {
   const w = new ByteWriter(le, 1 << 16);
   let mmaps = 0;
   let forks = 0;

@@ -65,7 +65,16 @@ function sampleId(w: ByteWriter, s: SampleIdValues): void {
   w.u32(0).u32(0).u64(0n).u32(0).u32(0).u64(s.id);
 }
 
-function mmapRecord(w: ByteWriter, pid: number, tid: number, start: bigint, len: bigint, pgoff: bigint, filename: string, s: SampleIdValues): void {
+function mmapRecord(
+  w: ByteWriter,
+  pid: number,
+  tid: number,
+  start: bigint,
+  len: bigint,
+  pgoff: bigint,
+  filename: string,
+  s: SampleIdValues,
+): void {
   const at = w.pos;
   w.u32(RecordType.MMAP).u16(PERF_RECORD_MISC_KERNEL).u16(0);
   w.i32(pid).i32(tid).u64(start).u64(len).u64(pgoff);
@@ -79,7 +88,11 @@ function mmapRecord(w: ByteWriter, pid: number, tid: number, start: bigint, len:
  * MMAP per module, like `perf record` writes first. Missing or hidden
  * kallsyms gives no records (perf falls back the same way).
  */
-export function synthesizeKernelMmaps(le: boolean, s: SampleIdValues, sources = { kallsyms: '/proc/kallsyms', modules: '/proc/modules' }): { bytes: Uint8Array; records: number } {
+export function synthesizeKernelMmaps(
+  le: boolean,
+  s: SampleIdValues,
+  sources = { kallsyms: '/proc/kallsyms', modules: '/proc/modules' },
+): { bytes: Uint8Array; records: number } {
   const w = new ByteWriter(le, 1024);
   let records = 0;
   let layout: KernelLayout | undefined;

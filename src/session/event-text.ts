@@ -124,7 +124,11 @@ export function formatPerfEvent(rec: PrintableRecord, opts: { textPokeSymbol?: s
       );
     case RecordType.MMAP2: {
       const prot = r.prot as number;
-      const perms = (prot & 1 ? 'r' : '-') + (prot & 2 ? 'w' : '-') + (prot & 4 ? 'x' : '-') + ((r.flags as number) & 1 ? 's' : 'p');
+      const perms =
+        (prot & 1 ? 'r' : '-') +
+        (prot & 2 ? 'w' : '-') +
+        (prot & 4 ? 'x' : '-') +
+        ((r.flags as number) & 1 ? 's' : 'p');
       const where = `${head} ${r.pid}/${r.tid}: [${hexAlt(r.addr)}(${hexAlt(r.len)}) @ ${hexAlt(r.pgoff)}`;
       if (rec.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
         const id = Buffer.from((r.buildId as Uint8Array | undefined) ?? new Uint8Array()).toString('hex');
@@ -158,7 +162,11 @@ export function formatPerfEvent(rec: PrintableRecord, opts: { textPokeSymbol?: s
     case RecordType.SWITCH:
     case RecordType.SWITCH_CPU_WIDE: {
       const out = (rec.misc & PERF_RECORD_MISC_SWITCH_OUT) !== 0;
-      const inOut = !out ? 'IN         ' : !(rec.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) ? 'OUT        ' : 'OUT preempt';
+      const inOut = !out
+        ? 'IN         '
+        : !(rec.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
+          ? 'OUT        '
+          : 'OUT preempt';
       if (rec.type === RecordType.SWITCH) return `${head} ${inOut}\n`;
       return `${head} ${inOut}  ${out ? 'next' : 'prev'} pid/tid: ${padLeft(r.nextPrevPid, 5)}/${padRight(r.nextPrevTid, 5)}\n`;
     }

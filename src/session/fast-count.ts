@@ -121,11 +121,22 @@ export async function fastCount(s: Session): Promise<SessionStats | undefined> {
         if (i < 0) unknownId++;
         else if (anyRead && readAttrs[i]) {
           const rec = new RawRecord(buf.subarray(p, p + size), fileOff + p, le, layouts[i], f.textPokeAbi).decode();
-          if (rec.kind === 'sample') for (const d of splitter.split(rec, attrs[i]!.attr)) perAttrSamples[d.attrIndex]!++;
+          if (rec.kind === 'sample')
+            for (const d of splitter.split(rec, attrs[i]!.attr)) perAttrSamples[d.attrIndex]!++;
         } else perAttrSamples[i]!++;
-      } else if (type === RecordType.COMPRESSED || type === RecordType.COMPRESSED2 || type === RecordType.AUXTRACE || type === RecordType.HEADER_TRACING_DATA) {
+      } else if (
+        type === RecordType.COMPRESSED ||
+        type === RecordType.COMPRESSED2 ||
+        type === RecordType.AUXTRACE ||
+        type === RecordType.HEADER_TRACING_DATA
+      ) {
         throw new NotFast();
-      } else if (type === RecordType.LOST_SAMPLES || type === RecordType.TEXT_POKE || type === RecordType.EVENT_UPDATE || type === RecordType.ID_INDEX) {
+      } else if (
+        type === RecordType.LOST_SAMPLES ||
+        type === RecordType.TEXT_POKE ||
+        type === RecordType.EVENT_UPDATE ||
+        type === RecordType.ID_INDEX
+      ) {
         const i = type < RecordType.HEADER_ATTR ? attrIndex(dv, p, type, size) : 0;
         const raw = new RawRecord(buf.subarray(p, p + size), fileOff + p, le, layouts[i], f.textPokeAbi);
         const rec = raw.decode();
@@ -149,6 +160,10 @@ export async function fastCount(s: Session): Promise<SessionStats | undefined> {
   counts.forEach((c, t) => {
     if (c) byType.set(t, c);
   });
-  const events = attrs.map((_, i) => ({ name: s.eventNameAt(i), samples: perAttrSamples[i]!, lostSamples: perAttrLost[i]! }));
+  const events = attrs.map((_, i) => ({
+    name: s.eventNameAt(i),
+    samples: perAttrSamples[i]!,
+    lostSamples: perAttrLost[i]!,
+  }));
   return { total, byType, events, unknownId: unknownId + splitter.unknownId };
 }

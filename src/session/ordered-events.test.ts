@@ -132,7 +132,10 @@ test('property: output is time-sorted, stable and complete whenever input obeys 
       for (let i = 1; i < out.length; i++) {
         const a = out[i - 1]!;
         const b = out[i]!;
-        assert.ok(a.t < b.t || (a.t === b.t && a.seq < b.seq), `out of order at ${i}: ${a.t}/${a.seq} then ${b.t}/${b.seq}`);
+        assert.ok(
+          a.t < b.t || (a.t === b.t && a.seq < b.seq),
+          `out of order at ${i}: ${a.t}/${a.seq} then ${b.t}/${b.seq}`,
+        );
       }
       assert.equal(oe.stats.unordered, 0);
     }),

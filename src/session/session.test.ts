@@ -30,13 +30,17 @@ for (const name of ['switch.data', 'tp.data', 'zstd.data', 'pipe.data']) {
         const t = r.type < RecordType.HEADER_ATTR ? r.timestamp() : undefined;
         if (t === undefined || t === 0n) continue;
         if (budget === undefined) {
-          assert.ok(t > last || (t === last && (r.fileOffset >= lastOff || r.fromCompressed)), `${name}: ${t} after ${last}`);
+          assert.ok(
+            t > last || (t === last && (r.fileOffset >= lastOff || r.fromCompressed)),
+            `${name}: ${t} after ${last}`,
+          );
         }
         last = t;
         lastOff = r.fileOffset;
       }
       assert.deepEqual([...seen].sort(), [...all].sort(), 'same records');
-      if (budget !== undefined && s.queueStats && s.queueStats.queued > 200) assert.ok(s.queueStats.flushes.half > 0, 'a small budget forces HALF flushes');
+      if (budget !== undefined && s.queueStats && s.queueStats.queued > 200)
+        assert.ok(s.queueStats.flushes.half > 0, 'a small budget forces HALF flushes');
       // a HALF flush may release records that a later one precedes (perf counts them too)
       if (budget === undefined) assert.equal(s.queueStats?.unordered ?? 0, 0);
       await s.close();

@@ -38,7 +38,11 @@ export interface SessionStats {
  * reader path below. `opts.fast: false` forces the reader path.
  * Throws FormatError for malformed input (the reader's, with file and offset).
  */
-export async function collectStats(s: Session, onProgress?: (fileOffset: number) => void, opts: { fast?: boolean } = {}): Promise<SessionStats> {
+export async function collectStats(
+  s: Session,
+  onProgress?: (fileOffset: number) => void,
+  opts: { fast?: boolean } = {},
+): Promise<SessionStats> {
   try {
     if (opts.fast ?? true) {
       const fast = await fastCount(s);
@@ -78,7 +82,9 @@ async function count(s: Session, onProgress?: (fileOffset: number) => void): Pro
       if (i < 0 || !attr) unknownId++;
       else if (SampleReadSplitter.applies(attr)) {
         const rec = raw.decode();
-        if (rec.kind === 'sample') for (const d of splitter.split(rec, attr)) perAttrSamples[d.attrIndex] = (perAttrSamples[d.attrIndex] ?? 0) + 1;
+        if (rec.kind === 'sample')
+          for (const d of splitter.split(rec, attr))
+            perAttrSamples[d.attrIndex] = (perAttrSamples[d.attrIndex] ?? 0) + 1;
       } else perAttrSamples[i] = (perAttrSamples[i] ?? 0) + 1;
     } else if (t === RecordType.TEXT_POKE) {
       raw.decode(); // validate: old_len + new_len must fit the record (FormatError otherwise)

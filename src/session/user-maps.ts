@@ -71,7 +71,10 @@ export class UserMaps {
   /** FORK into a new process (pid ≠ ppid): the child starts with a copy of the parent's maps. */
   onFork(pid: number, ppid: number): void {
     if (pid === ppid) return;
-    this.byPid.set(pid, (this.byPid.get(ppid) ?? []).map((m) => ({ ...m })));
+    this.byPid.set(
+      pid,
+      (this.byPid.get(ppid) ?? []).map((m) => ({ ...m })),
+    );
   }
 
   /**

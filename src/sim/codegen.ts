@@ -117,8 +117,30 @@ function enc(ins: IcedInstruction, rip: bigint): Uint8Array {
   return encoder.takeBuffer();
 }
 
-const GPR = [Register.RBX, Register.RCX, Register.RDX, Register.RSI, Register.RDI, Register.R8, Register.R9, Register.R10, Register.R11, Register.R12];
-const JCC = [Code.Je_rel32_64, Code.Jne_rel32_64, Code.Jl_rel32_64, Code.Jge_rel32_64, Code.Jb_rel32_64, Code.Jae_rel32_64, Code.Ja_rel32_64, Code.Jbe_rel32_64, Code.Js_rel32_64, Code.Jns_rel32_64];
+const GPR = [
+  Register.RBX,
+  Register.RCX,
+  Register.RDX,
+  Register.RSI,
+  Register.RDI,
+  Register.R8,
+  Register.R9,
+  Register.R10,
+  Register.R11,
+  Register.R12,
+];
+const JCC = [
+  Code.Je_rel32_64,
+  Code.Jne_rel32_64,
+  Code.Jl_rel32_64,
+  Code.Jge_rel32_64,
+  Code.Jb_rel32_64,
+  Code.Jae_rel32_64,
+  Code.Ja_rel32_64,
+  Code.Jbe_rel32_64,
+  Code.Js_rel32_64,
+  Code.Jns_rel32_64,
+];
 
 export const NOP5 = Uint8Array.of(0x0f, 0x1f, 0x44, 0x00, 0x00);
 export const NOP2 = Uint8Array.of(0x66, 0x90);
@@ -146,15 +168,48 @@ class Assembler {
     const b = r.pick(GPR);
     const d = BigInt(r.int(0, 15) * 8);
     switch (r.int(0, 8)) {
-      case 0: return this.fixed(() => Instruction.createRegReg(Code.Mov_rm64_r64, a, b));
-      case 1: { const v = r.int(1, 100); return this.fixed(() => Instruction.createRegI32(Code.Add_rm64_imm8, a, v)); }
-      case 2: return this.fixed(() => Instruction.createRegReg(Code.Xor_rm64_r64, a, b));
-      case 3: return this.fixed(() => Instruction.createRegMem(Code.Lea_r64_m, a, new MemoryOperand(b, Register.None, 1, d, 1, false, Register.None)));
-      case 4: return this.fixed(() => Instruction.createRegMem(Code.Mov_r64_rm64, a, new MemoryOperand(b, Register.None, 1, d, 1, false, Register.None)));
-      case 5: return this.fixed(() => Instruction.createMemReg(Code.Mov_rm64_r64, new MemoryOperand(b, Register.None, 1, d, 1, false, Register.None), a));
-      case 6: { const v = r.int(0, 50); return this.fixed(() => Instruction.createRegI32(Code.Cmp_rm64_imm8, a, v)); }
-      case 7: return this.fixed(() => Instruction.createRegReg(Code.Test_rm64_r64, a, b));
-      default: { const v = r.int(1, 9); return this.fixed(() => Instruction.createRegI32(Code.Sub_rm64_imm8, a, v)); }
+      case 0:
+        return this.fixed(() => Instruction.createRegReg(Code.Mov_rm64_r64, a, b));
+      case 1: {
+        const v = r.int(1, 100);
+        return this.fixed(() => Instruction.createRegI32(Code.Add_rm64_imm8, a, v));
+      }
+      case 2:
+        return this.fixed(() => Instruction.createRegReg(Code.Xor_rm64_r64, a, b));
+      case 3:
+        return this.fixed(() =>
+          Instruction.createRegMem(
+            Code.Lea_r64_m,
+            a,
+            new MemoryOperand(b, Register.None, 1, d, 1, false, Register.None),
+          ),
+        );
+      case 4:
+        return this.fixed(() =>
+          Instruction.createRegMem(
+            Code.Mov_r64_rm64,
+            a,
+            new MemoryOperand(b, Register.None, 1, d, 1, false, Register.None),
+          ),
+        );
+      case 5:
+        return this.fixed(() =>
+          Instruction.createMemReg(
+            Code.Mov_rm64_r64,
+            new MemoryOperand(b, Register.None, 1, d, 1, false, Register.None),
+            a,
+          ),
+        );
+      case 6: {
+        const v = r.int(0, 50);
+        return this.fixed(() => Instruction.createRegI32(Code.Cmp_rm64_imm8, a, v));
+      }
+      case 7:
+        return this.fixed(() => Instruction.createRegReg(Code.Test_rm64_r64, a, b));
+      default: {
+        const v = r.int(1, 9);
+        return this.fixed(() => Instruction.createRegI32(Code.Sub_rm64_imm8, a, v));
+      }
     }
   }
   fillers(lo: number, hi: number): void {
@@ -172,7 +227,12 @@ class Assembler {
     this.fixed(() => Instruction.createReg(Code.Pop_r64, reg));
   }
   branch(code: number, kind: number, target: string, len: number): void {
-    this.ops.push({ len, kind, target, encode: (rip, labels, base) => enc(Instruction.createBranch(code, base + BigInt(labels.get(target)!)), rip) });
+    this.ops.push({
+      len,
+      kind,
+      target,
+      encode: (rip, labels, base) => enc(Instruction.createBranch(code, base + BigInt(labels.get(target)!)), rip),
+    });
   }
   jcc(kind: number, target: string): void {
     this.branch(this.rng.pick(JCC), kind, target, 6);
@@ -185,12 +245,34 @@ class Assembler {
   }
   /** `mov rax, [rdi+8]; call rax` — the target comes from data, so PT needs a TIP. */
   icall(targets: string[]): void {
-    this.fixed(() => Instruction.createRegMem(Code.Mov_r64_rm64, Register.RAX, new MemoryOperand(Register.RDI, Register.None, 1, 8n, 1, false, Register.None)));
-    this.ops.push({ len: 2, kind: Kind.icall, indirect: targets, encode: (rip) => enc(Instruction.createReg(Code.Call_rm64, Register.RAX), rip) });
+    this.fixed(() =>
+      Instruction.createRegMem(
+        Code.Mov_r64_rm64,
+        Register.RAX,
+        new MemoryOperand(Register.RDI, Register.None, 1, 8n, 1, false, Register.None),
+      ),
+    );
+    this.ops.push({
+      len: 2,
+      kind: Kind.icall,
+      indirect: targets,
+      encode: (rip) => enc(Instruction.createReg(Code.Call_rm64, Register.RAX), rip),
+    });
   }
   ijmp(targets: string[]): void {
-    this.fixed(() => Instruction.createRegMem(Code.Mov_r64_rm64, Register.RAX, new MemoryOperand(Register.RSI, Register.None, 1, 16n, 1, false, Register.None)));
-    this.ops.push({ len: 2, kind: Kind.ijmp, indirect: targets, encode: (rip) => enc(Instruction.createReg(Code.Jmp_rm64, Register.RAX), rip) });
+    this.fixed(() =>
+      Instruction.createRegMem(
+        Code.Mov_r64_rm64,
+        Register.RAX,
+        new MemoryOperand(Register.RSI, Register.None, 1, 16n, 1, false, Register.None),
+      ),
+    );
+    this.ops.push({
+      len: 2,
+      kind: Kind.ijmp,
+      indirect: targets,
+      encode: (rip) => enc(Instruction.createReg(Code.Jmp_rm64, Register.RAX), rip),
+    });
   }
   ret(): void {
     this.simple(Code.Retnq, Kind.ret);
@@ -198,10 +280,19 @@ class Assembler {
   /** A jump-label site; `jmpForm` chooses which bytes the initial image holds. */
   site(id: number, len: 2 | 5, target: string, jmpForm: () => boolean): void {
     this.ops.push({
-      len, kind: Kind.site, site: id, target,
+      len,
+      kind: Kind.site,
+      site: id,
+      target,
       encode: (rip, labels, base) => {
         if (!jmpForm()) return len === 5 ? NOP5.slice() : NOP2.slice();
-        return enc(Instruction.createBranch(len === 5 ? Code.Jmp_rel32_64 : Code.Jmp_rel8_64, base + BigInt(labels.get(target)!)), rip);
+        return enc(
+          Instruction.createBranch(
+            len === 5 ? Code.Jmp_rel32_64 : Code.Jmp_rel8_64,
+            base + BigInt(labels.get(target)!),
+          ),
+          rip,
+        );
       },
     });
   }
@@ -447,9 +538,14 @@ export function generateProgram(opts: CodegenOptions): Program {
     if (op.label !== undefined) return;
     const o = opOff[i]!;
     const bytes = op.encode(base + BigInt(o), labels, base);
-    if (bytes.length !== op.len) throw new Error(`codegen: op length ${bytes.length} ≠ planned ${op.len} at +0x${o.toString(16)}`);
+    if (bytes.length !== op.len)
+      throw new Error(`codegen: op length ${bytes.length} ≠ planned ${op.len} at +0x${o.toString(16)}`);
     code.set(bytes, o);
-    if (op.indirect) indirect.set(offs.length, op.indirect.map((l) => labels.get(l)!));
+    if (op.indirect)
+      indirect.set(
+        offs.length,
+        op.indirect.map((l) => labels.get(l)!),
+      );
     offs.push(o);
     lens.push(op.len);
     kinds.push(op.kind);
@@ -464,26 +560,49 @@ export function generateProgram(opts: CodegenOptions): Program {
     .map((s) => {
       const off = labels.get(s.label)!;
       const target = labels.get(s.target)!;
-      const jmpBytes = enc(Instruction.createBranch(s.len === 5 ? Code.Jmp_rel32_64 : Code.Jmp_rel8_64, base + BigInt(target)), base + BigInt(off));
-      return { id: s.id, off, len: s.len, target, nopBytes: s.len === 5 ? NOP5.slice() : NOP2.slice(), jmpBytes, initial: s.initial, func: s.func };
+      const jmpBytes = enc(
+        Instruction.createBranch(s.len === 5 ? Code.Jmp_rel32_64 : Code.Jmp_rel8_64, base + BigInt(target)),
+        base + BigInt(off),
+      );
+      return {
+        id: s.id,
+        off,
+        len: s.len,
+        target,
+        nopBytes: s.len === 5 ? NOP5.slice() : NOP2.slice(),
+        jmpBytes,
+        initial: s.initial,
+        func: s.func,
+      };
     });
   // The trampoline does not exist at the start: INT3 padding in the initial image.
   const tOff = labels.get('bpf_trampoline_0')!;
   const tEnd = labels.get('bpf_trampoline_0.end')!;
   const trampoline = { off: tOff, bytes: code.slice(tOff, tEnd), name: 'bpf_trampoline_0' };
   code.fill(0xcc, tOff, tEnd);
-  const functions: SimFunction[] = [...names.flat(), 'asm_exc_int3'].map((n) => {
-    const level = names.findIndex((lv) => lv.includes(n));
-    const off = labels.get(n)!;
-    return { name: n, off, size: labels.get(`${n}.end`)! - off, level };
-  }).sort((a, b) => a.off - b.off);
+  const functions: SimFunction[] = [...names.flat(), 'asm_exc_int3']
+    .map((n) => {
+      const level = names.findIndex((lv) => lv.includes(n));
+      const off = labels.get(n)!;
+      return { name: n, off, size: labels.get(`${n}.end`)! - off, level };
+    })
+    .sort((a, b) => a.off - b.off);
 
   return {
-    base, code,
-    off: Int32Array.from(offs), len: Uint8Array.from(lens), kind: Uint8Array.from(kinds),
-    target: Int32Array.from(targets), site: Int16Array.from(siteIds), indirect, byOff,
-    functions, sites,
-    entry: labels.get('entry_SYSCALL_64')!, int3Handler: labels.get('asm_exc_int3')!, trampoline,
+    base,
+    code,
+    off: Int32Array.from(offs),
+    len: Uint8Array.from(lens),
+    kind: Uint8Array.from(kinds),
+    target: Int32Array.from(targets),
+    site: Int16Array.from(siteIds),
+    indirect,
+    byOff,
+    functions,
+    sites,
+    entry: labels.get('entry_SYSCALL_64')!,
+    int3Handler: labels.get('asm_exc_int3')!,
+    trampoline,
     maxBurstInsns: entryCost,
     loopCap,
   };

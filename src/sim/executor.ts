@@ -249,7 +249,8 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
           throw new Error(`sim: unknown instruction kind ${k}`);
       }
       if (k === Kind.sysret) break;
-      if (tsc - burstStart > p.maxBurstInsns) throw new Error(`sim: burst longer than its static bound ${p.maxBurstInsns}`);
+      if (tsc - burstStart > p.maxBurstInsns)
+        throw new Error(`sim: burst longer than its static bound ${p.maxBurstInsns}`);
     }
   }
   enc.flushTnt();

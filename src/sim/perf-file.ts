@@ -7,7 +7,7 @@
  */
 import { closeSync, openSync, renameSync, writeSync } from 'node:fs';
 import { ByteWriter } from '../io/byte-writer.js';
-import { type EventAttr } from '../abi/event-attr.js';
+import type { EventAttr } from '../abi/event-attr.js';
 import { encodeEventAttr } from '../perfdata/event-attr-codec.js';
 import { encodeFileHeader, PERF_FILE_HEADER_SIZE } from '../perfdata/file-header.js';
 import { Feature } from '../abi/feature.js';
@@ -41,7 +41,10 @@ export class SimPerfFileWriter {
   private readonly tmp: string;
   private readonly index: { offset: number; size: number }[] = [];
 
-  constructor(private readonly path: string, private readonly attrs: SimAttr[]) {
+  constructor(
+    private readonly path: string,
+    private readonly attrs: SimAttr[],
+  ) {
     this.tmp = `${path}.tmp`;
     this.fd = openSync(this.tmp, 'w');
     this.put(new Uint8Array(PERF_FILE_HEADER_SIZE));
@@ -70,7 +73,8 @@ export class SimPerfFileWriter {
   /** A whole record: `body` is everything after the 8-byte header. */
   record(type: number, misc: number, body: Uint8Array): void {
     const size = 8 + body.length;
-    if (size > 0xffff || size % 8) throw new Error(`sim writer: record type ${type} size ${size} not a multiple of 8 ≤ 65535`);
+    if (size > 0xffff || size % 8)
+      throw new Error(`sim writer: record type ${type} size ${size} not a multiple of 8 ≤ 65535`);
     const h = new ByteWriter(true, 8);
     h.u32(type).u16(misc).u16(size);
     this.put(h.finish());

@@ -24,7 +24,7 @@ import { generateProgram, type Program } from './codegen.js';
 import { executeCpu, type CpuRun, type Flip } from './executor.js';
 import { Rng } from './rng.js';
 import { SimPerfFileWriter, writeSampleId } from './perf-file.js';
-import { PtTimeConv, tscToPerfTime } from '../intelpt/flow/time-conv.js';
+import { type PtTimeConv, tscToPerfTime } from '../intelpt/flow/time-conv.js';
 
 export interface SimOptions {
   out: string;
@@ -120,10 +120,20 @@ export function simulate(opts: SimOptions): SimSummary {
 
   const runs: CpuRun[] = [];
   for (let cpu = 0; cpu < cpus; cpu++) {
-    runs.push(executeCpu(prog, {
-      seed, cpu, startTsc: startTsc + cpu * 37, endTsc, flips,
-      psbPeriod: opts.psbPeriod, retCompression, keepTruth, midBurstPsb: opts.midBurstPsb, trampolineLive,
-    }));
+    runs.push(
+      executeCpu(prog, {
+        seed,
+        cpu,
+        startTsc: startTsc + cpu * 37,
+        endTsc,
+        flips,
+        psbPeriod: opts.psbPeriod,
+        retCompression,
+        keepTruth,
+        midBurstPsb: opts.midBurstPsb,
+        trampolineLive,
+      }),
+    );
     opts.onProgress?.(cpu + 1, cpus);
   }
 
@@ -133,17 +143,47 @@ export function simulate(opts: SimOptions): SimSummary {
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(join(tmp, 'kcore_dir'), { recursive: true });
   writeKcoreDir(join(tmp, 'kcore_dir'), prog);
-  writeData(join(tmp, 'data'), prog, runs, flips, { textPokes, retCompression, cpus, lost: new Set(opts.lostPokes ?? []), timeless: opts.timeless ?? false, tramp: trampolineLive === Infinity ? undefined : tTramp });
+  writeData(join(tmp, 'data'), prog, runs, flips, {
+    textPokes,
+    retCompression,
+    cpus,
+    lost: new Set(opts.lostPokes ?? []),
+    timeless: opts.timeless ?? false,
+    tramp: trampolineLive === Infinity ? undefined : tTramp,
+  });
   if (keepTruth) writeFileSync(join(tmp, 'truth.bin'), encodeTruth(prog.base, runs));
   const summary: SimSummary = {
-    seed, cpus, size, base: `0x${prog.base.toString(16)}`, textSize: prog.code.length,
+    seed,
+    cpus,
+    size,
+    base: `0x${prog.base.toString(16)}`,
+    textSize: prog.code.length,
     instructions: runs.reduce((a, r) => a + r.insns, 0),
-    perCpu: runs.map((r) => ({ cpu: r.cpu, insns: r.insns, bursts: r.bursts, traps: r.traps, traceBytes: r.trace.length, buffers: r.chunks.length })),
+    perCpu: runs.map((r) => ({
+      cpu: r.cpu,
+      insns: r.insns,
+      bursts: r.bursts,
+      traps: r.traps,
+      traceBytes: r.trace.length,
+      buffers: r.chunks.length,
+    })),
     flips: flips.map((f) => {
       const s = prog.sites[f.site]!;
-      return { ...f, addr: `0x${(prog.base + BigInt(s.off)).toString(16)}`, len: s.len, time: tscToPerfTime(BigInt(f.t1), SIM_TIME_CONV).toString(), lost: !textPokes || (opts.lostPokes ?? []).includes(flips.indexOf(f)) };
+      return {
+        ...f,
+        addr: `0x${(prog.base + BigInt(s.off)).toString(16)}`,
+        len: s.len,
+        time: tscToPerfTime(BigInt(f.t1), SIM_TIME_CONV).toString(),
+        lost: !textPokes || (opts.lostPokes ?? []).includes(flips.indexOf(f)),
+      };
     }),
-    sites: prog.sites.map((s) => ({ id: s.id, addr: `0x${(prog.base + BigInt(s.off)).toString(16)}`, len: s.len, initial: s.initial, func: s.func })),
+    sites: prog.sites.map((s) => ({
+      id: s.id,
+      addr: `0x${(prog.base + BigInt(s.off)).toString(16)}`,
+      len: s.len,
+      initial: s.initial,
+      func: s.func,
+    })),
     textPokes,
     timeConv: { shift: SIM_TIME_CONV.shift, mult: SIM_TIME_CONV.mult, zero: SIM_TIME_CONV.zero.toString() },
     burstBound: prog.maxBurstInsns,
@@ -165,12 +205,29 @@ function writeKcoreDir(dir: string, prog: Program): void {
   writeFileSync(join(dir, 'modules'), '');
 }
 
-function writeData(path: string, prog: Program, runs: CpuRun[], flips: Flip[], o: { textPokes: boolean; retCompression: boolean; cpus: number; lost: Set<number>; timeless: boolean; tramp: number | undefined }): void {
+function writeData(
+  path: string,
+  prog: Program,
+  runs: CpuRun[],
+  flips: Flip[],
+  o: {
+    textPokes: boolean;
+    retCompression: boolean;
+    cpus: number;
+    lost: Set<number>;
+    timeless: boolean;
+    tramp: number | undefined;
+  },
+): void {
   const sampleType = SampleType.IP | SampleType.TID | SampleType.TIME | SampleType.CPU | SampleType.IDENTIFIER;
   const pt = emptyAttr();
   pt.type = SIM_PT_PMU_TYPE;
   // The TSC bit in config and in AUXTRACE_INFO, or perf decodes untimed (item 5).
-  pt.config = (1n << BigInt(PT_CONFIG.pt)) | (o.timeless ? 0n : 1n << BigInt(PT_CONFIG.tsc)) | (1n << BigInt(PT_CONFIG.branch)) | (o.retCompression ? 0n : 1n << BigInt(PT_CONFIG.noretcomp));
+  pt.config =
+    (1n << BigInt(PT_CONFIG.pt)) |
+    (o.timeless ? 0n : 1n << BigInt(PT_CONFIG.tsc)) |
+    (1n << BigInt(PT_CONFIG.branch)) |
+    (o.retCompression ? 0n : 1n << BigInt(PT_CONFIG.noretcomp));
   pt.samplePeriod = 1n;
   pt.sampleType = sampleType;
   let f = 0n;
@@ -182,14 +239,35 @@ function writeData(path: string, prog: Program, runs: CpuRun[], flips: Flip[], o
   dummy.samplePeriod = 1n;
   dummy.sampleType = sampleType;
   f = 0n;
-  for (const n of ['disabled', 'mmap', 'comm', 'task', 'sample_id_all', 'ksymbol', 'text_poke', 'exclude_kernel', 'exclude_hv'] as const) f = withAttrFlag(f, n);
+  for (const n of [
+    'disabled',
+    'mmap',
+    'comm',
+    'task',
+    'sample_id_all',
+    'ksymbol',
+    'text_poke',
+    'exclude_kernel',
+    'exclude_hv',
+  ] as const)
+    f = withAttrFlag(f, n);
   dummy.flags = f;
   const ptIds = runs.map((r) => BigInt(1 + r.cpu));
   const dummyIds = runs.map((r) => BigInt(1001 + r.cpu));
-  const w = new SimPerfFileWriter(path, [{ attr: pt, ids: ptIds }, { attr: dummy, ids: dummyIds }]);
+  const w = new SimPerfFileWriter(path, [
+    { attr: pt, ids: ptIds },
+    { attr: dummy, ids: dummyIds },
+  ]);
 
   const body = (): ByteWriter => new ByteWriter(true, 256);
-  const sid = (b: ByteWriter, time: bigint, cpu = 0): void => writeSampleId(b, { pid: 0xffffffff, tid: 0xffffffff, time, cpu, id: dummyIds[Math.min(cpu, dummyIds.length - 1)]! });
+  const sid = (b: ByteWriter, time: bigint, cpu = 0): void =>
+    writeSampleId(b, {
+      pid: 0xffffffff,
+      tid: 0xffffffff,
+      time,
+      cpu,
+      id: dummyIds[Math.min(cpu, dummyIds.length - 1)]!,
+    });
 
   // Kernel map: pgoff = _text, and the name perf gives the kernel's text map (item 1).
   {
@@ -231,7 +309,10 @@ function writeData(path: string, prog: Program, runs: CpuRun[], flips: Flip[], o
   {
     const fn = prog.functions.find((x) => x.name === 'asm_exc_int3')!;
     const b = body();
-    b.u64(prog.base + BigInt(fn.off)).u32(fn.size).u16(PERF_RECORD_KSYMBOL_TYPE_OOL).u16(0);
+    b.u64(prog.base + BigInt(fn.off))
+      .u32(fn.size)
+      .u16(PERF_RECORD_KSYMBOL_TYPE_OOL)
+      .u16(0);
     b.cstring('asm_exc_int3', 8);
     sid(b, tscToPerfTime(1n, SIM_TIME_CONV));
     w.record(RecordType.KSYMBOL, PERF_RECORD_MISC_KERNEL, b.finish().slice());
@@ -241,7 +322,10 @@ function writeData(path: string, prog: Program, runs: CpuRun[], flips: Flip[], o
   type Item = { tsc: number; kind: 0 | 1 | 2; flip?: Flip; run?: CpuRun; chunk?: number };
   const items: Item[] = [];
   if (o.tramp !== undefined) items.push({ tsc: o.tramp, kind: 2 });
-  if (o.textPokes) flips.forEach((fl, i) => { if (!o.lost.has(i)) items.push({ tsc: fl.t1, kind: 0, flip: fl }); });
+  if (o.textPokes)
+    flips.forEach((fl, i) => {
+      if (!o.lost.has(i)) items.push({ tsc: fl.t1, kind: 0, flip: fl });
+    });
   for (const r of runs) r.chunks.forEach((c, i) => items.push({ tsc: c.firstTsc, kind: 1, run: r, chunk: i }));
   items.sort((a, b) => a.tsc - b.tsc || a.kind - b.kind);
   let reference = 1n;
@@ -277,7 +361,11 @@ function writeData(path: string, prog: Program, runs: CpuRun[], flips: Flip[], o
       const oldB = before.get(fl)! ? s.jmpBytes : s.nopBytes;
       const newB = fl.to ? s.jmpBytes : s.nopBytes;
       const b = body();
-      b.u64(prog.base + BigInt(s.off)).u16(oldB.length).u16(newB.length).bytes(oldB).bytes(newB);
+      b.u64(prog.base + BigInt(s.off))
+        .u16(oldB.length)
+        .u16(newB.length)
+        .bytes(oldB)
+        .bytes(newB);
       b.alignTo(8); // pad from old_len: the record body before it is 8+4 → align total to 8
       sid(b, tscToPerfTime(BigInt(fl.t1), SIM_TIME_CONV));
       // misc KERNEL, or perf ignores the poke (item 7).
@@ -288,7 +376,10 @@ function writeData(path: string, prog: Program, runs: CpuRun[], flips: Flip[], o
       const off = cpuOffset.get(r.cpu) ?? 0;
       cpuOffset.set(r.cpu, off + (c.end - c.start));
       // Non-zero reference (item 2); buffers end on packet boundaries, 8-aligned (item 3).
-      w.auxtrace({ offset: off, reference: reference++, idx: r.cpu, tid: 0xffffffff, cpu: r.cpu }, r.trace.subarray(c.start, c.end));
+      w.auxtrace(
+        { offset: off, reference: reference++, idx: r.cpu, tid: 0xffffffff, cpu: r.cpu },
+        r.trace.subarray(c.start, c.end),
+      );
     }
   }
   w.close();

@@ -156,7 +156,14 @@ export class BlockCache {
           }
           const length = ins.length;
           // one object shape for every instruction (target undefined when there is none)
-          const insn: Insn = { ip: pos, length, op: t.op, indirect: t.indirect, target: t.direct ? ins.nearBranchTarget : undefined, endsBlock: t.endsBlock };
+          const insn: Insn = {
+            ip: pos,
+            length,
+            op: t.op,
+            indirect: t.indirect,
+            target: t.direct ? ins.nearBranchTarget : undefined,
+            endsBlock: t.endsBlock,
+          };
           insns.push(insn);
           pos += SMALL[length]!;
           off += length;

@@ -21,7 +21,10 @@ const LIMIT = 12000;
 
 function objdumpText(): ObjInsn[] | string {
   if (!BINARY) return 'no system binary to disassemble';
-  const r = spawnSync('objdump', ['-d', '-j', '.text', '--insn-width=16', BINARY], { encoding: 'utf8', maxBuffer: 256 << 20 });
+  const r = spawnSync('objdump', ['-d', '-j', '.text', '--insn-width=16', BINARY], {
+    encoding: 'utf8',
+    maxBuffer: 256 << 20,
+  });
   if (r.error || r.status !== 0) return `objdump not usable: ${r.error?.message ?? r.stderr}`;
   const out: ObjInsn[] = [];
   for (const line of r.stdout.split('\n')) {
@@ -30,10 +33,19 @@ function objdumpText(): ObjInsn[] | string {
     const text = m[3]!.replace(/\s+#.*$/, '').trim();
     // prefixes objdump prints as separate words
     const words = text.split(/\s+/);
-    while (words.length > 1 && /^(bnd|notrack|rep|repz|repnz|repe|repne|lock|data16|addr32|cs|ds|ss|es|fs|gs|rex(\.\w+)?|xacquire|xrelease)$/.test(words[0]!)) words.shift();
+    while (
+      words.length > 1 &&
+      /^(bnd|notrack|rep|repz|repnz|repe|repne|lock|data16|addr32|cs|ds|ss|es|fs|gs|rex(\.\w+)?|xacquire|xrelease)$/.test(
+        words[0]!,
+      )
+    )
+      words.shift();
     out.push({
       addr: BigInt('0x' + m[1]),
-      bytes: m[2]!.trim().split(' ').map((h) => parseInt(h, 16)),
+      bytes: m[2]!
+        .trim()
+        .split(' ')
+        .map((h) => parseInt(h, 16)),
       mnem: words[0] ?? '',
       ops: words.slice(1).join(' '),
     });
@@ -51,7 +63,8 @@ function objdumpKind(i: ObjInsn): { op: InsnOp; indirect: boolean; target?: bigi
   if (m === 'jmp' || m === 'call') {
     return indirect ? { op: m, indirect: true } : { op: m, indirect: false, target: BigInt('0x' + target![1]) };
   }
-  if (/^(j[a-z]+|loop[a-z]*|jrcxz|jecxz)$/.test(m)) return { op: 'jcc', indirect: false, target: BigInt('0x' + target![1]) };
+  if (/^(j[a-z]+|loop[a-z]*|jrcxz|jecxz)$/.test(m))
+    return { op: 'jcc', indirect: false, target: BigInt('0x' + target![1]) };
   if (m === 'ret') return { op: 'ret', indirect: true };
   if (m === 'lret' || m === 'ljmp' || m === 'lcall') return { op: 'far', indirect: true };
   if (m === 'iret' || m === 'iretd') return { op: 'iret', indirect: true };
@@ -130,12 +143,17 @@ test('BlockCache walks the same instructions as objdump and invalidates overlapp
   assert.equal(cache.size, size - overlapping);
   const again = cache.get(b2.start);
   assert.notEqual(again, b2, 'block decoded anew after invalidate');
-  assert.deepEqual(again.insns.map((i) => i.ip), b2.insns.map((i) => i.ip));
+  assert.deepEqual(
+    again.insns.map((i) => i.ip),
+    b2.insns.map((i) => i.ip),
+  );
   assert.equal(cache.get(b0.start), b0, 'untouched block kept');
 });
 
 test('invalid and unreadable bytes stop a block', () => {
-  const cache = new BlockCache((addr, len) => (addr === 0x1000n ? Uint8Array.from([0x90, 0x90, 0x06]).subarray(0, len) : undefined));
+  const cache = new BlockCache((addr, len) =>
+    addr === 0x1000n ? Uint8Array.from([0x90, 0x90, 0x06]).subarray(0, len) : undefined,
+  );
   const b = cache.get(0x1000n);
   assert.equal(b.insns.length, 2);
   assert.equal(b.end, 0x1002n);
@@ -153,7 +171,8 @@ test('invalidate: a poke fixing the bytes a block stopped on drops it; a poke ju
   ]);
   const read = (addr: bigint, len: number): Uint8Array | undefined => {
     for (const [base, bytes] of mem) {
-      if (addr >= base && addr < base + BigInt(bytes.length)) return Uint8Array.from(bytes.slice(Number(addr - base), Number(addr - base) + len));
+      if (addr >= base && addr < base + BigInt(bytes.length))
+        return Uint8Array.from(bytes.slice(Number(addr - base), Number(addr - base) + len));
     }
     return undefined;
   };
@@ -170,5 +189,8 @@ test('invalidate: a poke fixing the bytes a block stopped on drops it; a poke ju
   const a2 = cache.get(0x1000n);
   assert.notEqual(a2, a);
   assert.equal(a2.stop, 'branch');
-  assert.deepEqual(a2.insns.map((i) => i.op), ['other', 'other', 'other', 'ret']);
+  assert.deepEqual(
+    a2.insns.map((i) => i.op),
+    ['other', 'other', 'other', 'ret'],
+  );
 });

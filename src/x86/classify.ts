@@ -41,7 +41,8 @@ export function classifyDecoded(ins: Instruction): InsnClass | null {
     case FlowControl.IndirectBranch:
       return { length, op: ins.isJmpFarIndirect ? 'far' : 'jmp', indirect: true, endsBlock: true };
     case FlowControl.Call:
-      if (m === Mnemonic.Syscall || m === Mnemonic.Sysenter) return { length, op: 'syscall', indirect: true, endsBlock: true };
+      if (m === Mnemonic.Syscall || m === Mnemonic.Sysenter)
+        return { length, op: 'syscall', indirect: true, endsBlock: true };
       if (m !== Mnemonic.Call || ins.isCallFar) return { length, op: 'far', indirect: true, endsBlock: true };
       return { length, op: 'call', indirect: false, target: ins.nearBranchTarget, endsBlock: true };
     case FlowControl.IndirectCall:
@@ -88,7 +89,9 @@ export function codeClass(ins: Instruction): CodeClass | null {
   let t = byCode[code];
   if (t === undefined) {
     const c = classifyDecoded(ins);
-    t = byCode[code] = c ? { op: c.op, indirect: c.indirect, endsBlock: c.endsBlock, direct: c.target !== undefined } : null;
+    t = byCode[code] = c
+      ? { op: c.op, indirect: c.indirect, endsBlock: c.endsBlock, direct: c.target !== undefined }
+      : null;
   }
   return t;
 }

@@ -18,10 +18,15 @@ export function libiptHarness(): { ptEnc: string; ptPkts: string } | { skip: str
   const ptEnc = join(harnessDir, 'pt-enc');
   const ptPkts = join(harnessDir, 'pt-pkts');
   const srcTime = Math.max(statSync(join(here, 'pt-enc.c')).mtimeMs, statSync(join(here, 'pt-pkts.c')).mtimeMs);
-  const fresh = existsSync(ptEnc) && existsSync(ptPkts) && statSync(ptEnc).mtimeMs >= srcTime && statSync(ptPkts).mtimeMs >= srcTime;
+  const fresh =
+    existsSync(ptEnc) &&
+    existsSync(ptPkts) &&
+    statSync(ptEnc).mtimeMs >= srcTime &&
+    statSync(ptPkts).mtimeMs >= srcTime;
   if (!fresh) {
     if (spawnSync('gcc', ['--version']).status !== 0) return (cached = { skip: 'gcc not installed' });
-    if (!existsSync('/usr/include/intel-pt.h')) return (cached = { skip: 'libipt-dev not installed (apt-get install -y libipt-dev)' });
+    if (!existsSync('/usr/include/intel-pt.h'))
+      return (cached = { skip: 'libipt-dev not installed (apt-get install -y libipt-dev)' });
     const r = spawnSync('sh', [join(here, 'build.sh'), harnessDir], { encoding: 'utf8' });
     if (r.status !== 0) return (cached = { skip: `libipt harness build failed: ${r.stderr}` });
   }

@@ -30,7 +30,16 @@ export function checkMachine(m: Machine): CheckReport {
 }
 
 function toJson(m: Machine, r: CheckReport): unknown {
-  const p = (x: CheckPoke) => ({ time: x.time.toString(), timeText: formatPerfTime(x.time), cpu: x.cpu, addr: x.addr.toString(16), sym: m.symbolizer.symOff(x.addr, x), oldLen: x.oldLen, newLen: x.newLen, fileOffset: x.fileOffset });
+  const p = (x: CheckPoke) => ({
+    time: x.time.toString(),
+    timeText: formatPerfTime(x.time),
+    cpu: x.cpu,
+    addr: x.addr.toString(16),
+    sym: m.symbolizer.symOff(x.addr, x),
+    oldLen: x.oldLen,
+    newLen: x.newLen,
+    fileOffset: x.fileOffset,
+  });
   return {
     ok: r.ok,
     pokes: r.pokes,
@@ -60,10 +69,16 @@ export function register(program: Command): void {
   program
     .command('check')
     .description("verify every TEXT_POKE's old bytes against the code image at its time; find lost pokes")
-    .requiredOption('-i, --input <path>', 'a `perf record --kcore` directory (or a perf.data file: then only pokes are compared to each other)')
+    .requiredOption(
+      '-i, --input <path>',
+      'a `perf record --kcore` directory (or a perf.data file: then only pokes are compared to each other)',
+    )
     .option('--json', 'print JSON')
     .option('--text-poke-abi <abi>', "'final' (upstream, type 20) or 'rfc' (the seed's type 19 form)", 'final')
-    .addHelpText('after', '\nExit status: 0 consistent, 1 findings (stale/lost pokes, pokes perf drops), 2 bad input.\nExample:\n  perfpoke check -i perf.data.dir')
+    .addHelpText(
+      'after',
+      '\nExit status: 0 consistent, 1 findings (stale/lost pokes, pokes perf drops), 2 bad input.\nExample:\n  perfpoke check -i perf.data.dir',
+    )
     .action(async (opts: { input: string; json?: boolean; textPokeAbi?: string }) => {
       const m = await loadWithProgress(opts.input, opts.textPokeAbi);
       const r = checkMachine(m);
@@ -73,18 +88,25 @@ export function register(program: Command): void {
         return;
       }
       const out: string[] = [];
-      out.push(`pokes ${r.pokes}, sites ${r.sites}: ${r.consistent} consistent, ${r.stale} stale${m.kcore ? '' : ' (no kcore_dir: first pokes define the bytes)'}`);
+      out.push(
+        `pokes ${r.pokes}, sites ${r.sites}: ${r.consistent} consistent, ${r.stale} stale${m.kcore ? '' : ' (no kcore_dir: first pokes define the bytes)'}`,
+      );
       for (const w of m.warnings) out.push(`warning: ${w}`);
       for (const d of r.disagreements) {
         const sym = m.symbolizer.symOff(d.siteStart);
-        out.push(`site ${d.siteStart.toString(16)}-${d.siteEnd.toString(16)}${sym ? ` ${sym}` : ''}: ${d.stale} stale poke(s), first at ${pokeText(m, d.poke)}`);
+        out.push(
+          `site ${d.siteStart.toString(16)}-${d.siteEnd.toString(16)}${sym ? ` ${sym}` : ''}: ${d.stale} stale poke(s), first at ${pokeText(m, d.poke)}`,
+        );
         out.push(`  image holds: ${d.expected}`);
         out.push(`  poke's old:  ${d.actual}`);
-        out.push(`  a change is missing between ${d.windowAfter === undefined ? 'the start of the recording' : formatPerfTime(d.windowAfter)} and ${formatPerfTime(d.windowBefore)}`);
+        out.push(
+          `  a change is missing between ${d.windowAfter === undefined ? 'the start of the recording' : formatPerfTime(d.windowAfter)} and ${formatPerfTime(d.windowBefore)}`,
+        );
       }
       for (const p of r.nonKernel) out.push(`non-kernel cpumode (perf ignores it): ${pokeText(m, p)}`);
       for (const p of r.outsideMaps) out.push(`outside every known map (perf drops it): ${pokeText(m, p)}`);
-      for (const b of r.badRemovals) out.push(`trampoline removal does not match its creation (${b.reason}): ${pokeText(m, b.poke)}`);
+      for (const b of r.badRemovals)
+        out.push(`trampoline removal does not match its creation (${b.reason}): ${pokeText(m, b.poke)}`);
       out.push(r.ok ? 'consistent' : 'INCONSISTENT');
       process.stdout.write(out.join('\n') + '\n');
     });

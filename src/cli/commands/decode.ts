@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { readFileSync, writeSync } from 'node:fs';
 import { loadPtRecording } from '../../intelpt/flow/recording.js';
 import { decodeFlow, type FlowCodeReader, type FlowResult } from '../../intelpt/flow/decode.js';
-import { type FlowError, type FlowSink } from '../../intelpt/flow/cpu-flow.js';
+import type { FlowError, FlowSink } from '../../intelpt/flow/cpu-flow.js';
 import { tscToPerfTime, type PtTimeConv } from '../../intelpt/flow/time-conv.js';
 import type { Insn } from '../../x86/block-cache.js';
 import { UsageError } from '../errors.js';
@@ -92,25 +92,35 @@ interface DecodeCliOptions {
 export function register(program: Command): void {
   program
     .command('decode')
-    .description('decode an intel_pt recording (perf --kcore directory) over its code image and text pokes, like perf script --itrace')
+    .description(
+      'decode an intel_pt recording (perf --kcore directory) over its code image and text pokes, like perf script --itrace',
+    )
     .option('-i, --input <dir>', 'recording: a perf record --kcore directory (or perf.data)')
     .option('--itrace <spec>', 'what to print: i (instructions), b (branches), e (errors); e.g. "e", "ie"', 'e')
     .option('-F, --fields <list>', 'fields for i/b lines: cpu,time,ip,addr (perf script -F)')
     .option('--cpu <n>', 'only this CPU')
     .option('--json', 'print a JSON summary (counts per CPU, errors) instead of lines')
     .option('--raw-pt <file>', 'raw mode: a bare Intel PT stream (as ptxed --pt)')
-    .option('--image <bin:addr>', 'raw mode: flat code image loaded at addr (repeatable)', (v: string, acc: string[]) => [...acc, v], [] as string[])
+    .option(
+      '--image <bin:addr>',
+      'raw mode: flat code image loaded at addr (repeatable)',
+      (v: string, acc: string[]) => [...acc, v],
+      [] as string[],
+    )
     .option('--format <fmt>', 'raw mode output: ptxed (ptxed --no-inst)', 'ptxed')
     .action(async (o: DecodeCliOptions) => {
       if (o.rawPt) return rawMode(o);
       if (!o.input) throw new UsageError('decode: -i DIR (or --raw-pt FILE) is required');
       const spec = o.itrace.replace(/[0-9]+[a-z]*s?$/, '');
-      for (const ch of spec) if (!'ibe'.includes(ch)) throw new UsageError(`--itrace: unsupported letter "${ch}" (use i, b, e)`);
+      for (const ch of spec)
+        if (!'ibe'.includes(ch)) throw new UsageError(`--itrace: unsupported letter "${ch}" (use i, b, e)`);
       const wantI = spec.includes('i');
       const wantB = spec.includes('b');
       const wantE = spec.includes('e') || (!wantI && !wantB);
       const fields = (o.fields ?? (wantB ? 'cpu,ip,addr' : 'cpu,ip')).split(',').map((f) => f.trim());
-      for (const f of fields) if (!['cpu', 'time', 'ip', 'addr'].includes(f)) throw new UsageError(`-F: unsupported field "${f}" (cpu, time, ip, addr)`);
+      for (const f of fields)
+        if (!['cpu', 'time', 'ip', 'addr'].includes(f))
+          throw new UsageError(`-F: unsupported field "${f}" (cpu, time, ip, addr)`);
       const onlyCpu = o.cpu === undefined ? undefined : Number(o.cpu);
       const rec = await loadPtRecording(o.input);
       const tc = rec.timeConv;
@@ -121,7 +131,8 @@ export function register(program: Command): void {
       const start = (cpu: number, tsc: bigint): string => {
         if (!wantTime) {
           let p = prefixes.get(cpu);
-          if (p === undefined) prefixes.set(cpu, (p = fields.includes('cpu') ? `[${String(cpu).padStart(3, '0')}] ` : ''));
+          if (p === undefined)
+            prefixes.set(cpu, (p = fields.includes('cpu') ? `[${String(cpu).padStart(3, '0')}] ` : ''));
           return p;
         }
         let s = '';
@@ -161,22 +172,54 @@ export function register(program: Command): void {
       }
       const cpus = onlyCpu === undefined ? rec.cpus : rec.cpus.filter((c) => c.cpu === onlyCpu);
       const t0 = performance.now();
-      const r: FlowResult = decodeFlow({ cpus, pokes: rec.pokes, code: rec.machine.image, timeConv: tc, retCompression: rec.retCompression, sink });
+      const r: FlowResult = decodeFlow({
+        cpus,
+        pokes: rec.pokes,
+        code: rec.machine.image,
+        timeConv: tc,
+        retCompression: rec.retCompression,
+        sink,
+      });
       const secs = (performance.now() - t0) / 1000;
       if (json) {
-        out.line(JSON.stringify({
-          input: o.input, timed: !!tc, pokes: rec.pokes.length, instructions: r.instructions, errors: r.errors, seconds: Number(secs.toFixed(3)),
-          perCpu: r.perCpu,
-          errorList: errors.map((e) => ({ cpu: e.cpu, code: e.code, message: e.message, reason: e.reason, ip: `0x${e.ip.toString(16)}`, time: tc ? (tscToPerfTime(e.estTsc, tc)).toString() : null, tsc: e.tsc.toString(), offset: e.offset, auxBuffer: bufferOf(rec.cpus.find((c) => c.cpu === e.cpu)?.buffers ?? [], e.offset) })),
-        }, null, 1));
+        out.line(
+          JSON.stringify(
+            {
+              input: o.input,
+              timed: !!tc,
+              pokes: rec.pokes.length,
+              instructions: r.instructions,
+              errors: r.errors,
+              seconds: Number(secs.toFixed(3)),
+              perCpu: r.perCpu,
+              errorList: errors.map((e) => ({
+                cpu: e.cpu,
+                code: e.code,
+                message: e.message,
+                reason: e.reason,
+                ip: `0x${e.ip.toString(16)}`,
+                time: tc ? tscToPerfTime(e.estTsc, tc).toString() : null,
+                tsc: e.tsc.toString(),
+                offset: e.offset,
+                auxBuffer: bufferOf(rec.cpus.find((c) => c.cpu === e.cpu)?.buffers ?? [], e.offset),
+              })),
+            },
+            null,
+            1,
+          ),
+        );
       }
       out.flush();
       if (!json) process.stderr.write(`${r.errors} instruction trace errors\n`);
     });
 }
 
-function bufferOf(bufs: { fileOffset: number; start: number; size: number }[], off: number): { fileOffset: number; offset: number } | null {
-  for (const b of bufs) if (off >= b.start && off < b.start + b.size) return { fileOffset: b.fileOffset, offset: off - b.start };
+function bufferOf(
+  bufs: { fileOffset: number; start: number; size: number }[],
+  off: number,
+): { fileOffset: number; offset: number } | null {
+  for (const b of bufs)
+    if (off >= b.start && off < b.start + b.size) return { fileOffset: b.fileOffset, offset: off - b.start };
   return null;
 }
 
@@ -195,7 +238,8 @@ class FlatImage implements FlowCodeReader {
 }
 
 function rawMode(o: DecodeCliOptions): void {
-  if (o.format !== 'ptxed') throw new UsageError(`--format: only "ptxed" is supported in raw mode, got ${JSON.stringify(o.format)}`);
+  if (o.format !== 'ptxed')
+    throw new UsageError(`--format: only "ptxed" is supported in raw mode, got ${JSON.stringify(o.format)}`);
   if (!o.image.length) throw new UsageError('raw mode needs at least one --image BIN:ADDR');
   const segs = o.image.map((spec) => {
     const i = spec.lastIndexOf(':');
@@ -211,12 +255,23 @@ function rawMode(o: DecodeCliOptions): void {
     },
     event: (_cpu, what) => {
       switch (what) {
-        case 'enabled': out.line('[enabled]'); break;
-        case 'disabled': out.line('[disabled]'); break;
-        case 'overflow': out.line('[overflow]'); break;
-        case 'interrupt': out.line('[interrupt]'); break;
-        case 'exec-mode-64': out.line('[exec mode: 64-bit]'); break;
-        default: break;
+        case 'enabled':
+          out.line('[enabled]');
+          break;
+        case 'disabled':
+          out.line('[disabled]');
+          break;
+        case 'overflow':
+          out.line('[overflow]');
+          break;
+        case 'interrupt':
+          out.line('[interrupt]');
+          break;
+        case 'exec-mode-64':
+          out.line('[exec mode: 64-bit]');
+          break;
+        default:
+          break;
       }
     },
     error: (e) => out.line(`[${e.offset.toString(16)}, ${e.ip.toString(16)}: error: ${e.reason}]`),

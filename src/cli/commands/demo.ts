@@ -35,17 +35,39 @@ function perfErrorCount(dir: string): number | null {
 async function decodeRow(name: string, dir: string): Promise<Row> {
   const t0 = performance.now();
   const rec = await loadPtRecording(dir);
-  const r = decodeFlow({ cpus: rec.cpus, pokes: rec.pokes, code: rec.machine.image, timeConv: rec.timeConv, retCompression: rec.retCompression, sink: {} });
+  const r = decodeFlow({
+    cpus: rec.cpus,
+    pokes: rec.pokes,
+    code: rec.machine.image,
+    timeConv: rec.timeConv,
+    retCompression: rec.retCompression,
+    sink: {},
+  });
   const rep = checkImage(rec.machine.image, { ksymbols: rec.machine.ksymbols });
-  const check = rep.pokes === 0 ? 'no pokes to check' : rep.ok ? `ok (${rep.pokes} pokes consistent)` : `${rep.stale} stale poke(s) at ${rep.disagreements.map((d) => `0x${d.siteStart.toString(16)}`).join(', ')}`;
+  const check =
+    rep.pokes === 0
+      ? 'no pokes to check'
+      : rep.ok
+        ? `ok (${rep.pokes} pokes consistent)`
+        : `${rep.stale} stale poke(s) at ${rep.disagreements.map((d) => `0x${d.siteStart.toString(16)}`).join(', ')}`;
   const seconds = (performance.now() - t0) / 1000;
-  return { name, pokes: rec.pokes.length, errors: r.errors, instructions: r.instructions, perfErrors: perfErrorCount(dir), check, seconds };
+  return {
+    name,
+    pokes: rec.pokes.length,
+    errors: r.errors,
+    instructions: r.instructions,
+    perfErrors: perfErrorCount(dir),
+    check,
+    seconds,
+  };
 }
 
 export function register(program: Command): void {
   program
     .command('demo')
-    .description('simulate jump-label flips and decode the trace with and without TEXT_POKE records (the seed experiment)')
+    .description(
+      'simulate jump-label flips and decode the trace with and without TEXT_POKE records (the seed experiment)',
+    )
     .option('--seed <n>', 'random seed', '1')
     .option('--size <n>', 'instructions to simulate', '200000')
     .option('--keep <dir>', 'keep the recordings in this directory')
@@ -63,14 +85,36 @@ export function register(program: Command): void {
         const lost = s.flips.findIndex((f, i) => s.flips.slice(i + 1).some((g) => g.site === f.site));
         if (lost >= 0) simulate({ out: join(base, 'one-poke-lost'), ...common, lostPokes: [lost] });
         const simSecs = (performance.now() - t0) / 1000;
-        const rows = [await decodeRow('all TEXT_POKEs', join(base, 'with-pokes')), await decodeRow('no TEXT_POKEs', join(base, 'without-pokes'))];
+        const rows = [
+          await decodeRow('all TEXT_POKEs', join(base, 'with-pokes')),
+          await decodeRow('no TEXT_POKEs', join(base, 'without-pokes')),
+        ];
         if (lost >= 0) rows.push(await decodeRow(`poke ${lost + 1} lost`, join(base, 'one-poke-lost')));
         if (o.json) {
-          process.stdout.write(JSON.stringify({ simulated: s.instructions, flips: s.flips.length, simSeconds: simSecs, rows }, null, 1) + '\n');
+          process.stdout.write(
+            JSON.stringify({ simulated: s.instructions, flips: s.flips.length, simSeconds: simSecs, rows }, null, 1) +
+              '\n',
+          );
           return;
         }
-        const head = ['recording', 'pokes', 'errors (perfpoke)', 'errors (perf 6.1)', 'instructions', 'check', 'seconds'];
-        const body = rows.map((r) => [r.name, String(r.pokes), String(r.errors), r.perfErrors === null ? 'n/a' : String(r.perfErrors), String(r.instructions), r.check, r.seconds.toFixed(2)]);
+        const head = [
+          'recording',
+          'pokes',
+          'errors (perfpoke)',
+          'errors (perf 6.1)',
+          'instructions',
+          'check',
+          'seconds',
+        ];
+        const body = rows.map((r) => [
+          r.name,
+          String(r.pokes),
+          String(r.errors),
+          r.perfErrors === null ? 'n/a' : String(r.perfErrors),
+          String(r.instructions),
+          r.check,
+          r.seconds.toFixed(2),
+        ]);
         const w = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
         const fmt = (cells: string[]): string => cells.map((c, i) => c.padEnd(w[i]!)).join('  ');
         const lines = [
@@ -80,10 +124,13 @@ export function register(program: Command): void {
           fmt(w.map((n) => '-'.repeat(n))),
           ...body.map(fmt),
           '',
-          'With every TEXT_POKE the decoder switches bytes at each poke\'s time and the trace matches the code: 0 errors.',
+          "With every TEXT_POKE the decoder switches bytes at each poke's time and the trace matches the code: 0 errors.",
           'Without them it follows stale bytes and reports "Trace doesn\'t match instruction" — as perf does.',
         ];
-        if (o.keep) lines.push(`recordings kept in ${base} (decode with: perfpoke decode -i ${join(base, 'with-pokes')} --itrace=e)`);
+        if (o.keep)
+          lines.push(
+            `recordings kept in ${base} (decode with: perfpoke decode -i ${join(base, 'with-pokes')} --itrace=e)`,
+          );
         process.stdout.write(lines.join('\n') + '\n');
       } finally {
         if (!o.keep) rmSync(base, { recursive: true, force: true });

@@ -5,7 +5,11 @@ import { UsageError } from '../errors.js';
 import { PerfFile, type RawRecord } from '../../perfdata/index.js';
 import type { PerfRecord, SampleRecord } from '../../perfdata/records/index.js';
 import type { AttrLayout } from '../../perfdata/layout.js';
-import { RecordType, PERF_RECORD_USER_TYPE_START, PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER } from '../../abi/record-type.js';
+import {
+  RecordType,
+  PERF_RECORD_USER_TYPE_START,
+  PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER,
+} from '../../abi/record-type.js';
 import { SampleType, ReadFormat } from '../../abi/sample-format.js';
 import { attrFlag } from '../../abi/event-attr.js';
 import { formatPerfEvent, perfEventName, hexAlt } from '../../session/event-text.js';
@@ -139,7 +143,32 @@ function cpuList(cpus: number[]): string {
 const hex16 = (v: bigint): string => v.toString(16).padStart(16, '0');
 
 /** perf_reg_name for x86 (arch/x86/include/uapi/asm/perf_regs.h order). */
-const X86_REGS = ['AX', 'BX', 'CX', 'DX', 'SI', 'DI', 'BP', 'SP', 'IP', 'FLAGS', 'CS', 'SS', 'DS', 'ES', 'FS', 'GS', 'R8', 'R9', 'R10', 'R11', 'R12', 'R13', 'R14', 'R15'];
+const X86_REGS = [
+  'AX',
+  'BX',
+  'CX',
+  'DX',
+  'SI',
+  'DI',
+  'BP',
+  'SP',
+  'IP',
+  'FLAGS',
+  'CS',
+  'SS',
+  'DS',
+  'ES',
+  'FS',
+  'GS',
+  'R8',
+  'R9',
+  'R10',
+  'R11',
+  'R12',
+  'R13',
+  'R14',
+  'R15',
+];
 function regName(i: number): string {
   if (i < X86_REGS.length) return X86_REGS[i]!;
   if (i >= 32 && i < 64) return `XMM${(i - 32) >> 1}`; // perf names both halves XMMn
@@ -194,7 +223,9 @@ function sampleText(s: SampleRecord, L: AttrLayout | undefined): string {
   if (has(t, SampleType.STACK_USER) && s.stackUser) {
     // evsel__parse_sample: size is dyn_size (what the kernel really copied); offset points at the size field
     const su = s.stackUser;
-    out += su.data.length ? `... ustack: size ${su.dynSize ?? 0n}, offset 0x${stackOffset(s, L).toString(16)}\n` : '... ustack: size 0, offset 0x0\n';
+    out += su.data.length
+      ? `... ustack: size ${su.dynSize ?? 0n}, offset 0x${stackOffset(s, L).toString(16)}\n`
+      : '... ustack: size 0, offset 0x0\n';
   }
   if ((has(t, SampleType.WEIGHT) || has(t, SampleType.WEIGHT_STRUCT)) && s.weight !== undefined) {
     if (has(t, SampleType.WEIGHT_STRUCT)) {
@@ -229,7 +260,18 @@ function stackOffset(s: SampleRecord, L: AttrLayout): number {
   // recompute by walking the fields before STACK_USER, as evsel__parse_sample does
   const t = L.sampleType;
   let off = 8;
-  for (const b of [SampleType.IDENTIFIER, SampleType.IP, SampleType.TID, SampleType.TIME, SampleType.ADDR, SampleType.ID, SampleType.STREAM_ID, SampleType.CPU, SampleType.PERIOD]) if (has(t, b)) off += 8;
+  for (const b of [
+    SampleType.IDENTIFIER,
+    SampleType.IP,
+    SampleType.TID,
+    SampleType.TIME,
+    SampleType.ADDR,
+    SampleType.ID,
+    SampleType.STREAM_ID,
+    SampleType.CPU,
+    SampleType.PERIOD,
+  ])
+    if (has(t, b)) off += 8;
   if (has(t, SampleType.READ) && s.read) {
     const rf = L.readFormat;
     const per = 8 + (has(rf, ReadFormat.ID) ? 8 : 0) + (has(rf, ReadFormat.LOST) ? 8 : 0);
@@ -280,7 +322,8 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
       return '\n';
     case 'id_index': {
       let s = ` nr: ${rec.entries.length}\n`;
-      for (const e of rec.entries) s += ` ... id: ${e.id}  idx: ${e.idx}  cpu: ${BigInt.asIntN(64, e.cpu)}  tid: ${BigInt.asIntN(64, e.tid)}\n`;
+      for (const e of rec.entries)
+        s += ` ... id: ${e.id}  idx: ${e.idx}  cpu: ${BigInt.asIntN(64, e.cpu)}  tid: ${BigInt.asIntN(64, e.tid)}\n`;
       return s;
     }
     case 'thread_map':
@@ -299,7 +342,8 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
     case 'auxtrace': {
       let s = ` size: ${hexAlt(rec.dataSize)}  offset: ${hexAlt(rec.offset)}  ref: ${hexAlt(rec.reference)}  idx: ${rec.idx}  tid: ${rec.tid}  cpu: ${rec.cpu}\n`;
       // intel_pt_process_auxtrace_event → intel_pt_dump: perf's packet listing of the buffer
-      if (ctx.auxType === PERF_AUXTRACE_INTEL_PT && rec.data) s += '.\n' + [...perfDumpLines(rec.data)].join('\n') + '\n';
+      if (ctx.auxType === PERF_AUXTRACE_INTEL_PT && rec.data)
+        s += '.\n' + [...perfDumpLines(rec.data)].join('\n') + '\n';
       return s;
     }
     case 'time_conv':
@@ -321,8 +365,15 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
     }
     case 'text_poke': {
       if (rec.abi === 'rfc') {
-        const line = (label: string, b: Uint8Array): string => (b.length ? `            ${label} bytes: ${[...b].map((x) => x.toString(16).padStart(2, '0')).join(' ')}\n` : '');
-        return ` ${rec.addr.toString(16)}  len ${rec.len} (RFC ABI)\n` + line('Old', rec.oldBytes) + line('New', rec.newBytes);
+        const line = (label: string, b: Uint8Array): string =>
+          b.length
+            ? `            ${label} bytes: ${[...b].map((x) => x.toString(16).padStart(2, '0')).join(' ')}\n`
+            : '';
+        return (
+          ` ${rec.addr.toString(16)}  len ${rec.len} (RFC ABI)\n` +
+          line('Old', rec.oldBytes) +
+          line('New', rec.newBytes)
+        );
       }
       // perf_event__fprintf_text_poke: " <addr> <sym+off> old len…"; we know the symbols KSYMBOL records define
       // (trampolines, BPF), not the running kernel's kallsyms
@@ -344,9 +395,23 @@ const PERF_AUXTRACE_INTEL_PT = 1;
 /** intel_pt_print_info (tools/perf/util/intel-pt.c): the AUXTRACE_INFO priv words, as far as the record has them. */
 function intelPtInfo(priv: bigint[]): string {
   const fmts: [string, 'd' | 'x'][] = [
-    ['PMU Type', 'd'], ['Time Shift', 'd'], ['Time Muliplier', 'd'], ['Time Zero', 'd'], ['Cap Time Zero', 'd'], ['TSC bit', 'x'],
-    ['NoRETComp bit', 'x'], ['Have sched_switch', 'd'], ['Snapshot mode', 'd'], ['Per-cpu maps', 'd'], ['MTC bit', 'x'], ['MTC freq bits', 'x'],
-    ['TSC:CTC numerator', 'd'], ['TSC:CTC denominator', 'd'], ['CYC bit', 'x'], ['Max non-turbo ratio', 'd'], ['Filter string len.', 'd'],
+    ['PMU Type', 'd'],
+    ['Time Shift', 'd'],
+    ['Time Muliplier', 'd'],
+    ['Time Zero', 'd'],
+    ['Cap Time Zero', 'd'],
+    ['TSC bit', 'x'],
+    ['NoRETComp bit', 'x'],
+    ['Have sched_switch', 'd'],
+    ['Snapshot mode', 'd'],
+    ['Per-cpu maps', 'd'],
+    ['MTC bit', 'x'],
+    ['MTC freq bits', 'x'],
+    ['TSC:CTC numerator', 'd'],
+    ['TSC:CTC denominator', 'd'],
+    ['CYC bit', 'x'],
+    ['Max non-turbo ratio', 'd'],
+    ['Filter string len.', 'd'],
   ];
   // perf prints the groups a record has: up to Per-cpu maps, up to CYC bit, up to Filter string len.
   let n = 0;
@@ -378,7 +443,8 @@ export function recordText(raw: RawRecord, ctx: DumpContext): string {
   const rec = raw.decode();
   const off = ctx.offset(raw);
   let s = '';
-  if (ctx.hex) s += `\n${hexAlt(off)}@${ctx.path} [0x${raw.size.toString(16)}]: event: ${raw.type}\n` + hexDump(raw.bytes);
+  if (ctx.hex)
+    s += `\n${hexAlt(off)}@${ctx.path} [0x${raw.size.toString(16)}]: event: ${raw.type}\n` + hexDump(raw.bytes);
   // the seed's RFC poke (type 19 with --text-poke-abi=rfc) is named for what it is, not perf's CGROUP
   const name = rec.kind === 'text_poke' ? 'TEXT_POKE' : perfEventName(raw.type);
   s += `${tstamp(ctx, raw.type, rec)}${hexAlt(off)} [0x${raw.size.toString(16)}]: PERF_RECORD_${name}`;
@@ -402,7 +468,11 @@ export function recordJson(raw: RawRecord, ctx: DumpContext): string {
  * perf order: user records (≥ 64) and records without a time at once; timed kernel
  * records queued and released at each FINISHED_ROUND and at the end.
  */
-export async function dumpRecords(f: PerfFile, emit: (raw: RawRecord) => void | Promise<void>, order: 'perf' | 'file'): Promise<void> {
+export async function dumpRecords(
+  f: PerfFile,
+  emit: (raw: RawRecord) => void | Promise<void>,
+  order: 'perf' | 'file',
+): Promise<void> {
   try {
     await dumpRecordsIn(f, emit, order);
   } catch (e) {
@@ -411,7 +481,11 @@ export async function dumpRecords(f: PerfFile, emit: (raw: RawRecord) => void | 
   }
 }
 
-async function dumpRecordsIn(f: PerfFile, emit: (raw: RawRecord) => void | Promise<void>, order: 'perf' | 'file'): Promise<void> {
+async function dumpRecordsIn(
+  f: PerfFile,
+  emit: (raw: RawRecord) => void | Promise<void>,
+  order: 'perf' | 'file',
+): Promise<void> {
   if (order === 'file') {
     for await (const raw of f.records()) await emit(raw);
     return;
@@ -452,14 +526,19 @@ export function register(program: Command): void {
     .option('--text-poke-abi <abi>', "read type 19 as 'final' (CGROUP) or 'rfc' (the seed's TEXT_POKE)", 'final')
     .option('--order <order>', "'perf' (perf's delivery order: sorted by time per round) or 'file'", 'perf')
     .action(async (opts: DumpOptions) => {
-      if (opts.textPokeAbi !== 'final' && opts.textPokeAbi !== 'rfc') throw new UsageError(`--text-poke-abi: expected final or rfc, got ${opts.textPokeAbi}`);
-      if (opts.order !== 'perf' && opts.order !== 'file') throw new UsageError(`--order: expected perf or file, got ${opts.order}`);
+      if (opts.textPokeAbi !== 'final' && opts.textPokeAbi !== 'rfc')
+        throw new UsageError(`--text-poke-abi: expected final or rfc, got ${opts.textPokeAbi}`);
+      if (opts.order !== 'perf' && opts.order !== 'file')
+        throw new UsageError(`--order: expected perf or file, got ${opts.order}`);
       const f = await PerfFile.open(opts.input, { textPokeAbi: opts.textPokeAbi });
       const ctx = new DumpContext(f, opts.input === '-' || f.pipe ? 'pipe' : opts.input, !!opts.hex);
       const out = new BufferedOut();
       // progress on stderr for big files, only on a terminal (by file offset of the data section)
       const data = f.header.data;
-      const bar = process.stderr.isTTY && !f.pipe && data.size > 32 << 20 ? new SingleBar({ stream: process.stderr, format: 'dump {bar} {percentage}%', clearOnComplete: true }) : undefined;
+      const bar =
+        process.stderr.isTTY && !f.pipe && data.size > 32 << 20
+          ? new SingleBar({ stream: process.stderr, format: 'dump {bar} {percentage}%', clearOnComplete: true })
+          : undefined;
       bar?.start(data.size, 0);
       let shown = 0;
       try {
@@ -508,7 +587,10 @@ class BufferedOut {
 }
 
 /** The whole dump of a file as one string (tests, small files). */
-export async function dumpToString(path: string, opts: { hex?: boolean; order?: 'perf' | 'file'; textPokeAbi?: 'final' | 'rfc'; label?: string } = {}): Promise<string> {
+export async function dumpToString(
+  path: string,
+  opts: { hex?: boolean; order?: 'perf' | 'file'; textPokeAbi?: 'final' | 'rfc'; label?: string } = {},
+): Promise<string> {
   const f = await PerfFile.open(path, { textPokeAbi: opts.textPokeAbi });
   const ctx = new DumpContext(f, f.pipe ? 'pipe' : (opts.label ?? path), !!opts.hex);
   const parts: string[] = [];

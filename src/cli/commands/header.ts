@@ -1,7 +1,12 @@
 import type { Command } from 'commander';
 import { stat } from 'node:fs/promises';
 import { featureName } from '../../abi/feature.js';
-import { readFileFeatures, printFeature, featureTableOffset, type FileFeatures } from '../../perfdata/features/index.js';
+import {
+  readFileFeatures,
+  printFeature,
+  featureTableOffset,
+  type FileFeatures,
+} from '../../perfdata/features/index.js';
 import { toJsonValue } from '../../perfdata/jsonl-values.js';
 
 /**
@@ -22,9 +27,15 @@ export function ctimeString(d: Date): string {
 export function headerLines(ff: FileFeatures, mtime: Date, full: boolean): string[] {
   const h = ff.header;
   const out = ['# ========', `# captured on    : ${ctimeString(mtime)}`, '# header version : 1'];
-  out.push(`# data offset    : ${h.pipe ? 0 : h.data.offset}`, `# data size      : ${h.pipe ? 0 : h.data.size}`, `# feat offset    : ${h.pipe ? 0 : featureTableOffset(h)}`);
+  out.push(
+    `# data offset    : ${h.pipe ? 0 : h.data.offset}`,
+    `# data size      : ${h.pipe ? 0 : h.data.size}`,
+    `# feat offset    : ${h.pipe ? 0 : featureTableOffset(h)}`,
+  );
   const all = ff.features.map((f) => f.data);
-  const body = ff.features.filter((f) => f.id < LAST_FEATURE).flatMap((f) => printFeature(f.data, { all, full, le: h.le }));
+  const body = ff.features
+    .filter((f) => f.id < LAST_FEATURE)
+    .flatMap((f) => printFeature(f.data, { all, full, le: h.le }));
   if (h.pipe) {
     // perf prints the frame first, then each HEADER_FEATURE record as it is processed
     return [...out, '# ========', '#', ...body];
@@ -34,7 +45,8 @@ export function headerLines(ff: FileFeatures, mtime: Date, full: boolean): strin
   const missing: string[] = [];
   for (let bit = 1; bit < LAST_FEATURE; bit++) if (!have.has(bit)) missing.push(featureName(bit) + ' ');
   out.push('# missing features: ' + missing.join(''));
-  for (const id of h.features) if (id >= LAST_FEATURE) out.push(`# unknown feature ${id} (${featureName(id)}), kept as raw bytes`);
+  for (const id of h.features)
+    if (id >= LAST_FEATURE) out.push(`# unknown feature ${id} (${featureName(id)}), kept as raw bytes`);
   out.push('# ========', '#');
   return out;
 }
@@ -57,7 +69,13 @@ export function register(program: Command): void {
           dataOffset: h.data.offset,
           dataSize: h.data.size,
           featOffset: h.pipe ? 0 : featureTableOffset(h),
-          features: ff.features.map((f) => ({ id: f.id, name: featureName(f.id), offset: f.offset, size: f.size, ...(toJsonValue(f.data) as object) })),
+          features: ff.features.map((f) => ({
+            id: f.id,
+            name: featureName(f.id),
+            offset: f.offset,
+            size: f.size,
+            ...(toJsonValue(f.data) as object),
+          })),
         };
         process.stdout.write(JSON.stringify(doc, null, 2) + '\n');
         return;
@@ -66,4 +84,3 @@ export function register(program: Command): void {
       process.stdout.write(headerLines(ff, st.mtime, !!opts.full).join('\n') + '\n');
     });
 }
-

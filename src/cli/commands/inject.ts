@@ -17,9 +17,13 @@ const NAMES = new Map<string, number>(Object.entries(RecordType).map(([k, v]) =>
 
 export function parseStrip(s: string): Set<number> {
   const out = new Set<number>();
-  for (const name of s.split(',').map((x) => x.trim()).filter(Boolean)) {
+  for (const name of s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)) {
     const id = NAMES.get(name.toLowerCase().replace(/^perf_record_/, ''));
-    if (id === undefined) throw new UsageError(`--strip: unknown record type '${name}' (perf's names, e.g. text_poke, ksymbol, mmap2)`);
+    if (id === undefined)
+      throw new UsageError(`--strip: unknown record type '${name}' (perf's names, e.g. text_poke, ksymbol, mmap2)`);
     out.add(id);
   }
   return out;
@@ -52,7 +56,8 @@ export interface InjectOptions {
 /** The whole command, callable in-process (tests, library users). Throws UsageError for bad options. */
 export async function inject(opts: InjectOptions): Promise<CopyResult> {
   opts.textPokeAbi ??= 'final';
-  if (opts.textPokeAbi !== 'rfc' && opts.textPokeAbi !== 'final') throw new UsageError(`--text-poke-abi: 'rfc' or 'final', not '${opts.textPokeAbi}'`);
+  if (opts.textPokeAbi !== 'rfc' && opts.textPokeAbi !== 'final')
+    throw new UsageError(`--text-poke-abi: 'rfc' or 'final', not '${opts.textPokeAbi}'`);
   const strip = opts.strip ? parseStrip(opts.strip) : undefined;
   const win = opts.time ? parseTimeWindow(opts.time) : undefined;
   let input = opts.input;
@@ -60,7 +65,8 @@ export async function inject(opts: InjectOptions): Promise<CopyResult> {
   let kcoreDir: string | undefined;
   if (input !== '-' && (await stat(input)).isDirectory()) {
     // perf record --kcore: DIR/data plus DIR/kcore_dir/{kcore,kallsyms,modules}
-    if (!existsSync(join(input, 'data'))) throw new UsageError(`${input}: a directory input must hold 'data' (perf record --kcore output)`);
+    if (!existsSync(join(input, 'data')))
+      throw new UsageError(`${input}: a directory input must hold 'data' (perf record --kcore output)`);
     kcoreDir = join(input, 'kcore_dir');
     input = join(input, 'data');
     if (output === '-') throw new UsageError('-o -: a --kcore directory input needs a directory output');
@@ -72,7 +78,12 @@ export async function inject(opts: InjectOptions): Promise<CopyResult> {
     strip || win
       ? (raw: { type: number; timestamp(): bigint | undefined }) => {
           // --strip text_poke also drops RFC pokes when they are read as such
-          if (strip && (strip.has(raw.type) || (opts.textPokeAbi === 'rfc' && raw.type === rfcType && strip.has(RecordType.TEXT_POKE)))) return false;
+          if (
+            strip &&
+            (strip.has(raw.type) ||
+              (opts.textPokeAbi === 'rfc' && raw.type === rfcType && strip.has(RecordType.TEXT_POKE)))
+          )
+            return false;
           // like perf's --time, the window filters samples; side-band records (COMM, MMAP, KSYMBOL…) stay
           if (win && raw.type === RecordType.SAMPLE) {
             const t = raw.timestamp();
@@ -83,7 +94,12 @@ export async function inject(opts: InjectOptions): Promise<CopyResult> {
       : undefined;
   const progress = makeProgress('inject');
   try {
-    const res = await copyPerfData(input, output, { bigEndian: opts.bigEndian, textPokeAbi: opts.textPokeAbi as 'rfc' | 'final', keep, progress: progress?.update });
+    const res = await copyPerfData(input, output, {
+      bigEndian: opts.bigEndian,
+      textPokeAbi: opts.textPokeAbi as 'rfc' | 'final',
+      keep,
+      progress: progress?.update,
+    });
     if (kcoreDir && existsSync(kcoreDir)) {
       const dest = join(opts.output, 'kcore_dir');
       await rm(dest, { recursive: true, force: true });
@@ -100,14 +116,33 @@ export function register(program: Command): void {
   program
     .command('inject')
     .description('copy a perf.data file, dropping record types, keeping a time window or converting RFC text pokes')
-    .requiredOption('-i, --input <file|dir>', "perf.data file ('-': pipe mode from stdin), or a perf --kcore directory (DIR/data + DIR/kcore_dir)")
-    .requiredOption('-o, --output <file|dir>', "output file ('-' for pipe mode on stdout); a directory when the input is one")
-    .option('--strip <types>', 'drop these record types (comma separated, perf names, case-insensitive): text_poke,ksymbol')
-    .option('--time <start,end>', "keep samples in this window (perf's --time format, seconds); other records and samples without a time are kept")
-    .option('--text-poke-abi <abi>', "read type 19 as 'rfc' text pokes and write them as upstream TEXT_POKE (20); 'final' (default) copies as is", 'final')
+    .requiredOption(
+      '-i, --input <file|dir>',
+      "perf.data file ('-': pipe mode from stdin), or a perf --kcore directory (DIR/data + DIR/kcore_dir)",
+    )
+    .requiredOption(
+      '-o, --output <file|dir>',
+      "output file ('-' for pipe mode on stdout); a directory when the input is one",
+    )
+    .option(
+      '--strip <types>',
+      'drop these record types (comma separated, perf names, case-insensitive): text_poke,ksymbol',
+    )
+    .option(
+      '--time <start,end>',
+      "keep samples in this window (perf's --time format, seconds); other records and samples without a time are kept",
+    )
+    .option(
+      '--text-poke-abi <abi>',
+      "read type 19 as 'rfc' text pokes and write them as upstream TEXT_POKE (20); 'final' (default) copies as is",
+      'final',
+    )
     .option('--big-endian', 'write a big-endian file')
     .action(async (opts: InjectOptions) => {
       const res = await inject(opts);
-      if (opts.output !== '-') process.stderr.write(`perfpoke inject: ${res.records} records written, ${res.dropped} dropped${res.converted ? `, ${res.converted} RFC text pokes converted` : ''}\n`);
+      if (opts.output !== '-')
+        process.stderr.write(
+          `perfpoke inject: ${res.records} records written, ${res.dropped} dropped${res.converted ? `, ${res.converted} RFC text pokes converted` : ''}\n`,
+        );
     });
 }

@@ -19,7 +19,8 @@ import { UsageError } from '../errors.js';
 
 /** Load with a progress bar on stderr when it is a TTY (shared by pokes, image, check). */
 export async function loadWithProgress(input: string, abi?: string): Promise<Machine> {
-  if (abi !== undefined && abi !== 'final' && abi !== 'rfc') throw new UsageError(`--text-poke-abi: expected final or rfc, got '${abi}'`);
+  if (abi !== undefined && abi !== 'final' && abi !== 'rfc')
+    throw new UsageError(`--text-poke-abi: expected final or rfc, got '${abi}'`);
   const textPokeAbi = abi as 'final' | 'rfc' | undefined;
   if (!process.stderr.isTTY) return loadMachine(input, { textPokeAbi });
   let total = 0;
@@ -118,7 +119,7 @@ export function register(program: Command): void {
     .command('pokes')
     .description('list TEXT_POKE events: time, cpu, addr, sym+off, old -> new bytes and instructions, kind')
     .requiredOption('-i, --input <path>', 'perf.data file, or a `perf record --kcore` directory (uses its kcore_dir)')
-    .option('--site <addr>', 'only pokes touching this address (hex or symbol[+0xoff]): one site\'s history')
+    .option('--site <addr>', "only pokes touching this address (hex or symbol[+0xoff]): one site's history")
     .option('--json', 'print JSON: {"pokes": [...]}')
     .option('--text-poke-abi <abi>', "'final' (upstream, type 20) or 'rfc' (the seed's type 19 form)", 'final')
     .addHelpText(
@@ -136,7 +137,10 @@ Example:
         const a = resolveAddr(m, opts.site);
         list = m.image.pokesIn(a, a + 1n);
       }
-      const all = [...list, ...m.image.ignoredPokes.map((p, i) => ({ poke: p, seq: -1 - i, consistent: false }) as unknown as PlacedPoke)];
+      const all = [
+        ...list,
+        ...m.image.ignoredPokes.map((p, i) => ({ poke: p, seq: -1 - i, consistent: false }) as unknown as PlacedPoke),
+      ];
       const views = (opts.site !== undefined ? list : all).map((pp) => viewPoke(m, pp));
       if (opts.json) {
         process.stdout.write(JSON.stringify({ pokes: views }, null, 1) + '\n');
@@ -144,7 +148,8 @@ Example:
       }
       const out: string[] = views.map(formatPokeLine);
       for (const w of m.warnings) process.stderr.write(`perfpoke: warning: ${w}\n`);
-      if (m.image.ignoredPokes.length > 0) out.push(`(${m.image.ignoredPokes.length} poke(s) with non-kernel cpumode listed last: perf ignores them)`);
+      if (m.image.ignoredPokes.length > 0)
+        out.push(`(${m.image.ignoredPokes.length} poke(s) with non-kernel cpumode listed last: perf ignores them)`);
       process.stdout.write(out.join('\n') + (out.length ? '\n' : ''));
     });
 }

@@ -5,7 +5,12 @@ import { PerfFile } from '../../perfdata/perf-file.js';
 import { RecordType } from '../../abi/record-type.js';
 import { UsageError } from '../errors.js';
 import { perfDumpLines, ptdumpLines, iteratePackets, LastIp } from '../../intelpt/packets/index.js';
-import { decodeAuxtracePriv, formatIntelPtInfo, PERF_AUXTRACE_INTEL_PT, type AuxtraceInfo } from '../../intelpt/auxtrace-info.js';
+import {
+  decodeAuxtracePriv,
+  formatIntelPtInfo,
+  PERF_AUXTRACE_INTEL_PT,
+  type AuxtraceInfo,
+} from '../../intelpt/auxtrace-info.js';
 
 /**
  * `perfpoke pt-dump -i FILE`: the Intel PT packets of every AUXTRACE buffer
@@ -28,7 +33,12 @@ function jsonLine(obj: Record<string, unknown>): string {
   return JSON.stringify(obj, (_k, v) => (typeof v === 'bigint' ? '0x' + v.toString(16) : v));
 }
 
-function* bufferLines(data: Uint8Array, format: Format, json: boolean, buffer: Record<string, unknown> | undefined): Generator<string> {
+function* bufferLines(
+  data: Uint8Array,
+  format: Format,
+  json: boolean,
+  buffer: Record<string, unknown> | undefined,
+): Generator<string> {
   if (json) {
     // IP packets also carry the IP after last-IP decompression (libipt pt_last_ip; reset at each PSB)
     const last = new LastIp();
@@ -36,7 +46,8 @@ function* bufferLines(data: Uint8Array, format: Format, json: boolean, buffer: R
       let extra: { lastIp: bigint | null } | undefined;
       if (p.kind !== 'error') {
         last.apply(p);
-        if (p.kind === 'tip' || p.kind === 'tip.pge' || p.kind === 'tip.pgd' || p.kind === 'fup') extra = { lastIp: last.query() ?? null };
+        if (p.kind === 'tip' || p.kind === 'tip.pge' || p.kind === 'tip.pgd' || p.kind === 'fup')
+          extra = { lastIp: last.query() ?? null };
       } else last.reset();
       yield jsonLine(buffer ? { buffer, ...p, ...extra } : { ...p, ...extra });
     }
@@ -74,7 +85,10 @@ async function dumpRaw(path: string, format: Format, json: boolean, out: Out): P
 async function dumpPerfData(path: string, format: Format, json: boolean, out: Out): Promise<void> {
   const f = await PerfFile.open(path);
   const size = path === '-' ? 0 : (await stat(path)).size;
-  const bar = process.stderr.isTTY && size > 64 << 20 ? new SingleBar({ stream: process.stderr, format: 'pt-dump {bar} {percentage}%', clearOnComplete: true }) : undefined;
+  const bar =
+    process.stderr.isTTY && size > 64 << 20
+      ? new SingleBar({ stream: process.stderr, format: 'pt-dump {bar} {percentage}%', clearOnComplete: true })
+      : undefined;
   bar?.start(size, 0);
   let info: AuxtraceInfo | undefined;
   try {
@@ -86,7 +100,9 @@ async function dumpPerfData(path: string, format: Format, json: boolean, out: Ou
         info = decodeAuxtracePriv(rec.auxType, rec.priv, r.fileOffset);
         if (json) out.line(jsonLine({ kind: 'auxtrace_info', fileOffset: r.fileOffset, ...info }));
         else if (format === 'perf') {
-          out.line(`0x${r.fileOffset.toString(16)} [0x${r.size.toString(16)}]: PERF_RECORD_AUXTRACE_INFO type: ${rec.auxType}`);
+          out.line(
+            `0x${r.fileOffset.toString(16)} [0x${r.size.toString(16)}]: PERF_RECORD_AUXTRACE_INFO type: ${rec.auxType}`,
+          );
           if (info.type === 'intel_pt') for (const l of formatIntelPtInfo(info)) out.line(l);
           out.line('');
         }
@@ -96,14 +112,27 @@ async function dumpPerfData(path: string, format: Format, json: boolean, out: Ou
       const rec = r.decode();
       if (rec.kind !== 'auxtrace') continue;
       const data = r.auxData ?? new Uint8Array(0);
-      const buffer = { fileOffset: r.fileOffset, offset: rec.offset, size: data.length, reference: rec.reference, idx: rec.idx, tid: rec.tid, cpu: rec.cpu };
-      const isPt = info?.type === 'intel_pt' || (info === undefined ? false : info.type === 'raw' && info.auxType === PERF_AUXTRACE_INTEL_PT);
+      const buffer = {
+        fileOffset: r.fileOffset,
+        offset: rec.offset,
+        size: data.length,
+        reference: rec.reference,
+        idx: rec.idx,
+        tid: rec.tid,
+        cpu: rec.cpu,
+      };
+      const isPt =
+        info?.type === 'intel_pt' ||
+        (info === undefined ? false : info.type === 'raw' && info.auxType === PERF_AUXTRACE_INTEL_PT);
       if (!json) {
         const head = `0x${r.fileOffset.toString(16)} [0x${r.size.toString(16)}]: PERF_RECORD_AUXTRACE size: ${hx(rec.dataSize)}  offset: ${hx(rec.offset)}  ref: ${hx(rec.reference)}  idx: ${rec.idx}  tid: ${rec.tid}  cpu: ${rec.cpu}`;
         out.line(format === 'ptdump' ? `# ${head}` : head);
       }
       if (!isPt) {
-        if (!json) out.line(`# not Intel PT data (${info ? `AUX type ${info.type === 'raw' ? info.auxType : 1}` : 'no AUXTRACE_INFO before it'}), skipped`);
+        if (!json)
+          out.line(
+            `# not Intel PT data (${info ? `AUX type ${info.type === 'raw' ? info.auxType : 1}` : 'no AUXTRACE_INFO before it'}), skipped`,
+          );
         continue;
       }
       if (!json && format === 'perf') out.line('.');
@@ -119,13 +148,16 @@ async function dumpPerfData(path: string, format: Format, json: boolean, out: Ou
 export function register(program: Command): void {
   program
     .command('pt-dump')
-    .description('print the Intel PT packets of every AUXTRACE buffer, as `perf script -D` (or libipt ptdump) prints them')
+    .description(
+      'print the Intel PT packets of every AUXTRACE buffer, as `perf script -D` (or libipt ptdump) prints them',
+    )
     .requiredOption('-i, --input <file>', "perf.data file ('-' for a pipe on stdin), or a raw PT stream with --raw")
     .option('--raw', 'the input is a raw Intel PT stream, not a perf.data file')
     .option('--format <fmt>', 'text format: perf (perf script -D) or ptdump (Intel libipt ptdump)', 'perf')
     .option('--json', 'print one JSON object per packet (u64 values as 0x strings)')
     .action(async (opts: Opts) => {
-      if (opts.format !== 'perf' && opts.format !== 'ptdump') throw new UsageError(`--format must be perf or ptdump, not ${opts.format}`);
+      if (opts.format !== 'perf' && opts.format !== 'ptdump')
+        throw new UsageError(`--format must be perf or ptdump, not ${opts.format}`);
       const out = new Out();
       try {
         if (opts.raw) await dumpRaw(opts.input, opts.format, !!opts.json, out);

@@ -1,8 +1,22 @@
 import type { Command } from 'commander';
 import { attrFlag, PerfType } from '../../abi/event-attr.js';
 import { Feature } from '../../abi/feature.js';
-import { RecordType, PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_KERNEL, PERF_RECORD_MISC_GUEST_KERNEL } from '../../abi/record-type.js';
-import { SampleType, PERF_CONTEXT_MAX, PERF_CONTEXT_HV, PERF_CONTEXT_KERNEL, PERF_CONTEXT_USER, PERF_CONTEXT_GUEST, PERF_CONTEXT_GUEST_KERNEL, PERF_CONTEXT_GUEST_USER } from '../../abi/sample-format.js';
+import {
+  RecordType,
+  PERF_RECORD_MISC_CPUMODE_MASK,
+  PERF_RECORD_MISC_KERNEL,
+  PERF_RECORD_MISC_GUEST_KERNEL,
+} from '../../abi/record-type.js';
+import {
+  SampleType,
+  PERF_CONTEXT_MAX,
+  PERF_CONTEXT_HV,
+  PERF_CONTEXT_KERNEL,
+  PERF_CONTEXT_USER,
+  PERF_CONTEXT_GUEST,
+  PERF_CONTEXT_GUEST_KERNEL,
+  PERF_CONTEXT_GUEST_USER,
+} from '../../abi/sample-format.js';
 import type { PerfRecord, RawRecord } from '../../perfdata/index.js';
 import { openSession, type Session } from '../../session/session.js';
 import { formatPerfEvent } from '../../session/event-text.js';
@@ -49,10 +63,15 @@ function outputType(attrType: number): number {
 
 export function parseFields(spec: string): ScriptField[] {
   const out: ScriptField[] = [];
-  for (const f of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const f of spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (f.includes(':')) throw new UsageError(`-F ${f}: per-type field lists ("type:fields") are not supported`);
     if (!(SCRIPT_FIELDS as readonly string[]).includes(f)) {
-      throw new UsageError(`-F: field '${f}' is not supported (supported: ${SCRIPT_FIELDS.join(',')}; symbol fields need symbols)`);
+      throw new UsageError(
+        `-F: field '${f}' is not supported (supported: ${SCRIPT_FIELDS.join(',')}; symbol fields need symbols)`,
+      );
     }
     out.push(f as ScriptField);
   }
@@ -84,7 +103,9 @@ function checkAttr(s: Session, i: number, userFields: ScriptField[] | undefined,
     if (!fields.some((f) => has.has(f)) || (st & bit) !== 0n) return;
     if (user) {
       if (allow) return;
-      throw new UsageError(`Samples for '${s.eventNameAt(i)}' event do not have ${msg} attribute set. Cannot print '${fieldName}' field.`);
+      throw new UsageError(
+        `Samples for '${s.eventNameAt(i)}' event do not have ${msg} attribute set. Cannot print '${fieldName}' field.`,
+      );
     }
     for (const f of fields) has.delete(f);
   };
@@ -126,7 +147,14 @@ export function formatTime(t: bigint): string {
 
 const hex16 = (v: bigint): string => v.toString(16).padStart(16);
 
-const CONTEXTS = new Set([PERF_CONTEXT_HV, PERF_CONTEXT_KERNEL, PERF_CONTEXT_USER, PERF_CONTEXT_GUEST, PERF_CONTEXT_GUEST_KERNEL, PERF_CONTEXT_GUEST_USER]);
+const CONTEXTS = new Set([
+  PERF_CONTEXT_HV,
+  PERF_CONTEXT_KERNEL,
+  PERF_CONTEXT_USER,
+  PERF_CONTEXT_GUEST,
+  PERF_CONTEXT_GUEST_KERNEL,
+  PERF_CONTEXT_GUEST_USER,
+]);
 /** perf's PERF_MAX_STACK_DEPTH, the default --max-stack of perf script. */
 const MAX_STACK = 127;
 
@@ -316,7 +344,12 @@ export class ScriptPrinter {
    * without sample_id_all, 0 / the record's own pid/tid/time); the comm is
    * that of the record's thread (`who`), or of the trailer's for 'sample'.
    */
-  private emitOther(raw: RawRecord, rec: PerfRecord | undefined, who: [number, number] | 'sample' | undefined, ownTime = 0n): void {
+  private emitOther(
+    raw: RawRecord,
+    rec: PerfRecord | undefined,
+    who: [number, number] | 'sample' | undefined,
+    ownTime = 0n,
+  ): void {
     if (rec === undefined) {
       // user records (FINISHED_ROUND): no sample, no thread, just the name
       if (this.opts.json) this.out(JSON.stringify({ type: 'finished_round', offset: raw.fileOffset }) + '\n');
@@ -333,7 +366,18 @@ export class ScriptPrinter {
     const comm = tid !== -1 ? this.threads.comm(pid, tid) : undefined;
     const fs = this.fieldsFor(raw);
     if (this.opts.json) {
-      this.out(JSON.stringify({ type: rec.kind, offset: raw.fileOffset, comm, pid: sf.pid, tid: sf.tid, cpu: sf.cpu, time: sf.time === NO_U64 ? null : sf.time.toString(), text: formatPerfEvent(rec).trimEnd() }) + '\n');
+      this.out(
+        JSON.stringify({
+          type: rec.kind,
+          offset: raw.fileOffset,
+          comm,
+          pid: sf.pid,
+          tid: sf.tid,
+          cpu: sf.cpu,
+          time: sf.time === NO_U64 ? null : sf.time.toString(),
+          text: formatPerfEvent(rec).trimEnd(),
+        }) + '\n',
+      );
       return;
     }
     const head = fs ? this.start(fs, comm, sf, false) : '';
@@ -356,7 +400,12 @@ export class ScriptPrinter {
     this.printSample(raw, undefined, this.s.attrIndexOf(raw), undefined);
   }
 
-  private printSample(raw: RawRecord, decoded: Extract<PerfRecord, { kind: 'sample' }> | undefined, attrIndex: number, periodOverride: bigint | undefined): void {
+  private printSample(
+    raw: RawRecord,
+    decoded: Extract<PerfRecord, { kind: 'sample' }> | undefined,
+    attrIndex: number,
+    periodOverride: bigint | undefined,
+  ): void {
     if (this.checked < this.s.file.attrs.length) this.checkNewAttrs();
     const entry = this.s.file.attrs[attrIndex];
     const fs = entry ? this.fieldsByType.get(outputType(entry.attr.type)) : this.fieldsFor(raw);
@@ -367,7 +416,10 @@ export class ScriptPrinter {
     const comm = this.threads.comm(sf.pid, sf.tid);
     const f = fs.has;
     const period = periodOverride ?? rec.period ?? a?.attr.samplePeriod ?? 0n;
-    const chain = f.has('ip') && rec.callchain ? resolveCallchain(rec.callchain, (ip) => this.maps.printedAddress(sf.pid, ip)) : undefined;
+    const chain =
+      f.has('ip') && rec.callchain
+        ? resolveCallchain(rec.callchain, (ip) => this.maps.printedAddress(sf.pid, ip))
+        : undefined;
     const name = attrIndex >= 0 ? this.s.eventNameAt(attrIndex) : '[unknown]';
     if (this.opts.json) {
       const o: Record<string, unknown> = { type: 'sample', offset: raw.fileOffset };
@@ -451,7 +503,8 @@ export async function runScript(input: string, opts: ScriptOptions, out?: Script
   try {
     const p = new ScriptPrinter(s, opts, buf.write);
     // loaded only when needed: the machine layer pulls in kcore and disassembly support
-    if (opts.showTextPokeEvents && input !== '-') p.symbolizer = (await (await import('../../machine/from-perf-data.js')).loadMachine(input)).symbolizer;
+    if (opts.showTextPokeEvents && input !== '-')
+      p.symbolizer = (await (await import('../../machine/from-perf-data.js')).loadMachine(input)).symbolizer;
     await withProgress(s, async (tick) => {
       let n = 0;
       for await (const raw of s.events()) {

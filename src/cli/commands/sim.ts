@@ -9,7 +9,8 @@ import { UsageError } from '../errors.js';
 function int(name: string, lo: number, hi: number) {
   return (v: string): number => {
     const n = Number(v);
-    if (!Number.isInteger(n) || n < lo || n > hi) throw new UsageError(`${name} must be an integer in ${lo}..${hi}, got ${JSON.stringify(v)}`);
+    if (!Number.isInteger(n) || n < lo || n > hi)
+      throw new UsageError(`${name} must be an integer in ${lo}..${hi}, got ${JSON.stringify(v)}`);
     return n;
   };
 }
@@ -17,7 +18,9 @@ function int(name: string, lo: number, hi: number) {
 export function register(program: Command): void {
   program
     .command('sim')
-    .description('simulate kernel execution with jump-label flips and write an intel_pt recording (perf --kcore layout) with ground truth')
+    .description(
+      'simulate kernel execution with jump-label flips and write an intel_pt recording (perf --kcore layout) with ground truth',
+    )
     .requiredOption('-o, --output <dir>', 'output directory (replaced)')
     .option('--seed <n>', 'random seed', int('--seed', 0, 2 ** 32 - 1), 1)
     .option('--cpus <n>', 'simulated CPUs', int('--cpus', 1, 256), 2)
@@ -32,23 +35,54 @@ export function register(program: Command): void {
     .option('--mid-burst-psb', 'emit PSB+ (with FUP of the next instruction) inside kernel bursts too')
     .option('--timeless', 'no TSC bit in the intel_pt config: perf decodes untimed and applies every poke first')
     .option('--json', 'print the summary as JSON')
-    .action((o: { output: string; seed: number; cpus: number; flips: number; size: number; sites: number; psbPeriod: number; textPoke: boolean; truth: boolean; retCompression: boolean; timeless?: boolean; midBurstPsb?: boolean; trampoline: boolean; json?: boolean }) => {
-      const t0 = performance.now();
-      const s = simulate({
-        out: o.output, seed: o.seed, cpus: o.cpus, flips: o.flips, size: o.size, sites: o.sites, psbPeriod: o.psbPeriod,
-        textPokes: o.textPoke, truth: o.truth, retCompression: o.retCompression, timeless: o.timeless, midBurstPsb: o.midBurstPsb, trampoline: o.trampoline,
-      });
-      const secs = (performance.now() - t0) / 1000;
-      if (o.json) {
-        process.stdout.write(JSON.stringify(s, null, 1) + '\n');
-        return;
-      }
-      const lines = [
-        `wrote ${o.output} in ${secs.toFixed(2)} s: ${s.instructions} instructions on ${s.cpus} CPUs, ${s.flips.length} flips (${s.textPokes ? 'with' : 'without'} TEXT_POKE records)`,
-        ...s.perCpu.map((c) => `  cpu ${c.cpu}: ${c.insns} instructions, ${c.bursts} bursts, ${c.traps} INT3 traps, ${c.traceBytes} trace bytes in ${c.buffers} buffers`),
-        ...s.flips.map((f) => `  flip site ${f.addr} (${f.len} bytes) → ${f.to ? 'jmp' : 'nop'} at time ${f.time}`),
-        `decode with: perf script -i ${o.output} --itrace=e   or   perfpoke decode -i ${o.output} --itrace=e`,
-      ];
-      process.stdout.write(lines.join('\n') + '\n');
-    });
+    .action(
+      (o: {
+        output: string;
+        seed: number;
+        cpus: number;
+        flips: number;
+        size: number;
+        sites: number;
+        psbPeriod: number;
+        textPoke: boolean;
+        truth: boolean;
+        retCompression: boolean;
+        timeless?: boolean;
+        midBurstPsb?: boolean;
+        trampoline: boolean;
+        json?: boolean;
+      }) => {
+        const t0 = performance.now();
+        const s = simulate({
+          out: o.output,
+          seed: o.seed,
+          cpus: o.cpus,
+          flips: o.flips,
+          size: o.size,
+          sites: o.sites,
+          psbPeriod: o.psbPeriod,
+          textPokes: o.textPoke,
+          truth: o.truth,
+          retCompression: o.retCompression,
+          timeless: o.timeless,
+          midBurstPsb: o.midBurstPsb,
+          trampoline: o.trampoline,
+        });
+        const secs = (performance.now() - t0) / 1000;
+        if (o.json) {
+          process.stdout.write(JSON.stringify(s, null, 1) + '\n');
+          return;
+        }
+        const lines = [
+          `wrote ${o.output} in ${secs.toFixed(2)} s: ${s.instructions} instructions on ${s.cpus} CPUs, ${s.flips.length} flips (${s.textPokes ? 'with' : 'without'} TEXT_POKE records)`,
+          ...s.perCpu.map(
+            (c) =>
+              `  cpu ${c.cpu}: ${c.insns} instructions, ${c.bursts} bursts, ${c.traps} INT3 traps, ${c.traceBytes} trace bytes in ${c.buffers} buffers`,
+          ),
+          ...s.flips.map((f) => `  flip site ${f.addr} (${f.len} bytes) → ${f.to ? 'jmp' : 'nop'} at time ${f.time}`),
+          `decode with: perf script -i ${o.output} --itrace=e   or   perfpoke decode -i ${o.output} --itrace=e`,
+        ];
+        process.stdout.write(lines.join('\n') + '\n');
+      },
+    );
 }

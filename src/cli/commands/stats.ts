@@ -31,14 +31,16 @@ export function statsLines(st: SessionStats, hasAuxtrace: boolean): string[] {
     out.push(`${e.name} stats:`);
     if (e.samples) out.push(`${'SAMPLE'.padStart(16)} events: ${String(e.samples).padStart(10)}`);
     // perf keeps these in a u32 and prints with %10d
-    if (e.lostSamples) out.push(`${'LOST_SAMPLES'.padStart(16)} events: ${String(BigInt.asIntN(32, e.lostSamples)).padStart(10)}`);
+    if (e.lostSamples)
+      out.push(`${'LOST_SAMPLES'.padStart(16)} events: ${String(BigInt.asIntN(32, e.lostSamples)).padStart(10)}`);
   }
   return out;
 }
 
 export function statsJson(file: string, st: SessionStats): object {
   const byType: Record<string, number> = {};
-  for (const [t, n] of [...st.byType].sort((a, b) => a[0] - b[0])) byType[perfEventName(t) === 'UNKNOWN' ? `UNKNOWN(${t})` : perfEventName(t)] = n;
+  for (const [t, n] of [...st.byType].sort((a, b) => a[0] - b[0]))
+    byType[perfEventName(t) === 'UNKNOWN' ? `UNKNOWN(${t})` : perfEventName(t)] = n;
   return {
     file,
     total: st.total,
@@ -75,7 +77,10 @@ export async function withProgress<T>(s: Session, work: (tick: (offset: number) 
   if (!process.stderr.isTTY || s.file.pipe) return work(() => {});
   const total = (await stat(s.file.path)).size;
   const cliProgress = (await import('cli-progress')).default; // only for a terminal
-  const bar = new cliProgress.SingleBar({ stream: process.stderr, format: 'reading [{bar}] {percentage}%', clearOnComplete: true }, cliProgress.Presets.shades_classic);
+  const bar = new cliProgress.SingleBar(
+    { stream: process.stderr, format: 'reading [{bar}] {percentage}%', clearOnComplete: true },
+    cliProgress.Presets.shades_classic,
+  );
   bar.start(total, 0);
   try {
     return await work((off) => bar.update(off));

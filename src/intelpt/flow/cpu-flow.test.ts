@@ -25,7 +25,13 @@ const clean = executeCpu(prog, { seed: 5, cpu: 0, startTsc: 1000, endTsc: 60_000
 
 function decode(trace: Uint8Array): { errors: number; instructions: number; list: FlowError[] } {
   const list: FlowError[] = [];
-  const r = decodeFlow({ cpus: [{ cpu: 0, trace }], pokes: [], code, timeConv: { shift: 10, mult: 512, zero: 0n }, sink: { error: (e) => list.push(e) } });
+  const r = decodeFlow({
+    cpus: [{ cpu: 0, trace }],
+    pokes: [],
+    code,
+    timeConv: { shift: 10, mult: 512, zero: 0n },
+    sink: { error: (e) => list.push(e) },
+  });
   return { errors: r.errors, instructions: r.instructions, list };
 }
 
@@ -36,31 +42,38 @@ test('a clean simulated trace decodes with no errors and every executed instruct
 });
 
 test('random bytes never throw', () => {
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 4096 }), (b) => {
-    const r = decode(b);
-    assert.ok(r.errors >= 0);
-  }), { numRuns: 300 });
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 4096 }), (b) => {
+      const r = decode(b);
+      assert.ok(r.errors >= 0);
+    }),
+    { numRuns: 300 },
+  );
 });
 
 test('corrupted real traces never throw; errors carry offsets inside the trace and perf codes', () => {
-  fc.assert(fc.property(
-    fc.array(fc.record({ at: fc.nat(), v: fc.integer({ min: 0, max: 255 }) }), { minLength: 1, maxLength: 20 }),
-    fc.nat(), fc.nat(),
-    (flips, cutA, cutB) => {
-      const t = clean.trace.slice();
-      for (const f of flips) t[f.at % t.length] = f.v;
-      const a = cutA % t.length;
-      const b = a + (cutB % Math.max(1, t.length - a));
-      const spliced = new Uint8Array([...t.subarray(0, a), ...t.subarray(b)]);
-      for (const trace of [t, spliced]) {
-        const r = decode(trace);
-        for (const e of r.list) {
-          assert.ok(e.offset >= -1 && e.offset < trace.length, `offset ${e.offset}`);
-          assert.ok([3, 5, 6, 7, 10].includes(e.code), `code ${e.code}`);
+  fc.assert(
+    fc.property(
+      fc.array(fc.record({ at: fc.nat(), v: fc.integer({ min: 0, max: 255 }) }), { minLength: 1, maxLength: 20 }),
+      fc.nat(),
+      fc.nat(),
+      (flips, cutA, cutB) => {
+        const t = clean.trace.slice();
+        for (const f of flips) t[f.at % t.length] = f.v;
+        const a = cutA % t.length;
+        const b = a + (cutB % Math.max(1, t.length - a));
+        const spliced = new Uint8Array([...t.subarray(0, a), ...t.subarray(b)]);
+        for (const trace of [t, spliced]) {
+          const r = decode(trace);
+          for (const e of r.list) {
+            assert.ok(e.offset >= -1 && e.offset < trace.length, `offset ${e.offset}`);
+            assert.ok([3, 5, 6, 7, 10].includes(e.code), `code ${e.code}`);
+          }
         }
-      }
-    },
-  ), { numRuns: 150 });
+      },
+    ),
+    { numRuns: 150 },
+  );
 });
 
 test('code that is not there is an error (5: Failed to get instruction), not a crash', () => {

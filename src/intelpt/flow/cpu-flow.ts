@@ -86,14 +86,19 @@ export interface FlowSink {
   branch?(cpu: number, from: bigint, to: bigint, kind: string, tsc: bigint): void;
   error?(e: FlowError): void;
   /** Events for ptxed-style output. */
-  event?(cpu: number, what: 'enabled' | 'disabled' | 'overflow' | 'interrupt' | 'exec-mode-64' | 'psb', ip: bigint, offset: number): void;
+  event?(
+    cpu: number,
+    what: 'enabled' | 'disabled' | 'overflow' | 'interrupt' | 'exec-mode-64' | 'psb',
+    ip: bigint,
+    offset: number,
+  ): void;
 }
 
 export interface BlockSource {
   get(start: bigint): Block;
 }
 
-const enum St {
+enum St {
   /** perf's ERR1..ERR4 alias other states; ERR_MODE picks which (see PT_FLOW_ERR_STATE). */
   ERR2 = 100,
   ERR3 = 101,
@@ -305,12 +310,23 @@ export class CpuFlow {
     const v = this.ipPayload();
     const l = this.lastIp;
     switch (ipc) {
-      case 1: this.lastIp = (l & ~M16 & M64) | (v & M16); break;
-      case 2: this.lastIp = (l & ~M32 & M64) | (v & M32); break;
-      case 3: this.lastIp = v & (1n << 47n) ? (v & M48) | (M64 & ~M48) : v & M48; break;
-      case 4: this.lastIp = (l & ~M48 & M64) | (v & M48); break;
-      case 6: this.lastIp = v & M64; break;
-      default: return;
+      case 1:
+        this.lastIp = (l & ~M16 & M64) | (v & M16);
+        break;
+      case 2:
+        this.lastIp = (l & ~M32 & M64) | (v & M32);
+        break;
+      case 3:
+        this.lastIp = v & (1n << 47n) ? (v & M48) | (M64 & ~M48) : v & M48;
+        break;
+      case 4:
+        this.lastIp = (l & ~M48 & M64) | (v & M48);
+        break;
+      case 6:
+        this.lastIp = v & M64;
+        break;
+      default:
+        return;
     }
     this.haveLastIp = true;
   }
@@ -326,7 +342,16 @@ export class CpuFlow {
     else if (next === St.ERR3) next = ERR3_STATE;
     this.st = next;
     this.errors++;
-    this.sink.error?.({ cpu: this.cpu, code, message: PT_ERR_MESSAGES[code] ?? 'Unknown error!', ip: this.ip, tsc: this.tsc, estTsc: this.tsc + 2n * BigInt(this.sinceTsc), offset: this.cursor.last, reason });
+    this.sink.error?.({
+      cpu: this.cpu,
+      code,
+      message: PT_ERR_MESSAGES[code] ?? 'Unknown error!',
+      ip: this.ip,
+      tsc: this.tsc,
+      estTsc: this.tsc + 2n * BigInt(this.sinceTsc),
+      offset: this.cursor.last,
+      reason,
+    });
     return ERROR;
   }
 
@@ -360,10 +385,15 @@ export class CpuFlow {
     for (;;) {
       const t2 = this.next();
       switch (t2) {
-        case -1: return EOF;
-        case -2: return ERROR;
-        case PT.PSBEND: return OK;
-        case PT.TSC: this.setTsc(); break;
+        case -1:
+          return EOF;
+        case -2:
+          return ERROR;
+        case PT.PSBEND:
+          return OK;
+        case PT.TSC:
+          this.setTsc();
+          break;
         case PT.MODE_EXEC:
           this.execMode64 = (this.cursor.raw.lo & 1) === 1;
           break;
@@ -387,8 +417,10 @@ export class CpuFlow {
       if (this.atStop()) return PAUSE;
       const t = this.next();
       switch (t) {
-        case -1: return EOF;
-        case -2: return ERROR;
+        case -1:
+          return EOF;
+        case -2:
+          return ERROR;
         case PT.TIP_PGD:
           this.pge = false;
           if (this.haveIp()) this.setIp();
@@ -460,8 +492,10 @@ export class CpuFlow {
       if (this.atStop()) return PAUSE;
       const t = this.next();
       switch (t) {
-        case -1: return EOF;
-        case -2: return ERROR;
+        case -1:
+          return EOF;
+        case -2:
+          return ERROR;
         case PT.TNT8:
         case PT.TNT64: {
           const r = this.cursor.raw;
@@ -636,8 +670,10 @@ export class CpuFlow {
     for (;;) {
       const t = this.next();
       switch (t) {
-        case -1: return EOF;
-        case -2: return ERROR;
+        case -1:
+          return EOF;
+        case -2:
+          return ERROR;
         case PT.MODE_EXEC:
           continue;
         case PT.TIP_PGD: {
@@ -722,7 +758,13 @@ export class CpuFlow {
             if (last.op === 'call' && last.target !== next) this.stack.push(next);
             const from = last.ip;
             this.ip = last.target!;
-            this.sink.branch?.(this.cpu, from, this.ip, last.op === 'call' ? BranchKind.call : BranchKind.jmp, this.tsc);
+            this.sink.branch?.(
+              this.cpu,
+              from,
+              this.ip,
+              last.op === 'call' ? BranchKind.call : BranchKind.jmp,
+              this.tsc,
+            );
             if (this.loopCheck()) return -1;
             continue;
           }

@@ -1,5 +1,15 @@
 import { CTX_NONE, type PacketContext } from './kinds.js';
-import { RawPacket, decodeRaw, nextContext, findPsb, dialectCode, DIALECT_LIBIPT_2_0, NEED_MORE_BYTES, ERR_BAD_OPCODE, type PacketDialect } from './raw-decode.js';
+import {
+  RawPacket,
+  decodeRaw,
+  nextContext,
+  findPsb,
+  dialectCode,
+  DIALECT_LIBIPT_2_0,
+  NEED_MORE_BYTES,
+  ERR_BAD_OPCODE,
+  type PacketDialect,
+} from './raw-decode.js';
 import { toPacket, type Packet, type PacketError } from './packet.js';
 
 export interface CursorOptions {

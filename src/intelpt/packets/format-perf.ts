@@ -43,7 +43,8 @@ export function perfPacketDesc(r: RawPacket, bytes: Uint8Array, at: number): str
     case PT.TIP_PGE:
     case PT.TIP_PGD:
     case PT.FUP: {
-      const name = r.type === PT.TIP ? 'TIP' : r.type === PT.TIP_PGE ? 'TIP.PGE' : r.type === PT.TIP_PGD ? 'TIP.PGD' : 'FUP';
+      const name =
+        r.type === PT.TIP ? 'TIP' : r.type === PT.TIP_PGE ? 'TIP.PGE' : r.type === PT.TIP_PGD ? 'TIP.PGD' : 'FUP';
       return r.ipc ? `${name} 0x${hex(r.lo, r.hi)}` : `${name} no ip`;
     }
     case PT.CYC:
@@ -112,7 +113,7 @@ export function* perfDumpLines(bytes: Uint8Array, start = 0, end = bytes.length)
   let pos = start;
   while (pos < end) {
     let ret = decodeRaw(bytes, pos, end, r, ctx, DIALECT_PERF);
-    let ok = ret > 0;
+    const ok = ret > 0;
     if (ok) {
       while (ret < 8 && pos + ret < end && bytes[pos + ret] === 0) ret++;
       ctx = nextContext(ctx, r);

@@ -1,4 +1,4 @@
-import { LastIp } from './last-ip.js';
+import type { LastIp } from './last-ip.js';
 import type { Packet, PacketError } from './packet.js';
 import { iteratePackets } from './cursor.js';
 import type { PacketDialect } from './raw-decode.js';
@@ -106,7 +106,8 @@ export function ptdumpFields(p: Packet): [string, string] {
     // interrupts, hex for SIPI, absent for the other types; types decimal).
     case 'cfe': {
       const ip = p.ipBit ? ', ip' : '';
-      if (p.type === CFE_INTR || p.type === CFE_VMEXIT_INTR || p.type === CFE_UINTR) return ['cfe', `${p.type}: ${p.vector}${ip}`];
+      if (p.type === CFE_INTR || p.type === CFE_VMEXIT_INTR || p.type === CFE_UINTR)
+        return ['cfe', `${p.type}: ${p.vector}${ip}`];
       if (p.type === CFE_SIPI) return ['cfe', `${p.type}: ${h(p.vector)}${ip}`];
       return ['cfe', `${p.type}${ip}`];
     }
@@ -136,7 +137,10 @@ export function ptdumpLine(p: Packet): string {
 }
 
 /** ptdump's output for a whole PT stream. `lastIp` is unused unless asked (--lastip is not default). */
-export function* ptdumpLines(bytes: Uint8Array, opts: { lastIp?: LastIp; dialect?: PacketDialect } = {}): Generator<string> {
+export function* ptdumpLines(
+  bytes: Uint8Array,
+  opts: { lastIp?: LastIp; dialect?: PacketDialect } = {},
+): Generator<string> {
   for (const p of iteratePackets(bytes, { syncFirst: true, dialect: opts.dialect })) {
     if (p.kind === 'error') {
       // ptdump ends silently at a packet cut off by the end of the trace (pte_eos).

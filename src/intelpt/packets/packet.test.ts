@@ -9,7 +9,7 @@ const cases: Array<[string, number[], Record<string, unknown>]> = [
   ['pad', [0x00], { kind: 'pad', size: 1 }],
   ['psb', PSB, { kind: 'psb', size: 16 }],
   ['psbend', [0x02, 0x23], { kind: 'psbend', size: 2 }],
-  ['tnt.8 T N T', [0b00001101 << 1 >> 1 << 0 | 0], {}], // replaced below
+  ['tnt.8 T N T', [(((0b00001101 << 1) >> 1) << 0) | 0], {}], // replaced below
   ['tnt.64', [0x02, 0xa3, 0x05, 0, 0, 0, 0, 0], { kind: 'tnt.64', count: 2, bits: 1n }], // stop bit 2, bits "01"
   ['tip ipc 0', [0x0d], { kind: 'tip', ipc: 0, ip: undefined }],
   ['tip.pge ipc 1', [0x31, 0x34, 0x12], { kind: 'tip.pge', ipc: 1, ip: 0x1234n }],
@@ -30,7 +30,11 @@ const cases: Array<[string, number[], Record<string, unknown>]> = [
   ['ovf', [0x02, 0xf3], { kind: 'ovf' }],
   ['stop', [0x02, 0x83], { kind: 'stop' }],
   ['ptw 4', [0x02, 0x12, 1, 2, 3, 4], { kind: 'ptw', plc: 0, ipBit: false, payload: 0x04030201n }],
-  ['ptw 8 ip', [0x02, 0xb2, 1, 2, 3, 4, 5, 6, 7, 8], { kind: 'ptw', plc: 1, ipBit: true, payload: 0x0807060504030201n }],
+  [
+    'ptw 8 ip',
+    [0x02, 0xb2, 1, 2, 3, 4, 5, 6, 7, 8],
+    { kind: 'ptw', plc: 1, ipBit: true, payload: 0x0807060504030201n },
+  ],
   ['mwait', [0x02, 0xc2, 0x10, 0, 0, 0, 0x01, 0, 0, 0], { kind: 'mwait', hints: 0x10, ext: 1 }],
   ['pwre', [0x02, 0x22, 0x08, 0x21], { kind: 'pwre', hw: true, state: 2, subState: 1 }], // hw: libipt's bit 3
   ['pwrx', [0x02, 0xa2, 0x21, 0x01, 0, 0, 0], { kind: 'pwrx', last: 2, deepest: 1, interrupt: true, store: false }],
@@ -49,19 +53,36 @@ for (const [name, bytes, want] of cases) {
     const b = Uint8Array.from(bytes);
     const p = decodePacket(b, 0);
     assert.notEqual(p, NEED_MORE);
-    assert.ok(typeof p === 'object' && p.kind !== 'error', JSON.stringify(p, (_k, v) => (typeof v === 'bigint' ? v.toString(16) : v)));
+    assert.ok(
+      typeof p === 'object' && p.kind !== 'error',
+      JSON.stringify(p, (_k, v) => (typeof v === 'bigint' ? v.toString(16) : v)),
+    );
     assert.equal(p.size, b.length);
-    for (const [k, v] of Object.entries(want)) assert.deepEqual((p as unknown as Record<string, unknown>)[k], v, `${name}.${k}`);
-    for (let n = 1; n < b.length; n++) assert.equal(decodePacket(b.subarray(0, n), 0), NEED_MORE, `${name} cut at ${n}`);
+    for (const [k, v] of Object.entries(want))
+      assert.deepEqual((p as unknown as Record<string, unknown>)[k], v, `${name}.${k}`);
+    for (let n = 1; n < b.length; n++)
+      assert.equal(decodePacket(b.subarray(0, n), 0), NEED_MORE, `${name} cut at ${n}`);
   });
 }
 
 test('bad opcodes and bad payloads are errors at their offset', () => {
   assert.deepEqual(decodePacket(Uint8Array.from([0, 0x05]), 1), { kind: 'error', offset: 1, code: 'bad-opcode' });
-  assert.deepEqual(decodePacket(Uint8Array.from([0xad, 0, 0, 0, 0, 0, 0, 0, 0]), 0), { kind: 'error', offset: 0, code: 'bad-packet' }); // ipc 5
-  assert.deepEqual(decodePacket(Uint8Array.from([0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x83]), 0), {
-    kind: 'error', offset: 0, code: 'bad-packet',
-  });
+  assert.deepEqual(decodePacket(Uint8Array.from([0xad, 0, 0, 0, 0, 0, 0, 0, 0]), 0), {
+    kind: 'error',
+    offset: 0,
+    code: 'bad-packet',
+  }); // ipc 5
+  assert.deepEqual(
+    decodePacket(
+      Uint8Array.from([0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x83]),
+      0,
+    ),
+    {
+      kind: 'error',
+      offset: 0,
+      code: 'bad-packet',
+    },
+  );
 });
 
 test('iterator resyncs at the next PSB after a bad packet', () => {
@@ -93,9 +114,13 @@ test('formatters produce one line per packet', () => {
   const perf = [...perfDumpLines(b)];
   assert.equal(perf[0], '. ... Intel Processor Trace data: size 26 bytes');
   // exact spacing is checked against perf itself in test/pt-dump.test.ts
-  assert.match(perf[2]!, /^\.  00000010:  19 a2 23 06 8f 4d 00 00 +TSC 0x4d8f0623a2$/);
+  assert.match(perf[2]!, /^\. {2}00000010: {2}19 a2 23 06 8f 4d 00 00 +TSC 0x4d8f0623a2$/);
   const pd = [...ptdumpLines(b)];
-  assert.deepEqual(pd, ['0000000000000000  psb', '0000000000000010  tsc        4d8f0623a2', '0000000000000018  psbend']);
+  assert.deepEqual(pd, [
+    '0000000000000000  psb',
+    '0000000000000010  tsc        4d8f0623a2',
+    '0000000000000018  psbend',
+  ]);
 });
 
 test('arbitrary bytes: no throw, offsets strictly increase, perf dump covers every byte once', async () => {

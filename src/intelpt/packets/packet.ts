@@ -19,34 +19,94 @@ interface Base {
   offset: number;
   size: number;
 }
-export interface PadPacket extends Base { kind: 'pad' }
-export interface PsbPacket extends Base { kind: 'psb' }
-export interface PsbEndPacket extends Base { kind: 'psbend' }
-export interface OvfPacket extends Base { kind: 'ovf' }
-export interface StopPacket extends Base { kind: 'stop' }
+export interface PadPacket extends Base {
+  kind: 'pad';
+}
+export interface PsbPacket extends Base {
+  kind: 'psb';
+}
+export interface PsbEndPacket extends Base {
+  kind: 'psbend';
+}
+export interface OvfPacket extends Base {
+  kind: 'ovf';
+}
+export interface StopPacket extends Base {
+  kind: 'stop';
+}
 /** TNT: `count` branches; bit count-1 of `bits` is the oldest (libipt pt_packet_tnt). */
-export interface TntPacket extends Base { kind: 'tnt.8' | 'tnt.64'; count: number; bits: bigint }
+export interface TntPacket extends Base {
+  kind: 'tnt.8' | 'tnt.64';
+  count: number;
+  bits: bigint;
+}
 /** TIP/TIP.PGE/TIP.PGD/FUP: `ip` is the raw (compressed) payload, absent when ipc = 0. */
 export interface IpPacket extends Base {
   kind: 'tip' | 'tip.pge' | 'tip.pgd' | 'fup';
   ipc: 0 | 1 | 2 | 3 | 4 | 6;
   ip?: bigint;
 }
-export interface ModeExecPacket extends Base { kind: 'mode.exec'; csl: boolean; csd: boolean; iflag: boolean }
-export interface ModeTsxPacket extends Base { kind: 'mode.tsx'; intx: boolean; abrt: boolean }
+export interface ModeExecPacket extends Base {
+  kind: 'mode.exec';
+  csl: boolean;
+  csd: boolean;
+  iflag: boolean;
+}
+export interface ModeTsxPacket extends Base {
+  kind: 'mode.tsx';
+  intx: boolean;
+  abrt: boolean;
+}
 /** PIP: cr3 with bits 4:0 zero, nr = non-root (VMX). */
-export interface PipPacket extends Base { kind: 'pip'; cr3: bigint; nr: boolean }
-export interface TscPacket extends Base { kind: 'tsc'; tsc: bigint }
-export interface MtcPacket extends Base { kind: 'mtc'; ctc: number }
-export interface CycPacket extends Base { kind: 'cyc'; value: bigint }
-export interface TmaPacket extends Base { kind: 'tma'; ctc: number; fc: number }
-export interface CbrPacket extends Base { kind: 'cbr'; ratio: number }
+export interface PipPacket extends Base {
+  kind: 'pip';
+  cr3: bigint;
+  nr: boolean;
+}
+export interface TscPacket extends Base {
+  kind: 'tsc';
+  tsc: bigint;
+}
+export interface MtcPacket extends Base {
+  kind: 'mtc';
+  ctc: number;
+}
+export interface CycPacket extends Base {
+  kind: 'cyc';
+  value: bigint;
+}
+export interface TmaPacket extends Base {
+  kind: 'tma';
+  ctc: number;
+  fc: number;
+}
+export interface CbrPacket extends Base {
+  kind: 'cbr';
+  ratio: number;
+}
 /** VMCS: base address (payload << 12). */
-export interface VmcsPacket extends Base { kind: 'vmcs'; base: bigint }
+export interface VmcsPacket extends Base {
+  kind: 'vmcs';
+  base: bigint;
+}
 /** PTWRITE: plc 0 = 4-byte, 1 = 8-byte payload; ipBit = a FUP follows. */
-export interface PtwPacket extends Base { kind: 'ptw'; plc: number; ipBit: boolean; payload: bigint }
-export interface MwaitPacket extends Base { kind: 'mwait'; hints: number; ext: number }
-export interface PwrePacket extends Base { kind: 'pwre'; state: number; subState: number; hw: boolean }
+export interface PtwPacket extends Base {
+  kind: 'ptw';
+  plc: number;
+  ipBit: boolean;
+  payload: bigint;
+}
+export interface MwaitPacket extends Base {
+  kind: 'mwait';
+  hints: number;
+  ext: number;
+}
+export interface PwrePacket extends Base {
+  kind: 'pwre';
+  state: number;
+  subState: number;
+  hw: boolean;
+}
 export interface PwrxPacket extends Base {
   kind: 'pwrx';
   last: number;
@@ -55,14 +115,40 @@ export interface PwrxPacket extends Base {
   store: boolean;
   autonomous: boolean;
 }
-export interface ExstopPacket extends Base { kind: 'exstop'; ipBit: boolean }
+export interface ExstopPacket extends Base {
+  kind: 'exstop';
+  ipBit: boolean;
+}
 /** BBP: sz4 = the following BIPs carry 4-byte values; type = block item type. */
-export interface BbpPacket extends Base { kind: 'bbp'; sz4: boolean; type: number }
-export interface BipPacket extends Base { kind: 'bip'; id: number; value: bigint }
-export interface BepPacket extends Base { kind: 'bep'; ipBit: boolean }
-export interface CfePacket extends Base { kind: 'cfe'; ipBit: boolean; type: number; vector: number }
-export interface EvdPacket extends Base { kind: 'evd'; type: number; payload: bigint }
-export interface MntPacket extends Base { kind: 'mnt'; payload: bigint }
+export interface BbpPacket extends Base {
+  kind: 'bbp';
+  sz4: boolean;
+  type: number;
+}
+export interface BipPacket extends Base {
+  kind: 'bip';
+  id: number;
+  value: bigint;
+}
+export interface BepPacket extends Base {
+  kind: 'bep';
+  ipBit: boolean;
+}
+export interface CfePacket extends Base {
+  kind: 'cfe';
+  ipBit: boolean;
+  type: number;
+  vector: number;
+}
+export interface EvdPacket extends Base {
+  kind: 'evd';
+  type: number;
+  payload: bigint;
+}
+export interface MntPacket extends Base {
+  kind: 'mnt';
+  payload: bigint;
+}
 
 export type Packet =
   | PadPacket
@@ -169,7 +255,14 @@ export function toPacket(r: RawPacket, offset: number): Packet {
       return { kind: 'mwait', offset, size, hints: r.lo, ext: r.hi };
     case PT.PWRE:
       // hw: libipt's bit (payload bit 3); perf's text tests bit 7 instead (format-perf.ts)
-      return { kind: 'pwre', offset, size, state: (r.lo >>> 12) & 0xf, subState: (r.lo >>> 8) & 0xf, hw: !!(r.lo & 0x8) };
+      return {
+        kind: 'pwre',
+        offset,
+        size,
+        state: (r.lo >>> 12) & 0xf,
+        subState: (r.lo >>> 8) & 0xf,
+        hw: !!(r.lo & 0x8),
+      };
     case PT.PWRX:
       return {
         kind: 'pwrx',

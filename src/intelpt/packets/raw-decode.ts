@@ -156,7 +156,8 @@ function ext(b: Uint8Array, pos: number, end: number, out: RawPacket, dialect: n
   if (end - pos < 2) return NEED_MORE_BYTES;
   const op = b[pos + 1]!;
   const perf = dialect === DIALECT_PERF;
-  if (dialect === DIALECT_LIBIPT_2_0 && (op === 0x63 || op === 0x33 || op === 0xb3 || op === 0x13 || op === 0x53)) return ERR_BAD_OPCODE;
+  if (dialect === DIALECT_LIBIPT_2_0 && (op === 0x63 || op === 0x33 || op === 0xb3 || op === 0x13 || op === 0x53))
+    return ERR_BAD_OPCODE;
   const avail = end - pos;
   if ((op & 0x1f) === 0x12) {
     // PTW: bits 6:5 give the payload size (0: 4 bytes, 1: 8 bytes), bit 7 the IP bit.
@@ -199,7 +200,7 @@ function ext(b: Uint8Array, pos: number, end: number, out: RawPacket, dialect: n
       // TMA: CTC[15:0] in bytes 2-3, byte 4 reserved, FC[8:0] in bytes 5-6
       if (avail < 7) return NEED_MORE_BYTES;
       const fc = b[pos + 5]! | (b[pos + 6]! << 8);
-      if (!perf && ((fc & ~0x1ff) || b[pos + 4])) return ERR_BAD_PACKET;
+      if (!perf && (fc & ~0x1ff || b[pos + 4])) return ERR_BAD_PACKET;
       out.type = PT.TMA;
       out.lo = u16(b, pos + 2);
       out.count = fc & 0x1ff;
@@ -411,7 +412,15 @@ export function findPsb(b: Uint8Array, from: number, end: number): number {
     const x = b[cur]!;
     if (x !== 0x02 && x !== 0x82) continue;
     const y = x === 0x02 ? 0x82 : 0x02;
-    if (b[cur + 1] !== y || b[cur + 2] !== x || b[cur + 3] !== y || b[cur + 4] !== x || b[cur + 5] !== y || b[cur + 6] !== x || b[cur + 7] !== y)
+    if (
+      b[cur + 1] !== y ||
+      b[cur + 2] !== x ||
+      b[cur + 3] !== y ||
+      b[cur + 4] !== x ||
+      b[cur + 5] !== y ||
+      b[cur + 6] !== x ||
+      b[cur + 7] !== y
+    )
       continue;
     let q = x === 0x02 ? cur : cur + 1;
     while (q + 1 < end && b[q] === 0x02 && b[q + 1] === 0x82) q += 2;

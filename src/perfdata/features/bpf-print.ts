@@ -48,11 +48,15 @@ export function printBpfProgInfo(bytes: Uint8Array, le: boolean, btfs: Map<numbe
       if (n !== u32(OFF.nrProgTags) || n !== u32(OFF.nrJitedFuncLens)) continue;
       const id = u32(OFF.id);
       const nameEnd = info.subarray(OFF.name, OFF.name + 16).indexOf(0);
-      const shortName = Buffer.from(info.subarray(OFF.name, OFF.name + (nameEnd < 0 ? 16 : nameEnd))).toString('latin1');
+      const shortName = Buffer.from(info.subarray(OFF.name, OFF.name + (nameEnd < 0 ? 16 : nameEnd))).toString(
+        'latin1',
+      );
       const btfData = u32(OFF.btfId) ? btfs.get(u32(OFF.btfId)) : undefined;
       const btf = btfData ? parseBtfNames(btfData) : undefined;
       const progName = (k: number) => {
-        const tag = Buffer.from(data.subarray(u64(OFF.progTags) + 8 * k, u64(OFF.progTags) + 8 * k + 8)).toString('hex');
+        const tag = Buffer.from(data.subarray(u64(OFF.progTags) + 8 * k, u64(OFF.progTags) + 8 * k + 8)).toString(
+          'hex',
+        );
         let sn: string;
         if (btf) {
           const typeId = dv.getUint32(u64(OFF.funcInfo) + k * u32(OFF.funcInfoRecSize) + 4, true);

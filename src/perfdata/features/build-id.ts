@@ -1,5 +1,5 @@
-import { ByteReader } from '../../io/byte-reader.js';
-import { ByteWriter } from '../../io/byte-writer.js';
+import type { ByteReader } from '../../io/byte-reader.js';
+import type { ByteWriter } from '../../io/byte-writer.js';
 import { FormatError } from '../../io/errors.js';
 import { readCount64, NAME_ALIGN } from './perf-string.js';
 import type { BuildIdEntry, FeatureData } from './types.js';
@@ -22,7 +22,13 @@ export function decodeBuildIds(r: ByteReader): FeatureData {
     const misc = r.u16();
     const size = r.u16();
     if (size < BEV_SIZE || at + size > r.length) {
-      throw new FormatError({ kind: 'bad-size', offset: r.base + at, structure: 'BUILD_ID entry', actual: size, expected: `${BEV_SIZE}..${r.length - at}` });
+      throw new FormatError({
+        kind: 'bad-size',
+        offset: r.base + at,
+        structure: 'BUILD_ID entry',
+        actual: size,
+        expected: `${BEV_SIZE}..${r.length - at}`,
+      });
     }
     const pid = r.i32();
     const buildId = r.copy(24);
@@ -45,10 +51,15 @@ export function decodeAuxtrace(r: ByteReader): FeatureData {
 export function encodeBuildIdEntry(w: ByteWriter, e: BuildIdEntry): void {
   const name = Buffer.from(e.filename, 'utf8');
   const len = Math.ceil((name.length + 1) / NAME_ALIGN) * NAME_ALIGN;
-  w.u32(e.type).u16(e.misc).u16(BEV_SIZE + len).i32(e.pid);
+  w.u32(e.type)
+    .u16(e.misc)
+    .u16(BEV_SIZE + len)
+    .i32(e.pid);
   const id = new Uint8Array(24);
   id.set(e.buildId.subarray(0, 24));
-  w.bytes(id).bytes(name).zeros(len - name.length);
+  w.bytes(id)
+    .bytes(name)
+    .zeros(len - name.length);
 }
 
 export function encodeIndexes(f: FeatureData, w: ByteWriter): boolean {

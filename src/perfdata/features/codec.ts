@@ -63,7 +63,13 @@ export function featureKindOf(id: number): FeatureKind {
  * Decode one feature section. `base` is its file offset (for errors).
  * Throws FormatError naming the feature when the bytes are malformed.
  */
-export function decodeFeature(id: number, bytes: Uint8Array, le: boolean, base = 0, ctx: FeatureContext = {}): FeatureData {
+export function decodeFeature(
+  id: number,
+  bytes: Uint8Array,
+  le: boolean,
+  base = 0,
+  ctx: FeatureContext = {},
+): FeatureData {
   const dec = decoders.get(id);
   if (!dec) return { kind: 'raw', id, bytes: bytes.slice() };
   const r = new ByteReader(bytes, le, base, featureName(id));

@@ -10,7 +10,9 @@ import { decodeFeature, encodeFeature, readFileFeatures, decodeFeatureTable, typ
 import { decodeFileHeader, encodeFileHeader } from '../file-header.js';
 
 const dir = join(import.meta.dirname, '../../../test/fixtures/features');
-const fixtures = readdirSync(dir).filter((f) => f.endsWith('.data')).map((f) => join(dir, f));
+const fixtures = readdirSync(dir)
+  .filter((f) => f.endsWith('.data'))
+  .map((f) => join(dir, f));
 
 test('every feature section of every fixture re-encodes to the same bytes', async () => {
   let n = 0;
@@ -19,7 +21,11 @@ test('every feature section of every fixture re-encodes to the same bytes', asyn
     assert.ok(ff.features.length > 10, `${f}: features found`);
     for (const e of ff.features) {
       const again = encodeFeature(e.data, ff.header.le);
-      assert.deepEqual(Buffer.from(again).toString('hex'), Buffer.from(e.bytes).toString('hex'), `${f}: feature ${e.id} (${e.data.kind})`);
+      assert.deepEqual(
+        Buffer.from(again).toString('hex'),
+        Buffer.from(e.bytes).toString('hex'),
+        `${f}: feature ${e.id} (${e.data.kind})`,
+      );
       n++;
     }
   }
@@ -33,7 +39,12 @@ test('byte order swap: decode(encode_be(x)) == x for every section', async () =>
     for (const e of ff.features) {
       if (e.data.kind === 'raw') continue;
       const be = encodeFeature(e.data, false);
-      if (e.data.kind !== 'branch_stack' && e.data.kind !== 'stat' && e.bytes.some((b) => b !== 0) && e.data.kind !== 'build_id') {
+      if (
+        e.data.kind !== 'branch_stack' &&
+        e.data.kind !== 'stat' &&
+        e.bytes.some((b) => b !== 0) &&
+        e.data.kind !== 'build_id'
+      ) {
         assert.notDeepEqual(be, e.bytes, `${f}: ${e.data.kind} big-endian bytes differ from little-endian`);
       }
       assert.deepEqual(decodeFeature(e.id, be, false, 0, { nrCpusAvail: nr.avail }), e.data, `${f}: ${e.data.kind}`);
@@ -53,7 +64,10 @@ test('truncated sections throw FormatError with an offset, never crash', async (
         assert.ok(['cpu_topology', 'build_id'].includes(d.kind), `${e.data.kind} cut at ${cut} decoded`);
       } catch (err) {
         assert.ok(err instanceof FormatError, `${e.data.kind} cut at ${cut}: ${String(err)}`);
-        assert.ok(err.offset >= e.offset && err.offset <= e.offset + e.bytes.length, `offset ${err.offset} inside section`);
+        assert.ok(
+          err.offset >= e.offset && err.offset <= e.offset + e.bytes.length,
+          `offset ${err.offset} inside section`,
+        );
       }
     }
   }
@@ -62,15 +76,31 @@ test('truncated sections throw FormatError with an offset, never crash', async (
 test('a huge count is refused before allocating', () => {
   const w = new ByteWriter(true);
   w.u32(0xffffffff).u32(64);
-  assert.throws(() => decodeFeature(Feature.CMDLINE, w.finish(), true), (e: unknown) => e instanceof FormatError && e.kind === 'bad-size');
-  assert.throws(() => decodeFeature(Feature.EVENT_DESC, w.finish(), true), (e: unknown) => e instanceof FormatError && e.kind === 'bad-size');
-  const m = new ByteWriter(true).u64(1).u64(4096).u64(1n << 60n).finish();
+  assert.throws(
+    () => decodeFeature(Feature.CMDLINE, w.finish(), true),
+    (e: unknown) => e instanceof FormatError && e.kind === 'bad-size',
+  );
+  assert.throws(
+    () => decodeFeature(Feature.EVENT_DESC, w.finish(), true),
+    (e: unknown) => e instanceof FormatError && e.kind === 'bad-size',
+  );
+  const m = new ByteWriter(true)
+    .u64(1)
+    .u64(4096)
+    .u64(1n << 60n)
+    .finish();
   assert.throws(() => decodeFeature(Feature.MEM_TOPOLOGY, m, true), FormatError);
 });
 
 test('a feature table entry pointing past the end names the table offset', () => {
   const w = new ByteWriter(true);
-  encodeFileHeader(w, { attrSize: 0, attrs: { offset: 104, size: 0 }, data: { offset: 104, size: 0 }, eventTypes: { offset: 0, size: 0 }, features: [Feature.HOSTNAME] });
+  encodeFileHeader(w, {
+    attrSize: 0,
+    attrs: { offset: 104, size: 0 },
+    data: { offset: 104, size: 0 },
+    eventTypes: { offset: 0, size: 0 },
+    features: [Feature.HOSTNAME],
+  });
   w.u64(120).u64(0x1000);
   const bytes = w.finish();
   const h = decodeFileHeader(bytes, bytes.length);
@@ -89,27 +119,53 @@ test('unknown feature ids are kept as raw bytes', () => {
 test('property: string and list features round-trip in both orders', () => {
   const str = fc.string({ maxLength: 100 }).filter((s) => !s.includes('\0'));
   fc.assert(
-    fc.property(fc.boolean(), fc.array(str, { maxLength: 8 }), fc.array(fc.record({ type: fc.nat(0xffffffff), name: str }).map((p) => ({ ...p })), { maxLength: 5 }), (le, argv, pmus) => {
-      for (const f of [{ kind: 'cmdline', argv }, { kind: 'pmu_mappings', pmus }, { kind: 'hostname', value: argv[0] ?? '' }] as FeatureData[]) {
-        const id = f.kind === 'cmdline' ? Feature.CMDLINE : f.kind === 'pmu_mappings' ? Feature.PMU_MAPPINGS : Feature.HOSTNAME;
-        assert.deepEqual(decodeFeature(id, encodeFeature(f, le), le), f);
-      }
-    }),
+    fc.property(
+      fc.boolean(),
+      fc.array(str, { maxLength: 8 }),
+      fc.array(
+        fc.record({ type: fc.nat(0xffffffff), name: str }).map((p) => ({ ...p })),
+        { maxLength: 5 },
+      ),
+      (le, argv, pmus) => {
+        for (const f of [
+          { kind: 'cmdline', argv },
+          { kind: 'pmu_mappings', pmus },
+          { kind: 'hostname', value: argv[0] ?? '' },
+        ] as FeatureData[]) {
+          const id =
+            f.kind === 'cmdline'
+              ? Feature.CMDLINE
+              : f.kind === 'pmu_mappings'
+                ? Feature.PMU_MAPPINGS
+                : Feature.HOSTNAME;
+          assert.deepEqual(decodeFeature(id, encodeFeature(f, le), le), f);
+        }
+      },
+    ),
   );
 });
 
 test('property: random bytes in any feature section decode or throw FormatError, never anything else', () => {
   fc.assert(
-    fc.property(fc.integer({ min: 1, max: 40 }), fc.uint8Array({ maxLength: 300 }), fc.boolean(), fc.option(fc.nat(64), { nil: undefined }), (id, bytes, le, nrCpusAvail) => {
-      try {
-        const d = decodeFeature(id, bytes, le, 0x1000, { nrCpusAvail });
-        // whatever decoded must encode again without throwing
-        encodeFeature(d, le);
-      } catch (e) {
-        assert.ok(e instanceof FormatError, `feature ${id}: ${String(e)}`);
-        assert.ok(e.offset >= 0x1000 && e.offset <= 0x1000 + bytes.length, `offset 0x${e.offset.toString(16)} inside the section`);
-      }
-    }),
+    fc.property(
+      fc.integer({ min: 1, max: 40 }),
+      fc.uint8Array({ maxLength: 300 }),
+      fc.boolean(),
+      fc.option(fc.nat(64), { nil: undefined }),
+      (id, bytes, le, nrCpusAvail) => {
+        try {
+          const d = decodeFeature(id, bytes, le, 0x1000, { nrCpusAvail });
+          // whatever decoded must encode again without throwing
+          encodeFeature(d, le);
+        } catch (e) {
+          assert.ok(e instanceof FormatError, `feature ${id}: ${String(e)}`);
+          assert.ok(
+            e.offset >= 0x1000 && e.offset <= 0x1000 + bytes.length,
+            `offset 0x${e.offset.toString(16)} inside the section`,
+          );
+        }
+      },
+    ),
     { numRuns: 3000 },
   );
 });

@@ -1,5 +1,5 @@
-import { ByteReader } from '../../io/byte-reader.js';
-import { ByteWriter } from '../../io/byte-writer.js';
+import type { ByteReader } from '../../io/byte-reader.js';
+import type { ByteWriter } from '../../io/byte-writer.js';
 import { decodeEventAttr, encodeEventAttr } from '../event-attr-codec.js';
 import { FormatError } from '../../io/errors.js';
 import { readCount, readPerfString, writePerfString } from './perf-string.js';
@@ -24,7 +24,13 @@ export function decodeEventDesc(r: ByteReader): FeatureData {
   const szAt = r.pos;
   const attrSize = r.u32();
   if (attrSize < 64 || n * (attrSize + 8) > r.remaining) {
-    throw new FormatError({ kind: 'bad-size', offset: r.base + szAt, structure: 'EVENT_DESC attr_size', actual: attrSize, expected: `≥ 64 and ${n} events fitting ${r.remaining} bytes` });
+    throw new FormatError({
+      kind: 'bad-size',
+      offset: r.base + szAt,
+      structure: 'EVENT_DESC attr_size',
+      actual: attrSize,
+      expected: `≥ 64 and ${n} events fitting ${r.remaining} bytes`,
+    });
   }
   const events: EventDesc[] = [];
   for (let i = 0; i < n; i++) {
@@ -63,7 +69,13 @@ export function decodeCache(r: ByteReader): FeatureData {
   const at = r.pos;
   const version = r.u32();
   if (version !== 1) {
-    throw new FormatError({ kind: 'unsupported', offset: r.base + at, structure: 'CACHE version', actual: version, expected: '1' });
+    throw new FormatError({
+      kind: 'unsupported',
+      offset: r.base + at,
+      structure: 'CACHE version',
+      actual: version,
+      expected: '1',
+    });
   }
   const n = readCount(r, 28, 'CACHE cnt');
   const levels = [];

@@ -1,5 +1,5 @@
-import { ByteReader } from '../../io/byte-reader.js';
-import { ByteWriter } from '../../io/byte-writer.js';
+import type { ByteReader } from '../../io/byte-reader.js';
+import type { ByteWriter } from '../../io/byte-writer.js';
 import { FormatError } from '../../io/errors.js';
 
 /**
@@ -14,7 +14,13 @@ export function readPerfString(r: ByteReader, what = r.structure): string {
   const len = r.u32();
   if (len > r.remaining) {
     r.pos = at;
-    throw new FormatError({ kind: 'bad-size', offset: r.base + at, structure: `${what} string length`, actual: len, expected: `≤ ${r.remaining} bytes left in the section` });
+    throw new FormatError({
+      kind: 'bad-size',
+      offset: r.base + at,
+      structure: `${what} string length`,
+      actual: len,
+      expected: `≤ ${r.remaining} bytes left in the section`,
+    });
   }
   return r.cstring(len);
 }
@@ -22,7 +28,9 @@ export function readPerfString(r: ByteReader, what = r.structure): string {
 export function writePerfString(w: ByteWriter, s: string): void {
   const b = Buffer.from(s, 'utf8');
   const len = Math.ceil((b.length + 1) / NAME_ALIGN) * NAME_ALIGN;
-  w.u32(len).bytes(b).zeros(len - b.length);
+  w.u32(len)
+    .bytes(b)
+    .zeros(len - b.length);
 }
 
 /**
@@ -31,7 +39,13 @@ export function writePerfString(w: ByteWriter, s: string): void {
  */
 export function readCount(r: ByteReader, minSize: number, what: string, count = r.u32()): number {
   if (count * minSize > r.remaining) {
-    throw new FormatError({ kind: 'bad-size', offset: r.base + r.pos - 4, structure: what, actual: count, expected: `a count that fits the ${r.remaining} bytes left` });
+    throw new FormatError({
+      kind: 'bad-size',
+      offset: r.base + r.pos - 4,
+      structure: what,
+      actual: count,
+      expected: `a count that fits the ${r.remaining} bytes left`,
+    });
   }
   return count;
 }
@@ -41,7 +55,13 @@ export function readCount64(r: ByteReader, minSize: number, what: string): numbe
   const at = r.pos;
   const n = r.u64();
   if (n * BigInt(minSize) > BigInt(r.remaining)) {
-    throw new FormatError({ kind: 'bad-size', offset: r.base + at, structure: what, actual: n, expected: `a count that fits the ${r.remaining} bytes left` });
+    throw new FormatError({
+      kind: 'bad-size',
+      offset: r.base + at,
+      structure: what,
+      actual: n,
+      expected: `a count that fits the ${r.remaining} bytes left`,
+    });
   }
   return Number(n);
 }

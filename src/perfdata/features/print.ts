@@ -45,7 +45,12 @@ export function printFeature(f: FeatureData, ctx: PrintContext): string[] {
       return f.events.map((e) => {
         let s = `# event : name = ${e.name}, `;
         if (e.ids.length) s += `, id = {${e.ids.map((id) => ' ' + id).join(',')} }`;
-        return s + attrFields(e.attr).map(([k, v]) => `, ${k} = ${v}`).join('');
+        return (
+          s +
+          attrFields(e.attr)
+            .map(([k, v]) => `, ${k} = ${v}`)
+            .join('')
+        );
       });
     case 'cpu_topology':
       return printCpuTopology(f, ctx);
@@ -60,10 +65,17 @@ export function printFeature(f: FeatureData, ctx: PrintContext): string[] {
     case 'group_desc':
       return printGroups(f, ctx);
     case 'cache':
-      return ['# CPU cache info:', ...f.levels.map((c) => `#  L${c.level} ${c.type.padEnd(15)} ${c.size.padStart(8)} [${c.map}]`)];
+      return [
+        '# CPU cache info:',
+        ...f.levels.map((c) => `#  L${c.level} ${c.type.padEnd(15)} ${c.size.padStart(8)} [${c.map}]`),
+      ];
     case 'sample_time': {
       const d = Number(f.last - f.first) / 1e6;
-      return [`# time of first sample : ${usec(f.first)}`, `# time of last sample : ${usec(f.last)}`, `# sample duration : ${d.toFixed(3).padStart(10)} ms`];
+      return [
+        `# time of first sample : ${usec(f.first)}`,
+        `# time of last sample : ${usec(f.last)}`,
+        `# sample duration : ${d.toFixed(3).padStart(10)} ms`,
+      ];
     }
     case 'mem_topology':
       return [
@@ -114,10 +126,15 @@ function printCpuTopology(f: FeatureData & { kind: 'cpu_topology' }, ctx: PrintC
   const nr = ctx.all.find((x) => x.kind === 'nrcpus');
   const cpuNr = nr && nr.kind === 'nrcpus' ? nr.avail : 0;
   if (dies.length) {
-    if (f.cpus) for (let i = 0; i < cpuNr; i++) out.push(`# CPU ${i}: Core ID ${f.cpus[i]!.coreId | 0}, Die ID ${(f.dieIds?.[i] ?? 0) | 0}, Socket ID ${f.cpus[i]!.socketId | 0}`);
+    if (f.cpus)
+      for (let i = 0; i < cpuNr; i++)
+        out.push(
+          `# CPU ${i}: Core ID ${f.cpus[i]!.coreId | 0}, Die ID ${(f.dieIds?.[i] ?? 0) | 0}, Socket ID ${f.cpus[i]!.socketId | 0}`,
+        );
     else out.push('# Core ID, Die ID and Socket ID information is not available');
   } else if (f.cpus) {
-    for (let i = 0; i < cpuNr; i++) out.push(`# CPU ${i}: Core ID ${f.cpus[i]!.coreId | 0}, Socket ID ${f.cpus[i]!.socketId | 0}`);
+    for (let i = 0; i < cpuNr; i++)
+      out.push(`# CPU ${i}: Core ID ${f.cpus[i]!.coreId | 0}, Socket ID ${f.cpus[i]!.socketId | 0}`);
   } else out.push('# Core ID and Socket ID information is not available');
   return out;
 }
@@ -158,7 +175,10 @@ function printClockData(f: FeatureData & { kind: 'clock_data' }): string[] {
   const p2 = (n: number) => String(n).padStart(2, '0');
   const date = `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())} ${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}`;
   const us = String(todUsec).padStart(6, '0');
-  return [`# clockid: ${name} (${f.clockid})`, `# reference time: ${date}.${us} = ${todSec}.${us} (TOD) = ${cSec}.${String(cNsec).padStart(9, '0')} (${name})`];
+  return [
+    `# clockid: ${name} (${f.clockid})`,
+    `# reference time: ${date}.${us} = ${todSec}.${us} (TOD) = ${cSec}.${String(cNsec).padStart(9, '0')} (${name})`,
+  ];
 }
 
 /** timestamp__scnprintf_usec: seconds.microseconds. */
@@ -212,11 +232,82 @@ export function cpuListString(s: string): string {
   return rangeList([...cpus].sort((x, y) => x - y));
 }
 
-const SAMPLE_BITS = ['IP', 'TID', 'TIME', 'ADDR', 'READ', 'CALLCHAIN', 'ID', 'CPU', 'PERIOD', 'STREAM_ID', 'RAW', 'BRANCH_STACK', 'REGS_USER', 'STACK_USER', 'WEIGHT', 'DATA_SRC', 'IDENTIFIER', 'TRANSACTION', 'REGS_INTR', 'PHYS_ADDR', 'AUX', 'CGROUP', 'DATA_PAGE_SIZE', 'CODE_PAGE_SIZE', 'WEIGHT_STRUCT'];
+const SAMPLE_BITS = [
+  'IP',
+  'TID',
+  'TIME',
+  'ADDR',
+  'READ',
+  'CALLCHAIN',
+  'ID',
+  'CPU',
+  'PERIOD',
+  'STREAM_ID',
+  'RAW',
+  'BRANCH_STACK',
+  'REGS_USER',
+  'STACK_USER',
+  'WEIGHT',
+  'DATA_SRC',
+  'IDENTIFIER',
+  'TRANSACTION',
+  'REGS_INTR',
+  'PHYS_ADDR',
+  'AUX',
+  'CGROUP',
+  'DATA_PAGE_SIZE',
+  'CODE_PAGE_SIZE',
+  'WEIGHT_STRUCT',
+];
 // perf prints the names in this order (perf_event_attr_fprintf.c), not bit order
-const SAMPLE_ORDER = ['IP', 'TID', 'TIME', 'ADDR', 'READ', 'CALLCHAIN', 'ID', 'CPU', 'PERIOD', 'STREAM_ID', 'RAW', 'BRANCH_STACK', 'REGS_USER', 'STACK_USER', 'IDENTIFIER', 'REGS_INTR', 'DATA_SRC', 'WEIGHT', 'PHYS_ADDR', 'AUX', 'CGROUP', 'DATA_PAGE_SIZE', 'CODE_PAGE_SIZE', 'WEIGHT_STRUCT'];
+const SAMPLE_ORDER = [
+  'IP',
+  'TID',
+  'TIME',
+  'ADDR',
+  'READ',
+  'CALLCHAIN',
+  'ID',
+  'CPU',
+  'PERIOD',
+  'STREAM_ID',
+  'RAW',
+  'BRANCH_STACK',
+  'REGS_USER',
+  'STACK_USER',
+  'IDENTIFIER',
+  'REGS_INTR',
+  'DATA_SRC',
+  'WEIGHT',
+  'PHYS_ADDR',
+  'AUX',
+  'CGROUP',
+  'DATA_PAGE_SIZE',
+  'CODE_PAGE_SIZE',
+  'WEIGHT_STRUCT',
+];
 const READ_BITS = ['TOTAL_TIME_ENABLED', 'TOTAL_TIME_RUNNING', 'ID', 'GROUP', 'LOST'];
-const BRANCH_BITS = ['USER', 'KERNEL', 'HV', 'ANY', 'ANY_CALL', 'ANY_RETURN', 'IND_CALL', 'ABORT_TX', 'IN_TX', 'NO_TX', 'COND', 'CALL_STACK', 'IND_JUMP', 'CALL', 'NO_FLAGS', 'NO_CYCLES', 'TYPE_SAVE', 'HW_INDEX', 'PRIV_SAVE'];
+const BRANCH_BITS = [
+  'USER',
+  'KERNEL',
+  'HV',
+  'ANY',
+  'ANY_CALL',
+  'ANY_RETURN',
+  'IND_CALL',
+  'ABORT_TX',
+  'IN_TX',
+  'NO_TX',
+  'COND',
+  'CALL_STACK',
+  'IND_JUMP',
+  'CALL',
+  'NO_FLAGS',
+  'NO_CYCLES',
+  'TYPE_SAVE',
+  'HW_INDEX',
+  'PRIV_SAVE',
+];
 
 function bitNames(v: bigint, names: string[], order = names): string {
   return order.filter((n) => (v >> BigInt(names.indexOf(n))) & 1n).join('|');

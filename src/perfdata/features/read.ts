@@ -34,12 +34,22 @@ async function readAt(fh: FileHandle, offset: number, size: number): Promise<Uin
     if (bytesRead === 0) break;
     got += bytesRead;
   }
-  if (got < size) throw new FormatError({ kind: 'truncated', offset: offset + got, structure: 'perf.data', expected: `${size} bytes`, actual: `${got}` });
+  if (got < size)
+    throw new FormatError({
+      kind: 'truncated',
+      offset: offset + got,
+      structure: 'perf.data',
+      expected: `${size} bytes`,
+      actual: `${got}`,
+    });
   return buf;
 }
 
 /** Decode in two passes: NRCPUS first, since CPU_TOPOLOGY needs nr_cpus_avail. */
-export function decodeFeatureEntries(raw: { id: number; offset: number; bytes: Uint8Array }[], le: boolean): FeatureEntry[] {
+export function decodeFeatureEntries(
+  raw: { id: number; offset: number; bytes: Uint8Array }[],
+  le: boolean,
+): FeatureEntry[] {
   const ctx: FeatureContext = {};
   for (const s of raw) {
     if (s.id === Feature.NRCPUS) {
@@ -47,7 +57,13 @@ export function decodeFeatureEntries(raw: { id: number; offset: number; bytes: U
       if (d.kind === 'nrcpus') ctx.nrCpusAvail = d.avail;
     }
   }
-  return raw.map((s) => ({ id: s.id, offset: s.offset, size: s.bytes.length, bytes: s.bytes, data: decodeFeature(s.id, s.bytes, le, s.offset, ctx) }));
+  return raw.map((s) => ({
+    id: s.id,
+    offset: s.offset,
+    size: s.bytes.length,
+    bytes: s.bytes,
+    data: decodeFeature(s.id, s.bytes, le, s.offset, ctx),
+  }));
 }
 
 /**
@@ -67,7 +83,13 @@ export async function readFileFeatures(path: string): Promise<FileFeatures> {
       const at = featureTableOffset(header);
       const size = featureTableSize(header);
       if (at + size > fileSize) {
-        throw new FormatError({ kind: 'truncated', offset: at, structure: 'feature section table', expected: `${size} bytes for ${header.features.length} features`, actual: `${Math.max(0, fileSize - at)} bytes left` });
+        throw new FormatError({
+          kind: 'truncated',
+          offset: at,
+          structure: 'feature section table',
+          expected: `${size} bytes for ${header.features.length} features`,
+          actual: `${Math.max(0, fileSize - at)} bytes left`,
+        });
       }
       const table = decodeFeatureTable(await readAt(fh, at, size), header, fileSize);
       raw = [];
@@ -82,7 +104,11 @@ export async function readFileFeatures(path: string): Promise<FileFeatures> {
 }
 
 /** Walk a pipe-mode stream record by record (8-byte headers), collecting HEADER_FEATURE payloads. */
-async function scanPipeFeatures(fh: FileHandle, le: boolean, fileSize: number): Promise<{ id: number; offset: number; bytes: Uint8Array }[]> {
+async function scanPipeFeatures(
+  fh: FileHandle,
+  le: boolean,
+  fileSize: number,
+): Promise<{ id: number; offset: number; bytes: Uint8Array }[]> {
   const out: { id: number; offset: number; bytes: Uint8Array }[] = [];
   const WINDOW = 1 << 20;
   let pos = 16;
@@ -98,14 +124,42 @@ async function scanPipeFeatures(fh: FileHandle, le: boolean, fileSize: number): 
     const type = r.u32();
     r.u16();
     const size = r.u16();
-    if (size < 8) throw new FormatError({ kind: 'bad-size', offset: pos, structure: `record type ${type}`, actual: size, expected: '≥ 8' });
-    if (pos + size > fileSize) throw new FormatError({ kind: 'truncated', offset: pos, structure: `record type ${type}`, expected: `${size} bytes`, actual: `${fileSize - pos} left` });
+    if (size < 8)
+      throw new FormatError({
+        kind: 'bad-size',
+        offset: pos,
+        structure: `record type ${type}`,
+        actual: size,
+        expected: '≥ 8',
+      });
+    if (pos + size > fileSize)
+      throw new FormatError({
+        kind: 'truncated',
+        offset: pos,
+        structure: `record type ${type}`,
+        expected: `${size} bytes`,
+        actual: `${fileSize - pos} left`,
+      });
     if (type === PERF_RECORD_HEADER_FEATURE) {
-      if (size < 16) throw new FormatError({ kind: 'bad-size', offset: pos, structure: 'HEADER_FEATURE (80)', actual: size, expected: '≥ 16' });
+      if (size < 16)
+        throw new FormatError({
+          kind: 'bad-size',
+          offset: pos,
+          structure: 'HEADER_FEATURE (80)',
+          actual: size,
+          expected: '≥ 16',
+        });
       const body = await readAt(fh, pos + 8, size - 8);
       const br = new ByteReader(body, le, pos + 8, 'HEADER_FEATURE (80)');
       const id = br.u64();
-      if (id === 0n || id >= 256n) throw new FormatError({ kind: 'bad-value', offset: pos + 8, structure: 'HEADER_FEATURE feat_id', actual: id, expected: '1..255' });
+      if (id === 0n || id >= 256n)
+        throw new FormatError({
+          kind: 'bad-value',
+          offset: pos + 8,
+          structure: 'HEADER_FEATURE feat_id',
+          actual: id,
+          expected: '1..255',
+        });
       out.push({ id: Number(id), offset: pos + 16, bytes: body.slice(8) });
     }
     if (type === PERF_RECORD_HEADER_TRACING_DATA && size >= 12) {

@@ -1,5 +1,5 @@
-import { ByteReader } from '../../io/byte-reader.js';
-import { ByteWriter } from '../../io/byte-writer.js';
+import type { ByteReader } from '../../io/byte-reader.js';
+import type { ByteWriter } from '../../io/byte-writer.js';
 import { FormatError } from '../../io/errors.js';
 import { readPerfString, writePerfString } from './perf-string.js';
 import type { FeatureData } from './types.js';
@@ -48,7 +48,13 @@ export function decodeClockData(r: ByteReader): FeatureData {
   const version = r.u32();
   if (version !== 1) {
     // process_clock_data refuses other versions
-    throw new FormatError({ kind: 'unsupported', offset: r.base + at, structure: 'CLOCK_DATA version', actual: version, expected: '1' });
+    throw new FormatError({
+      kind: 'unsupported',
+      offset: r.base + at,
+      structure: 'CLOCK_DATA version',
+      actual: version,
+      expected: '1',
+    });
   }
   return { kind: 'clock_data', version, clockid: r.u32(), todNs: r.u64(), clockidNs: r.u64() };
 }

@@ -1,5 +1,5 @@
 import { ByteReader } from '../../io/byte-reader.js';
-import { ByteWriter } from '../../io/byte-writer.js';
+import type { ByteWriter } from '../../io/byte-writer.js';
 import { FormatError } from '../../io/errors.js';
 import { featureName } from '../../abi/feature.js';
 import type { FileHeader, FileSection } from '../file-header.js';
@@ -35,7 +35,13 @@ export function decodeFeatureTable(bytes: Uint8Array, h: FileHeader, fileSize: n
     const offset = r.u64n(`feature section table (${featureName(id)})`);
     const size = r.u64n(`feature section table (${featureName(id)})`);
     if (offset + size > fileSize || (size > 0 && offset < 104)) {
-      throw new FormatError({ kind: 'bad-size', offset: entryAt, structure: `feature section table entry ${featureName(id)}`, actual: `0x${offset.toString(16)}+0x${size.toString(16)}`, expected: `inside the file (0x${fileSize.toString(16)} bytes)` });
+      throw new FormatError({
+        kind: 'bad-size',
+        offset: entryAt,
+        structure: `feature section table entry ${featureName(id)}`,
+        actual: `0x${offset.toString(16)}+0x${size.toString(16)}`,
+        expected: `inside the file (0x${fileSize.toString(16)} bytes)`,
+      });
     }
     out.push({ id, offset, size });
   }

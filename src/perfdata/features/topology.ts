@@ -1,5 +1,5 @@
-import { ByteReader } from '../../io/byte-reader.js';
-import { ByteWriter } from '../../io/byte-writer.js';
+import type { ByteReader } from '../../io/byte-reader.js';
+import type { ByteWriter } from '../../io/byte-writer.js';
 import { FormatError } from '../../io/errors.js';
 import { readCount, readCount64, readPerfString, writePerfString } from './perf-string.js';
 import type { FeatureContext, FeatureData, MemoryNode } from './types.js';
@@ -16,8 +16,10 @@ import type { FeatureContext, FeatureData, MemoryNode } from './types.js';
 export function decodeCpuTopology(r: ByteReader, ctx: FeatureContext): FeatureData {
   const cores: string[] = [];
   const threads: string[] = [];
-  for (let i = 0, n = readCount(r, 4, 'CPU_TOPOLOGY nr sockets'); i < n; i++) cores.push(readPerfString(r, 'CPU_TOPOLOGY'));
-  for (let i = 0, n = readCount(r, 4, 'CPU_TOPOLOGY nr threads'); i < n; i++) threads.push(readPerfString(r, 'CPU_TOPOLOGY'));
+  for (let i = 0, n = readCount(r, 4, 'CPU_TOPOLOGY nr sockets'); i < n; i++)
+    cores.push(readPerfString(r, 'CPU_TOPOLOGY'));
+  for (let i = 0, n = readCount(r, 4, 'CPU_TOPOLOGY nr threads'); i < n; i++)
+    threads.push(readPerfString(r, 'CPU_TOPOLOGY'));
   const f: FeatureData & { kind: 'cpu_topology' } = { kind: 'cpu_topology', cores, threads };
   if (r.remaining === 0) return f;
   const nrCpus = ctx.nrCpusAvail;
@@ -33,7 +35,8 @@ export function decodeCpuTopology(r: ByteReader, ctx: FeatureContext): FeatureDa
   }
   if (r.remaining === 0) return f;
   f.dies = [];
-  for (let i = 0, n = readCount(r, 4, 'CPU_TOPOLOGY nr dies'); i < n; i++) f.dies.push(readPerfString(r, 'CPU_TOPOLOGY'));
+  for (let i = 0, n = readCount(r, 4, 'CPU_TOPOLOGY nr dies'); i < n; i++)
+    f.dies.push(readPerfString(r, 'CPU_TOPOLOGY'));
   readCount(r, 4, 'CPU_TOPOLOGY die ids (nr_cpus_avail)', nrCpus);
   f.dieIds = [];
   for (let i = 0; i < nrCpus; i++) f.dieIds.push(r.u32());
@@ -60,7 +63,13 @@ export function decodeMemTopology(r: ByteReader): FeatureData {
   const at = r.pos;
   const version = r.u64();
   if (version !== 1n) {
-    throw new FormatError({ kind: 'unsupported', offset: r.base + at, structure: 'MEM_TOPOLOGY version', actual: version, expected: '1' });
+    throw new FormatError({
+      kind: 'unsupported',
+      offset: r.base + at,
+      structure: 'MEM_TOPOLOGY version',
+      actual: version,
+      expected: '1',
+    });
   }
   const blockSize = r.u64();
   const n = readCount64(r, 24, 'MEM_TOPOLOGY nr');
@@ -72,7 +81,13 @@ export function decodeMemTopology(r: ByteReader): FeatureData {
     const bits = r.u64();
     const nWords = (bits + 63n) / 64n;
     if (nWords * 8n > BigInt(r.remaining)) {
-      throw new FormatError({ kind: 'bad-size', offset: r.base + bitsAt, structure: 'MEM_TOPOLOGY bitmap size', actual: bits, expected: `a bitmap fitting ${r.remaining} bytes` });
+      throw new FormatError({
+        kind: 'bad-size',
+        offset: r.base + bitsAt,
+        structure: 'MEM_TOPOLOGY bitmap size',
+        actual: bits,
+        expected: `a bitmap fitting ${r.remaining} bytes`,
+      });
     }
     const words: bigint[] = [];
     for (let j = 0n; j < nWords; j++) words.push(r.u64());

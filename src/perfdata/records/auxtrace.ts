@@ -36,7 +36,16 @@ export interface AuxtraceRecord extends RecordHead {
   data?: Uint8Array;
 }
 export function decodeAuxtrace(r: ByteReader, h: RecordHead): AuxtraceRecord {
-  const rec: AuxtraceRecord = { kind: 'auxtrace', ...h, dataSize: r.u64(), offset: r.u64(), reference: r.u64(), idx: r.u32(), tid: r.i32(), cpu: r.i32() };
+  const rec: AuxtraceRecord = {
+    kind: 'auxtrace',
+    ...h,
+    dataSize: r.u64(),
+    offset: r.u64(),
+    reference: r.u64(),
+    idx: r.u32(),
+    tid: r.i32(),
+    cpu: r.i32(),
+  };
   r.u32();
   return rec;
 }
@@ -64,8 +73,16 @@ export interface AuxtraceErrorRecord extends RecordHead {
 }
 export function decodeAuxtraceError(r: ByteReader, h: RecordHead): AuxtraceErrorRecord {
   const rec: AuxtraceErrorRecord = {
-    kind: 'auxtrace_error', ...h,
-    errType: r.u32(), code: r.u32(), cpu: r.i32(), pid: r.i32(), tid: r.i32(), fmt: r.u32(), ip: r.u64(), time: r.u64(),
+    kind: 'auxtrace_error',
+    ...h,
+    errType: r.u32(),
+    code: r.u32(),
+    cpu: r.i32(),
+    pid: r.i32(),
+    tid: r.i32(),
+    fmt: r.u32(),
+    ip: r.u64(),
+    time: r.u64(),
     msg: r.cstring(Math.min(64, r.remaining)),
   };
   if (r.remaining >= 8) {
@@ -77,6 +94,14 @@ export function decodeAuxtraceError(r: ByteReader, h: RecordHead): AuxtraceError
 export function encodeAuxtraceError(rec: AuxtraceErrorRecord, w: ByteWriter): void {
   const msg = new Uint8Array(64);
   msg.set(Buffer.from(rec.msg, 'utf8').subarray(0, 63));
-  w.u32(rec.errType).u32(rec.code).i32(rec.cpu).i32(rec.pid).i32(rec.tid).u32(rec.fmt).u64(rec.ip).u64(rec.time).bytes(msg);
+  w.u32(rec.errType)
+    .u32(rec.code)
+    .i32(rec.cpu)
+    .i32(rec.pid)
+    .i32(rec.tid)
+    .u32(rec.fmt)
+    .u64(rec.ip)
+    .u64(rec.time)
+    .bytes(msg);
   if (rec.machinePid !== undefined) w.u32(rec.machinePid).u32(rec.vcpu ?? 0);
 }

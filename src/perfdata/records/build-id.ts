@@ -25,7 +25,15 @@ export function decodeBuildId(r: ByteReader, h: RecordHead): BuildIdRecord {
   const raw = r.copy(24);
   const n = h.misc & PERF_RECORD_MISC_BUILD_ID_SIZE ? Math.min(raw[20]!, 20) : 20;
   const filenameSize = r.remaining;
-  return { kind: 'build_id', ...h, pid, buildId: raw.subarray(0, n), buildIdRaw: raw, filename: r.cstring(), filenameSize };
+  return {
+    kind: 'build_id',
+    ...h,
+    pid,
+    buildId: raw.subarray(0, n),
+    buildIdRaw: raw,
+    filename: r.cstring(),
+    filenameSize,
+  };
 }
 export function encodeBuildId(rec: BuildIdRecord, w: ByteWriter): void {
   const start = w.pos;

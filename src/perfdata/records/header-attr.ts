@@ -16,7 +16,13 @@ export function decodeHeaderAttr(r: ByteReader, h: RecordHead): HeaderAttrRecord
   r.need(8, 'HEADER_ATTR (64).attr');
   const size = r.view.getUint32(r.pos + 4, r.le) || PERF_ATTR_SIZE_VER0;
   if (size < PERF_ATTR_SIZE_VER0 || size > r.remaining) {
-    throw new FormatError({ kind: 'bad-size', offset: r.base + r.pos + 4, structure: 'HEADER_ATTR (64).attr.size', actual: size, expected: `${PERF_ATTR_SIZE_VER0}..${r.remaining}` });
+    throw new FormatError({
+      kind: 'bad-size',
+      offset: r.base + r.pos + 4,
+      structure: 'HEADER_ATTR (64).attr.size',
+      actual: size,
+      expected: `${PERF_ATTR_SIZE_VER0}..${r.remaining}`,
+    });
   }
   const attr = decodeEventAttr(r, size);
   const ids: bigint[] = [];

@@ -22,7 +22,13 @@ export function decodeIdIndex(r: ByteReader, h: RecordHead): IdIndexRecord {
   const at = r.pos;
   const nr = r.u64n('ID_INDEX (69).nr');
   if (nr * 32 > r.remaining) {
-    throw new FormatError({ kind: 'bad-size', offset: r.base + at, structure: 'ID_INDEX (69).nr', actual: nr, expected: `≤ ${Math.floor(r.remaining / 32)} (record size)` });
+    throw new FormatError({
+      kind: 'bad-size',
+      offset: r.base + at,
+      structure: 'ID_INDEX (69).nr',
+      actual: nr,
+      expected: `≤ ${Math.floor(r.remaining / 32)} (record size)`,
+    });
   }
   const entries: IdIndexEntry[] = [];
   for (let i = 0; i < nr; i++) entries.push({ id: r.u64(), idx: r.u64(), cpu: r.u64(), tid: r.u64() });
@@ -37,5 +43,6 @@ export function decodeIdIndex(r: ByteReader, h: RecordHead): IdIndexRecord {
 export function encodeIdIndex(rec: IdIndexRecord, w: ByteWriter): void {
   w.u64(rec.entries.length);
   for (const e of rec.entries) w.u64(e.id).u64(e.idx).u64(e.cpu).u64(e.tid);
-  if (rec.entries.length && rec.entries.every((e) => e.machinePid !== undefined)) for (const e of rec.entries) w.u64(e.machinePid!).u64(e.vcpu ?? 0n);
+  if (rec.entries.length && rec.entries.every((e) => e.machinePid !== undefined))
+    for (const e of rec.entries) w.u64(e.machinePid!).u64(e.vcpu ?? 0n);
 }

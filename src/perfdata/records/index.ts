@@ -8,40 +8,154 @@ import type { BodyDecoder, BodyEncoder, DecodeContext, RecordHead } from './comm
 import { decodeMmap, encodeMmap, decodeMmap2, encodeMmap2, type MmapRecord, type Mmap2Record } from './mmap.js';
 import { decodeComm, encodeComm, type CommRecord } from './comm.js';
 import { decodeFork, decodeExit, encodeTask, type ForkRecord, type ExitRecord } from './task.js';
-import { decodeLost, encodeLost, decodeLostSamples, encodeLostSamples, type LostRecord, type LostSamplesRecord } from './lost.js';
+import {
+  decodeLost,
+  encodeLost,
+  decodeLostSamples,
+  encodeLostSamples,
+  type LostRecord,
+  type LostSamplesRecord,
+} from './lost.js';
 import { decodeThrottle, encodeThrottle, type ThrottleRecord } from './throttle.js';
 import { decodeRead, encodeRead, type ReadRecord } from './read.js';
 import { decodeSample, encodeSample, type SampleRecord } from './sample.js';
-import { decodeAux, encodeAux, decodeItraceStart, encodeItraceStart, decodeAuxOutputHwId, encodeAuxOutputHwId, type AuxRecord, type ItraceStartRecord, type AuxOutputHwIdRecord } from './aux.js';
-import { decodeSwitch, encodeSwitch, decodeSwitchCpuWide, encodeSwitchCpuWide, type SwitchRecord, type SwitchCpuWideRecord } from './switch.js';
+import {
+  decodeAux,
+  encodeAux,
+  decodeItraceStart,
+  encodeItraceStart,
+  decodeAuxOutputHwId,
+  encodeAuxOutputHwId,
+  type AuxRecord,
+  type ItraceStartRecord,
+  type AuxOutputHwIdRecord,
+} from './aux.js';
+import {
+  decodeSwitch,
+  encodeSwitch,
+  decodeSwitchCpuWide,
+  encodeSwitchCpuWide,
+  type SwitchRecord,
+  type SwitchCpuWideRecord,
+} from './switch.js';
 import { decodeNamespaces, encodeNamespaces, type NamespacesRecord } from './namespaces.js';
 import { decodeKsymbol, encodeKsymbol, type KsymbolRecord } from './ksymbol.js';
 import { decodeBpfEvent, encodeBpfEvent, type BpfEventRecord } from './bpf-event.js';
 import { decodeCgroup, encodeCgroup, type CgroupRecord } from './cgroup.js';
-import { decodeTextPoke, encodeTextPoke, decodeRfcTextPoke, encodeRfcTextPoke, type TextPokeRecord, type RfcTextPokeRecord } from './text-poke.js';
-import { decodeHeaderAttr, encodeHeaderAttr, decodeEventType, encodeEventType, type HeaderAttrRecord, type EventTypeRecord } from './header-attr.js';
+import {
+  decodeTextPoke,
+  encodeTextPoke,
+  decodeRfcTextPoke,
+  encodeRfcTextPoke,
+  type TextPokeRecord,
+  type RfcTextPokeRecord,
+} from './text-poke.js';
+import {
+  decodeHeaderAttr,
+  encodeHeaderAttr,
+  decodeEventType,
+  encodeEventType,
+  type HeaderAttrRecord,
+  type EventTypeRecord,
+} from './header-attr.js';
 import { decodeTracingData, encodeTracingData, type TracingDataRecord } from './tracing-data.js';
 import { decodeBuildId, encodeBuildId, type BuildIdRecord } from './build-id.js';
-import { decodeFinishedRound, encodeFinishedRound, decodeFinishedInit, encodeFinishedInit, type FinishedRoundRecord, type FinishedInitRecord } from './finished.js';
+import {
+  decodeFinishedRound,
+  encodeFinishedRound,
+  decodeFinishedInit,
+  encodeFinishedInit,
+  type FinishedRoundRecord,
+  type FinishedInitRecord,
+} from './finished.js';
 import { decodeIdIndex, encodeIdIndex, type IdIndexRecord } from './id-index.js';
-import { decodeAuxtraceInfo, encodeAuxtraceInfo, decodeAuxtrace, encodeAuxtrace, decodeAuxtraceError, encodeAuxtraceError, type AuxtraceInfoRecord, type AuxtraceRecord, type AuxtraceErrorRecord } from './auxtrace.js';
-import { decodeThreadMap, encodeThreadMap, decodeCpuMap, encodeCpuMap, type ThreadMapRecord, type CpuMapRecord } from './maps.js';
-import { decodeStatConfig, encodeStatConfig, decodeStat, encodeStat, decodeStatRound, encodeStatRound, type StatConfigRecord, type StatRecord, type StatRoundRecord } from './stat.js';
+import {
+  decodeAuxtraceInfo,
+  encodeAuxtraceInfo,
+  decodeAuxtrace,
+  encodeAuxtrace,
+  decodeAuxtraceError,
+  encodeAuxtraceError,
+  type AuxtraceInfoRecord,
+  type AuxtraceRecord,
+  type AuxtraceErrorRecord,
+} from './auxtrace.js';
+import {
+  decodeThreadMap,
+  encodeThreadMap,
+  decodeCpuMap,
+  encodeCpuMap,
+  type ThreadMapRecord,
+  type CpuMapRecord,
+} from './maps.js';
+import {
+  decodeStatConfig,
+  encodeStatConfig,
+  decodeStat,
+  encodeStat,
+  decodeStatRound,
+  encodeStatRound,
+  type StatConfigRecord,
+  type StatRecord,
+  type StatRoundRecord,
+} from './stat.js';
 import { decodeEventUpdate, encodeEventUpdate, type EventUpdateRecord } from './event-update.js';
 import { decodeTimeConv, encodeTimeConv, type TimeConvRecord } from './time-conv.js';
 import { decodeHeaderFeature, encodeHeaderFeature, type HeaderFeatureRecord } from './header-feature.js';
-import { decodeCompressed, encodeCompressed, decodeCompressed2, encodeCompressed2, type CompressedRecord, type Compressed2Record } from './compressed.js';
+import {
+  decodeCompressed,
+  encodeCompressed,
+  decodeCompressed2,
+  encodeCompressed2,
+  type CompressedRecord,
+  type Compressed2Record,
+} from './compressed.js';
 import { decodeUnknown, encodeUnknown, type UnknownRecord } from './unknown.js';
 
 /** Every decoded record, discriminated by `kind` (snake_case of perf's PERF_RECORD_* name). */
 export type PerfRecord =
-  | MmapRecord | LostRecord | CommRecord | ExitRecord | ThrottleRecord | ForkRecord | ReadRecord | SampleRecord | Mmap2Record
-  | AuxRecord | ItraceStartRecord | LostSamplesRecord | SwitchRecord | SwitchCpuWideRecord | NamespacesRecord | KsymbolRecord
-  | BpfEventRecord | CgroupRecord | TextPokeRecord | RfcTextPokeRecord | AuxOutputHwIdRecord
-  | HeaderAttrRecord | EventTypeRecord | TracingDataRecord | BuildIdRecord | FinishedRoundRecord | IdIndexRecord
-  | AuxtraceInfoRecord | AuxtraceRecord | AuxtraceErrorRecord | ThreadMapRecord | CpuMapRecord | StatConfigRecord | StatRecord
-  | StatRoundRecord | EventUpdateRecord | TimeConvRecord | HeaderFeatureRecord | CompressedRecord | FinishedInitRecord
-  | Compressed2Record | UnknownRecord;
+  | MmapRecord
+  | LostRecord
+  | CommRecord
+  | ExitRecord
+  | ThrottleRecord
+  | ForkRecord
+  | ReadRecord
+  | SampleRecord
+  | Mmap2Record
+  | AuxRecord
+  | ItraceStartRecord
+  | LostSamplesRecord
+  | SwitchRecord
+  | SwitchCpuWideRecord
+  | NamespacesRecord
+  | KsymbolRecord
+  | BpfEventRecord
+  | CgroupRecord
+  | TextPokeRecord
+  | RfcTextPokeRecord
+  | AuxOutputHwIdRecord
+  | HeaderAttrRecord
+  | EventTypeRecord
+  | TracingDataRecord
+  | BuildIdRecord
+  | FinishedRoundRecord
+  | IdIndexRecord
+  | AuxtraceInfoRecord
+  | AuxtraceRecord
+  | AuxtraceErrorRecord
+  | ThreadMapRecord
+  | CpuMapRecord
+  | StatConfigRecord
+  | StatRecord
+  | StatRoundRecord
+  | EventUpdateRecord
+  | TimeConvRecord
+  | HeaderFeatureRecord
+  | CompressedRecord
+  | FinishedInitRecord
+  | Compressed2Record
+  | UnknownRecord;
 
 export type PerfRecordKind = PerfRecord['kind'];
 
@@ -50,7 +164,10 @@ interface Entry {
   encode: BodyEncoder<never>;
 }
 
-const e = <R extends PerfRecord>(decode: BodyDecoder<R>, encode: BodyEncoder<R>): Entry => ({ decode, encode: encode as BodyEncoder<never> });
+const e = <R extends PerfRecord>(decode: BodyDecoder<R>, encode: BodyEncoder<R>): Entry => ({
+  decode,
+  encode: encode as BodyEncoder<never>,
+});
 
 /** One decoder/encoder pair per type id (perf's perf_event__swap_ops[] shape). */
 export const recordTable: ReadonlyMap<number, Entry> = new Map<number, Entry>([
@@ -156,9 +273,11 @@ export function bodyEndOf(type: number, bytes: Uint8Array, le: boolean): number 
  * the body's trailer. For readers that pick fields out of the trailer directly.
  */
 export function trailerEndOf(type: number, bytes: Uint8Array, le: boolean, trailerSize: number): number {
-  if (type !== RecordType.TEXT_POKE && type !== RecordType.KSYMBOL && type !== RecordType.BPF_EVENT) return bytes.length;
+  if (type !== RecordType.TEXT_POKE && type !== RecordType.KSYMBOL && type !== RecordType.BPF_EVENT)
+    return bytes.length;
   const natural = bodyEndOf(type, bytes, le);
-  if (natural === undefined || natural + trailerSize >= bytes.length || !isZero(bytes, natural + trailerSize)) return bytes.length;
+  if (natural === undefined || natural + trailerSize >= bytes.length || !isZero(bytes, natural + trailerSize))
+    return bytes.length;
   return natural + trailerSize;
 }
 
@@ -193,14 +312,26 @@ export function decodeRecord(bytes: Uint8Array, fileOffset: number, ctx: DecodeC
   if (known && hasSampleIdTrailer(type) && L && L.trailerSize > 0) {
     bodyEnd = bytes.length - L.trailerSize;
     if (bodyEnd < 8) {
-      throw new FormatError({ kind: 'bad-size', offset: fileOffset, structure: name, actual: size, expected: `≥ ${8 + L.trailerSize} (header + sample_id)` });
+      throw new FormatError({
+        kind: 'bad-size',
+        offset: fileOffset,
+        structure: name,
+        actual: size,
+        expected: `≥ ${8 + L.trailerSize} (header + sample_id)`,
+      });
     }
-    const natural = ctx.textPokeAbi === 'rfc' && type === RFC_TEXT_POKE_TYPE ? undefined : bodyEndOf(type, bytes, ctx.le);
+    const natural =
+      ctx.textPokeAbi === 'rfc' && type === RFC_TEXT_POKE_TYPE ? undefined : bodyEndOf(type, bytes, ctx.le);
     if (natural !== undefined && natural < bodyEnd && isZero(bytes, natural + L.trailerSize)) {
       inflatedBy = bodyEnd - natural;
       bodyEnd = natural;
     }
-    trailer = new ByteReader(bytes.subarray(bodyEnd, bodyEnd + L.trailerSize), ctx.le, fileOffset + bodyEnd, `${name} sample_id`);
+    trailer = new ByteReader(
+      bytes.subarray(bodyEnd, bodyEnd + L.trailerSize),
+      ctx.le,
+      fileOffset + bodyEnd,
+      `${name} sample_id`,
+    );
   }
   const body = new ByteReader(bytes.subarray(8, bodyEnd), ctx.le, fileOffset + 8, name);
   const rec = entry.decode(body, head, ctx);
@@ -233,7 +364,13 @@ export function encodeRecord(rec: PerfRecord, w: ByteWriter, ctx: EncodeContext 
   }
   const size = t.pos - start;
   if (size > 0xffff) {
-    throw new FormatError({ kind: 'bad-size', offset: start, structure: structureName(rec.type), actual: size, expected: '≤ 65535 (u16 header.size)' });
+    throw new FormatError({
+      kind: 'bad-size',
+      offset: start,
+      structure: structureName(rec.type),
+      actual: size,
+      expected: '≤ 65535 (u16 header.size)',
+    });
   }
   t.patchU16(start + 6, size);
   if (t !== w) w.bytes(t.finish());

@@ -23,15 +23,45 @@ for (const le of [true, false]) {
   const layout = attrLayout(attr, le);
   const sampleId = { pid: -1, tid: 0, time: 123456789n, cpu: 1, cpuRes: 0, identifier: 42n };
   const recs: PerfRecord[] = [
-    { kind: 'text_poke', type: RecordType.TEXT_POKE, misc: PERF_RECORD_MISC_KERNEL, size: 0, fileOffset: 0, addr: 0xffffffff81000000n, oldLen: 5, newLen: 5, oldBytes: Uint8Array.of(0x0f, 0x1f, 0x44, 0, 0), newBytes: Uint8Array.of(0xe9, 1, 2, 3, 4), sampleId },
-    { kind: 'ksymbol', type: RecordType.KSYMBOL, misc: 0, size: 0, fileOffset: 0, addr: 0xffffffffc0000000n, len: 4096, ksymType: 2, flags: 0, name: 'ftrace_trampoline', sampleId } as PerfRecord,
+    {
+      kind: 'text_poke',
+      type: RecordType.TEXT_POKE,
+      misc: PERF_RECORD_MISC_KERNEL,
+      size: 0,
+      fileOffset: 0,
+      addr: 0xffffffff81000000n,
+      oldLen: 5,
+      newLen: 5,
+      oldBytes: Uint8Array.of(0x0f, 0x1f, 0x44, 0, 0),
+      newBytes: Uint8Array.of(0xe9, 1, 2, 3, 4),
+      sampleId,
+    },
+    {
+      kind: 'ksymbol',
+      type: RecordType.KSYMBOL,
+      misc: 0,
+      size: 0,
+      fileOffset: 0,
+      addr: 0xffffffffc0000000n,
+      len: 4096,
+      ksymType: 2,
+      flags: 0,
+      name: 'ftrace_trampoline',
+      sampleId,
+    } as PerfRecord,
   ];
   for (const rec of recs) {
     test(`${rec.kind} inflated by 32 bytes (${le ? 'LE' : 'BE'}): sample_id read after the body`, () => {
       const exact = encodeRecordBytes(rec, le, { layout });
       const fat = inflate(exact, 32, le);
-      const a = decodeRecord(exact, 0, { le, layout, textPokeAbi: 'final' }) as { sampleId?: unknown; inflatedBy?: number };
-      const b = decodeRecord(fat, 0, { le, layout, textPokeAbi: 'final' }) as { sampleId?: unknown; inflatedBy?: number };
+      const a = decodeRecord(exact, 0, { le, layout, textPokeAbi: 'final' }) as {
+        sampleId?: unknown;
+        inflatedBy?: number;
+      };
+      const b = decodeRecord(fat, 0, { le, layout, textPokeAbi: 'final' }) as {
+        sampleId?: unknown;
+        inflatedBy?: number;
+      };
       assert.deepEqual(b.sampleId, sampleId);
       assert.equal(b.inflatedBy, 32);
       assert.equal(a.inflatedBy, undefined);

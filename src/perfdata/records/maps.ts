@@ -12,7 +12,13 @@ export function decodeThreadMap(r: ByteReader, h: RecordHead): ThreadMapRecord {
   const at = r.pos;
   const nr = r.u64n('THREAD_MAP (73).nr');
   if (nr * 24 > r.remaining) {
-    throw new FormatError({ kind: 'bad-size', offset: r.base + at, structure: 'THREAD_MAP (73).nr', actual: nr, expected: `≤ ${Math.floor(r.remaining / 24)} (record size)` });
+    throw new FormatError({
+      kind: 'bad-size',
+      offset: r.base + at,
+      structure: 'THREAD_MAP (73).nr',
+      actual: nr,
+      expected: `≤ ${Math.floor(r.remaining / 24)} (record size)`,
+    });
   }
   const entries = [];
   for (let i = 0; i < nr; i++) entries.push({ pid: r.u64(), comm: r.cstring(16) });
@@ -57,7 +63,13 @@ export function decodeCpuMapData(r: ByteReader, structure: string): CpuMapData {
     const nr = r.u16();
     const longSize = r.u16();
     if (longSize !== 4 && longSize !== 8) {
-      throw new FormatError({ kind: 'bad-value', offset: r.base + r.pos - 2, structure: `${structure}.long_size`, actual: longSize, expected: '4 or 8' });
+      throw new FormatError({
+        kind: 'bad-value',
+        offset: r.base + r.pos - 2,
+        structure: `${structure}.long_size`,
+        actual: longSize,
+        expected: '4 or 8',
+      });
     }
     if (longSize === 8) r.skip(4);
     r.need(nr * longSize, structure);
@@ -94,7 +106,10 @@ export function encodeCpuMapData(d: CpuMapData, w: ByteWriter): void {
     if (d.longSize === 8) w.zeros(4);
     for (const m of d.mask) d.longSize === 4 ? w.u32(Number(m)) : w.u64(m);
   } else if ('anyCpu' in d) {
-    w.u8(d.anyCpu ? 1 : 0).u8(0).u16(d.startCpu).u16(d.endCpu);
+    w.u8(d.anyCpu ? 1 : 0)
+      .u8(0)
+      .u16(d.startCpu)
+      .u16(d.endCpu);
   }
 }
 

@@ -15,7 +15,16 @@ export interface MmapRecord extends KernelRecordHead {
 }
 
 export function decodeMmap(r: ByteReader, h: RecordHead): MmapRecord {
-  return { kind: 'mmap', ...h, pid: r.i32(), tid: r.i32(), addr: r.u64(), len: r.u64(), pgoff: r.u64(), filename: r.cstring() };
+  return {
+    kind: 'mmap',
+    ...h,
+    pid: r.i32(),
+    tid: r.i32(),
+    addr: r.u64(),
+    len: r.u64(),
+    pgoff: r.u64(),
+    filename: r.cstring(),
+  };
 }
 
 export function encodeMmap(rec: MmapRecord, w: ByteWriter): void {
@@ -50,7 +59,18 @@ export interface Mmap2Record extends KernelRecordHead {
 }
 
 export function decodeMmap2(r: ByteReader, h: RecordHead): Mmap2Record {
-  const rec: Mmap2Record = { kind: 'mmap2', ...h, pid: r.i32(), tid: r.i32(), addr: r.u64(), len: r.u64(), pgoff: r.u64(), prot: 0, flags: 0, filename: '' };
+  const rec: Mmap2Record = {
+    kind: 'mmap2',
+    ...h,
+    pid: r.i32(),
+    tid: r.i32(),
+    addr: r.u64(),
+    len: r.u64(),
+    pgoff: r.u64(),
+    prot: 0,
+    flags: 0,
+    filename: '',
+  };
   if (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
     const n = r.u8();
     r.u8();
@@ -80,7 +100,10 @@ export function encodeMmap2(rec: Mmap2Record, w: ByteWriter): void {
     raw.set(id.subarray(0, 20));
     w.u8(id.length).u8(0).u16(0).bytes(raw);
   } else {
-    w.u32(rec.maj ?? 0).u32(rec.min ?? 0).u64(rec.ino ?? 0n).u64(rec.inoGeneration ?? 0n);
+    w.u32(rec.maj ?? 0)
+      .u32(rec.min ?? 0)
+      .u64(rec.ino ?? 0n)
+      .u64(rec.inoGeneration ?? 0n);
   }
   w.u32(rec.prot).u32(rec.flags).cstring(rec.filename);
   w.zeros((8 - ((w.pos - start) % 8)) % 8);

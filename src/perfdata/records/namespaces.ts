@@ -16,7 +16,13 @@ export function decodeNamespaces(r: ByteReader, h: RecordHead): NamespacesRecord
   const at = r.pos;
   const nr = r.u64n('NAMESPACES (16).nr_namespaces');
   if (nr * 16 > r.remaining) {
-    throw new FormatError({ kind: 'bad-size', offset: r.base + at, structure: 'NAMESPACES (16).nr_namespaces', actual: nr, expected: `≤ ${Math.floor(r.remaining / 16)} (record size)` });
+    throw new FormatError({
+      kind: 'bad-size',
+      offset: r.base + at,
+      structure: 'NAMESPACES (16).nr_namespaces',
+      actual: nr,
+      expected: `≤ ${Math.floor(r.remaining / 16)} (record size)`,
+    });
   }
   const links = [];
   for (let i = 0; i < nr; i++) links.push({ dev: r.u64(), ino: r.u64() });

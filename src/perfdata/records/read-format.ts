@@ -27,7 +27,13 @@ export function decodeReadFormat(r: ByteReader, rf: bigint): ReadValues {
     const nr = r.u64n('read_format.nr');
     const head = (has(rf, ReadFormat.TOTAL_TIME_ENABLED) ? 8 : 0) + (has(rf, ReadFormat.TOTAL_TIME_RUNNING) ? 8 : 0);
     if (nr * readFormatEntrySize(rf) + head > r.remaining) {
-      throw new FormatError({ kind: 'bad-size', offset: r.base + at, structure: 'read_format.nr', actual: nr, expected: 'entries that fit in the record' });
+      throw new FormatError({
+        kind: 'bad-size',
+        offset: r.base + at,
+        structure: 'read_format.nr',
+        actual: nr,
+        expected: 'entries that fit in the record',
+      });
     }
     if (has(rf, ReadFormat.TOTAL_TIME_ENABLED)) out.timeEnabled = r.u64();
     if (has(rf, ReadFormat.TOTAL_TIME_RUNNING)) out.timeRunning = r.u64();

@@ -23,18 +23,77 @@ function moreRecords(): PerfRecord[] {
     { kind: 'header_attr', ...h(RecordType.HEADER_ATTR), attr: { ...attr, size: 136 }, ids: [1n, 2n, 3n] },
     { kind: 'header_event_type', ...h(RecordType.HEADER_EVENT_TYPE), eventId: 7n, name: 'sched:sched_switch' },
     { kind: 'tracing_data', ...h(RecordType.HEADER_TRACING_DATA), dataSize: 4096 },
-    { kind: 'build_id', ...h(RecordType.HEADER_BUILD_ID, PERF_RECORD_MISC_KERNEL | (1 << 15)), pid: -1, buildId: b(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20), buildIdRaw: new Uint8Array(24), filename: '[kernel.kallsyms]', filenameSize: 64 },
+    {
+      kind: 'build_id',
+      ...h(RecordType.HEADER_BUILD_ID, PERF_RECORD_MISC_KERNEL | (1 << 15)),
+      pid: -1,
+      buildId: b(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20),
+      buildIdRaw: new Uint8Array(24),
+      filename: '[kernel.kallsyms]',
+      filenameSize: 64,
+    },
     { kind: 'finished_round', ...h(RecordType.FINISHED_ROUND) },
-    { kind: 'id_index', ...h(RecordType.ID_INDEX), entries: [{ id: 5n, idx: 0n, cpu: 1n, tid: 2n, machinePid: 0n, vcpu: 3n }] },
+    {
+      kind: 'id_index',
+      ...h(RecordType.ID_INDEX),
+      entries: [{ id: 5n, idx: 0n, cpu: 1n, tid: 2n, machinePid: 0n, vcpu: 3n }],
+    },
     { kind: 'auxtrace_info', ...h(RecordType.AUXTRACE_INFO), auxType: 1, priv: [1n, 2n, 0xffffffffffffffffn] },
-    { kind: 'auxtrace', ...h(RecordType.AUXTRACE), dataSize: 0x4000n, offset: 0x1000n, reference: 0x1234567890n, idx: 1, tid: 42, cpu: -1 },
-    { kind: 'auxtrace_error', ...h(RecordType.AUXTRACE_ERROR), errType: 1, code: 6, cpu: 1, pid: 42, tid: 43, fmt: 2, ip: 0xffffffff81000000n, time: 99n, msg: 'Overflow packet', machinePid: 0, vcpu: 0 },
-    { kind: 'stat_config', ...h(RecordType.STAT_CONFIG), entries: [{ tag: 0n, val: 2n }, { tag: 1n, val: 1000n }] },
+    {
+      kind: 'auxtrace',
+      ...h(RecordType.AUXTRACE),
+      dataSize: 0x4000n,
+      offset: 0x1000n,
+      reference: 0x1234567890n,
+      idx: 1,
+      tid: 42,
+      cpu: -1,
+    },
+    {
+      kind: 'auxtrace_error',
+      ...h(RecordType.AUXTRACE_ERROR),
+      errType: 1,
+      code: 6,
+      cpu: 1,
+      pid: 42,
+      tid: 43,
+      fmt: 2,
+      ip: 0xffffffff81000000n,
+      time: 99n,
+      msg: 'Overflow packet',
+      machinePid: 0,
+      vcpu: 0,
+    },
+    {
+      kind: 'stat_config',
+      ...h(RecordType.STAT_CONFIG),
+      entries: [
+        { tag: 0n, val: 2n },
+        { tag: 1n, val: 1000n },
+      ],
+    },
     { kind: 'stat', ...h(RecordType.STAT), id: 9n, cpu: 1, thread: 0, val: 100n, ena: 200n, run: 150n },
     { kind: 'stat_round', ...h(RecordType.STAT_ROUND), roundType: 1n, time: 12345n },
-    { kind: 'event_update', ...h(RecordType.EVENT_UPDATE), updateType: 3n, id: 9n, cpus: { type: 2, anyCpu: false, startCpu: 0, endCpu: 3, cpus: [0, 1, 2, 3] }, dataSize: 8 },
+    {
+      kind: 'event_update',
+      ...h(RecordType.EVENT_UPDATE),
+      updateType: 3n,
+      id: 9n,
+      cpus: { type: 2, anyCpu: false, startCpu: 0, endCpu: 3, cpus: [0, 1, 2, 3] },
+      dataSize: 8,
+    },
     { kind: 'cpu_map', ...h(RecordType.CPU_MAP), data: { type: 1, longSize: 4, mask: [0x5n, 0x1n], cpus: [0, 2, 32] } },
-    { kind: 'time_conv', ...h(RecordType.TIME_CONV), timeShift: 31n, timeMult: 1234n, timeZero: 99n, timeCycles: 5n, timeMask: 0xffffn, capUserTimeZero: 1, capUserTimeShort: 0 },
+    {
+      kind: 'time_conv',
+      ...h(RecordType.TIME_CONV),
+      timeShift: 31n,
+      timeMult: 1234n,
+      timeZero: 99n,
+      timeCycles: 5n,
+      timeMask: 0xffffn,
+      capUserTimeZero: 1,
+      capUserTimeShort: 0,
+    },
     { kind: 'time_conv', ...h(RecordType.TIME_CONV), timeShift: 31n, timeMult: 1234n, timeZero: 99n },
     { kind: 'header_feature', ...h(RecordType.HEADER_FEATURE), featId: 3, data: b(4, 0, 0, 0, 0x61, 0x62, 0x63, 0) },
     { kind: 'compressed', ...h(RecordType.COMPRESSED), data: b(0x28, 0xb5, 0x2f, 0xfd, 1, 2, 3, 4) },
@@ -72,9 +131,32 @@ function cases(): Case[] {
     ...fullSamples().map((rec) => ({ rec, attr: full })),
     ...userRecords().map((rec) => ({ rec })),
     ...moreRecords().map((rec) => ({ rec })),
-    { rec: { kind: 'read', ...h(RecordType.READ), pid: 1, tid: 2, read: { group: false, timeEnabled: 10n, timeRunning: 9n, values: [{ value: 77n, id: 5n, lost: 1n }] }, sampleId: { pid: 1, tid: 2, time: 50n, id: 5n } } as PerfRecord, attr: readAttr() },
     {
-      rec: { kind: 'sample', ...h(RecordType.SAMPLE), ip: 0x1000n, branchStack: { hwIdx: 3n, entries: [{ from: 1n, to: 2n, flags: 0x13n }, { from: 3n, to: 4n, flags: 0n }] }, weight: (7n << 48n) | (5n << 32n) | 100n, aux: b(1, 2, 3, 4, 5, 6, 7, 8) } as PerfRecord,
+      rec: {
+        kind: 'read',
+        ...h(RecordType.READ),
+        pid: 1,
+        tid: 2,
+        read: { group: false, timeEnabled: 10n, timeRunning: 9n, values: [{ value: 77n, id: 5n, lost: 1n }] },
+        sampleId: { pid: 1, tid: 2, time: 50n, id: 5n },
+      } as PerfRecord,
+      attr: readAttr(),
+    },
+    {
+      rec: {
+        kind: 'sample',
+        ...h(RecordType.SAMPLE),
+        ip: 0x1000n,
+        branchStack: {
+          hwIdx: 3n,
+          entries: [
+            { from: 1n, to: 2n, flags: 0x13n },
+            { from: 3n, to: 4n, flags: 0n },
+          ],
+        },
+        weight: (7n << 48n) | (5n << 32n) | 100n,
+        aux: b(1, 2, 3, 4, 5, 6, 7, 8),
+      } as PerfRecord,
       attr: branchAttr(),
     },
   ];
@@ -118,7 +200,10 @@ test('every truncation of a record body is a FormatError at an offset inside the
         decodeRecord(cut, 0x2000, { le: true, layout, textPokeAbi: 'final' });
       } catch (e) {
         assert.ok(e instanceof FormatError, `${rec.kind} cut at ${n}: ${String(e)}`);
-        assert.ok(e.offset >= 0x2000 && e.offset <= 0x2000 + n, `${rec.kind} cut at ${n}: offset 0x${e.offset.toString(16)}`);
+        assert.ok(
+          e.offset >= 0x2000 && e.offset <= 0x2000 + n,
+          `${rec.kind} cut at ${n}: offset 0x${e.offset.toString(16)}`,
+        );
       }
     }
   }
@@ -132,7 +217,10 @@ test('TEXT_POKE with old_len + new_len past the record: FormatError naming the o
   dv.setUint16(16, 0x7fff, true); // old_len
   assert.throws(
     () => decodeRecord(bytes, 0x5000, { le: true, layout, textPokeAbi: 'final' }),
-    (e: unknown) => e instanceof FormatError && e.offset === 0x5010 && /TEXT_POKE \(20\): old_len \+ new_len: size 32772, expected ≤ \d+ bytes left/.test(e.message),
+    (e: unknown) =>
+      e instanceof FormatError &&
+      e.offset === 0x5010 &&
+      /TEXT_POKE \(20\): old_len \+ new_len: size 32772, expected ≤ \d+ bytes left/.test(e.message),
   );
 });
 

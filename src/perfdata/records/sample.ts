@@ -49,7 +49,13 @@ function count(r: ByteReader, what: string, unit: number): number {
   const n = r.u64n(what);
   if (n * unit > r.remaining) {
     r.pos = at;
-    throw new FormatError({ kind: 'bad-size', offset: r.base + at, structure: what, actual: n, expected: `≤ ${Math.floor(r.remaining / unit)} (what fits in the record)` });
+    throw new FormatError({
+      kind: 'bad-size',
+      offset: r.base + at,
+      structure: what,
+      actual: n,
+      expected: `≤ ${Math.floor(r.remaining / unit)} (what fits in the record)`,
+    });
   }
   return n;
 }
@@ -92,7 +98,13 @@ export function decodeSample(r: ByteReader, h: RecordHead, ctx: DecodeContext): 
     const at = r.pos;
     const n = r.u32();
     if (n > r.remaining) {
-      throw new FormatError({ kind: 'bad-size', offset: r.base + at, structure: 'SAMPLE raw size', actual: n, expected: `≤ ${r.remaining}` });
+      throw new FormatError({
+        kind: 'bad-size',
+        offset: r.base + at,
+        structure: 'SAMPLE raw size',
+        actual: n,
+        expected: `≤ ${r.remaining}`,
+      });
     }
     s.raw = r.copy(n);
   }
@@ -101,7 +113,13 @@ export function decodeSample(r: ByteReader, h: RecordHead, ctx: DecodeContext): 
     const n = r.u64n('SAMPLE branch_stack nr');
     const hwIdx = L.branchHwIndex ? r.u64() : undefined;
     if (n * 24 > r.remaining) {
-      throw new FormatError({ kind: 'bad-size', offset: r.base + at, structure: 'SAMPLE branch_stack nr', actual: n, expected: 'entries that fit in the record' });
+      throw new FormatError({
+        kind: 'bad-size',
+        offset: r.base + at,
+        structure: 'SAMPLE branch_stack nr',
+        actual: n,
+        expected: 'entries that fit in the record',
+      });
     }
     const entries = [];
     for (let i = 0; i < n; i++) entries.push({ from: r.u64(), to: r.u64(), flags: r.u64() });

@@ -12,7 +12,13 @@ export function decodeStatConfig(r: ByteReader, h: RecordHead): StatConfigRecord
   const at = r.pos;
   const nr = r.u64n('STAT_CONFIG (75).nr');
   if (nr * 16 > r.remaining) {
-    throw new FormatError({ kind: 'bad-size', offset: r.base + at, structure: 'STAT_CONFIG (75).nr', actual: nr, expected: `≤ ${Math.floor(r.remaining / 16)} (record size)` });
+    throw new FormatError({
+      kind: 'bad-size',
+      offset: r.base + at,
+      structure: 'STAT_CONFIG (75).nr',
+      actual: nr,
+      expected: `≤ ${Math.floor(r.remaining / 16)} (record size)`,
+    });
   }
   const entries = [];
   for (let i = 0; i < nr; i++) entries.push({ tag: r.u64(), val: r.u64() });

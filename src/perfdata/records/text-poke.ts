@@ -35,7 +35,13 @@ export interface RfcTextPokeRecord extends KernelRecordHead {
 }
 
 function tooLong(r: ByteReader, at: number, structure: string, need: number): FormatError {
-  return new FormatError({ kind: 'bad-size', offset: r.base + at, structure, actual: need, expected: `≤ ${r.length - at} bytes left in the record` });
+  return new FormatError({
+    kind: 'bad-size',
+    offset: r.base + at,
+    structure,
+    actual: need,
+    expected: `≤ ${r.length - at} bytes left in the record`,
+  });
 }
 
 /** Throws FormatError 'bad-size' (at the old_len field) when old_len + new_len exceed the record. */

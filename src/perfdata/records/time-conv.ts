@@ -29,5 +29,10 @@ export function decodeTimeConv(r: ByteReader, h: RecordHead): TimeConvRecord {
 }
 export function encodeTimeConv(rec: TimeConvRecord, w: ByteWriter): void {
   w.u64(rec.timeShift).u64(rec.timeMult).u64(rec.timeZero);
-  if (rec.timeCycles !== undefined) w.u64(rec.timeCycles).u64(rec.timeMask ?? 0n).u8(rec.capUserTimeZero ?? 0).u8(rec.capUserTimeShort ?? 0).zeros(6);
+  if (rec.timeCycles !== undefined)
+    w.u64(rec.timeCycles)
+      .u64(rec.timeMask ?? 0n)
+      .u8(rec.capUserTimeZero ?? 0)
+      .u8(rec.capUserTimeShort ?? 0)
+      .zeros(6);
 }
