@@ -6,7 +6,21 @@ import { repoRoot } from './cli.js';
 
 // DESIGN.md: a layer imports only layers above it in this order (sim, the
 // trace simulator, may use every library layer; only the CLI sits below it).
-const ORDER = ['abi', 'io', 'perfdata', 'session', 'machine', 'x86', 'intelpt', 'record', 'sim', 'cli'];
+const ORDER = [
+  'abi',
+  'io',
+  'perfdata',
+  'session',
+  'machine',
+  'x86',
+  'intelpt',
+  'record',
+  'sim',
+  'format',
+  'report',
+  'export',
+  'cli',
+];
 
 function sources(dir: string, out: string[] = []): string[] {
   for (const n of readdirSync(dir)) {
