@@ -62,7 +62,8 @@ test('read → write → read gives identical decoded records, both byte orders,
       const b = await readFileFeatures(out);
       for (const e of a.features) {
         if (['event_desc', 'compressed', 'sample_time'].includes(e.data.kind)) continue;
-        if (bigEndian && e.data.kind === 'raw' && (e.id === 25 || e.id === 26)) continue; // opaque bpf sections are dropped when swapping
+        // opaque bpf sections are dropped when swapping
+        if (bigEndian && e.data.kind === 'raw' && (e.id === 25 || e.id === 26)) continue;
         const o = b.features.find((x) => x.id === e.id);
         assert.ok(o, `${f}: feature ${e.id} copied`);
         assert.deepEqual(o.data, e.data, `${f}: feature ${e.id}`);
