@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { simulate } from '../src/sim/simulate.js';
 import { loadPtRecording } from '../src/intelpt/flow/recording.js';
+import { PerfFile } from '../src/perfdata/perf-file.js';
 import { runCli, runPerf, repoRoot } from './cli.js';
 
 const perfOk = existsSync('/usr/bin/perf') && runPerf(['--version']) !== null;
@@ -20,7 +21,7 @@ test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 test("one lost poke: the error list equals perf's, --cpu keeps one CPU, --json locates each error in its AUX buffer", {
   timeout: 120_000,
-}, (t) => {
+}, async (t) => {
   const full = join(dir, 'full');
   const s = simulate({ out: full, seed: 21, size: 50_000, flips: 8, truth: false });
   const lost = s.flips.findIndex((f, i) => s.flips.slice(i + 1).some((g) => g.site === f.site));
@@ -32,8 +33,16 @@ test("one lost poke: the error list equals perf's, --cpu keeps one CPU, --json l
   const rep = JSON.parse(j.stdout);
   assert.equal(rep.pokes, s.flips.length - 1 + 1, 'every flip but the lost one, plus the trampoline');
   assert.ok(rep.errors > 0);
+  // the AUXTRACE records of the file, by file offset: trace bytes each
+  const auxSizes = new Map<number, number>();
+  const pf = await PerfFile.open(join(out, 'data'));
+  for await (const r of pf.records()) if (r.type === 71) auxSizes.set(r.fileOffset, r.auxData?.length ?? 0);
+  await pf.close();
+  assert.ok(auxSizes.size > 0);
   for (const e of rep.errorList) {
-    assert.ok(e.auxBuffer && e.auxBuffer.offset >= 0, 'error located in a buffer');
+    const size = auxSizes.get(e.auxBuffer?.fileOffset);
+    assert.ok(size !== undefined, `error at ${JSON.stringify(e.auxBuffer)} names an AUXTRACE record`);
+    assert.ok(e.auxBuffer.offset < size, `error offset ${e.auxBuffer.offset} inside the ${size}-byte buffer`);
     assert.ok(BigInt(e.time) >= BigInt(s.flips[lost]!.time), 'no error before the lost poke');
   }
   const c1 = runCli(['decode', '-i', out, '--itrace=e', '--cpu', '1']);
