@@ -4,7 +4,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { repoRoot } from './cli.js';
 
-// DESIGN.md: a layer imports only layers above it in this order (sim, the
+// docs/design.md: a layer imports only layers above it in this order (sim, the
 // trace simulator, may use every library layer; only the CLI sits below it).
 const ORDER = [
   'abi',
@@ -31,7 +31,7 @@ function sources(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-test('every src module imports only its own layer or layers above it (DESIGN.md)', () => {
+test('every src module imports only its own layer or layers above it (docs/design.md)', () => {
   const src = join(repoRoot, 'src');
   const bad: string[] = [];
   let checked = 0;

@@ -4,7 +4,7 @@ import { Decoder, DecoderOptions, FlowControl, Formatter, FormatterSyntax, Mnemo
  * Display disassembly of poked bytes, AT&T syntax as GNU objdump -d prints it
  * (iced-x86's GAS formatter, lowercase hex, branch targets annotated with
  * `<sym+0xoff>` when a symbolizer is given). Kept here, not in src/x86,
- * because it is for display only and machine sits above x86 in DESIGN's table.
+ * because it is for display only and machine sits above x86 in the layer order (docs/design.md).
  */
 export interface DecodedInsn {
   ip: bigint;
