@@ -1,18 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { repoRoot } from './cli.js';
-
-/** Every .ts module under src/ (tests excluded). */
-function sources(dir: string, out: string[] = []): string[] {
-  for (const n of readdirSync(dir)) {
-    const p = join(dir, n);
-    if (statSync(p).isDirectory()) sources(p, out);
-    else if (n.endsWith('.ts') && !n.endsWith('.test.ts')) out.push(p);
-  }
-  return out;
-}
+import { sourceModules as sources } from './src-modules.js';
 
 /** Relative imports and re-exports of a module, type-only ones included, as resolved .ts paths. */
 function importsOf(file: string): string[] {
