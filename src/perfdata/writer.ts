@@ -266,6 +266,7 @@ export class PerfDataWriter {
       if (size < 8 || at + size > block.length) throw new Error(`PerfDataWriter: bad record size ${size} at ${at}`);
       const aux = dv.getUint32(at, this.le) === RecordType.AUXTRACE ? Number(dv.getBigUint64(at + 8, this.le)) : 0;
       const end = at + size + aux;
+      if (end > block.length) throw new Error(`PerfDataWriter: AUXTRACE payload at ${at + size} ends past the block`);
       this.writeBytesSync(block.subarray(at, at + size), aux ? block.subarray(at + size, end) : undefined);
       at = end;
     }
