@@ -10,7 +10,7 @@
  *   …     feature bodies
  *
  * and the preamble of pipe mode (pipe header, HEADER_ATTR, HEADER_FEATURE and
- * HEADER_TRACING_DATA records). Only this module and writer.ts know the layout.
+ * HEADER_TRACING_DATA records). No other module lays these parts out.
  */
 import { ByteWriter } from '../io/byte-writer.js';
 import { Feature } from '../abi/feature.js';

@@ -20,24 +20,6 @@ import {
 
 export type { WriterAttr } from './writer-layout.js';
 
-/**
- * PerfDataWriter: the one perf.data writer (inject, convert, record and sim
- * all write through it). Records are appended as they come, through a 1 MiB
- * buffer; the attrs go first and the features and the header are written when
- * `finish()` knows the sizes (layout: writer-layout.ts).
- *
- * File mode writes `<out>.tmp-<pid>` beside the target and renames it at the
- * end; `abort()` (or any failure in finish) removes it and leaves an existing
- * output untouched. File mode is synchronous underneath, so it has `…Sync`
- * twins of every call for callers that cannot await (the simulator, the
- * recorder's callbacks). `out === '-'` writes pipe mode to stdout: pipe
- * header, HEADER_ATTR and HEADER_FEATURE records, then the records.
- *
- * AUXTRACE records (type 71) carry their trace payload after the record; the
- * writer notes each one's output offset and size, and finish() writes that as
- * the AUXTRACE feature — perf's intel_pt decoder finds the trace through it,
- * so it must describe the output, not the input.
- */
 export interface PerfDataWriterOptions {
   /** Write a big-endian file (default: little-endian). */
   bigEndian?: boolean;
@@ -62,6 +44,25 @@ export interface PerfDataWriterOptions {
 
 const FLUSH_AT = 1 << 20;
 
+/**
+ * PerfDataWriter: the one perf.data writer (inject, convert, record and sim
+ * all write through it). Records are appended as they come, through a 1 MiB
+ * buffer; the attrs go first and the features and the header are written when
+ * `finish()` knows the sizes (layout: writer-layout.ts).
+ *
+ * File mode writes `<out>.tmp-<pid>` beside the target and renames it at the
+ * end; `abort()` (or any failure in finish) removes it and leaves an existing
+ * output untouched. File mode is synchronous underneath, so callers that
+ * cannot await (the simulator, the recorder's callbacks) use createFile,
+ * writeBytesSync, writeRecordsSync, finishSync and abortSync. `out === '-'`
+ * writes pipe mode to stdout: pipe header, HEADER_ATTR, HEADER_FEATURE and
+ * HEADER_TRACING_DATA records, then the records.
+ *
+ * AUXTRACE records (type 71) carry their trace payload after the record; the
+ * writer notes each one's output offset and size, and finish() writes that as
+ * the AUXTRACE feature — perf's intel_pt decoder finds the trace through it,
+ * so it must describe the output, not the input.
+ */
 export class PerfDataWriter {
   readonly le: boolean;
   readonly pipe: boolean;
