@@ -39,7 +39,7 @@ export async function collectTables(input: string, opts: CollectOptions = {}): P
   const name = opts.name !== undefined ? sanitizeName(opts.name) : recordingName(input);
   const { dataFile, kcoreDir } = resolveInput(input);
   const records = await recordRows(dataFile);
-  const isPt = records.rows.some((r) => r.type === RecordType.AUXTRACE_INFO);
+  const isPt = records.rows.some((r) => r.record_type === RecordType.AUXTRACE_INFO);
   const pt = isPt ? await loadPtRecording(input) : undefined;
   const machine = pt?.machine ?? (await loadMachine(input));
   const samples = await sampleRows(dataFile, machine);

@@ -47,7 +47,7 @@ export const TABLES: Record<TableName, Column[]> = {
   ],
   records: [
     c('offset', 'BIGINT', 'file offset of the record (of the COMPRESSED record for records inside one)'),
-    c('type', 'INTEGER', 'perf_event_header.type'),
+    c('record_type', 'INTEGER', 'perf_event_header.type (named so: `type` is the JSON Lines row kind)'),
     c('type_name', 'VARCHAR', 'its name as perf prints it (MMAP2, TEXT_POKE, FINISHED_ROUND…)'),
     c('misc', 'INTEGER', 'perf_event_header.misc'),
     c('size', 'INTEGER', 'perf_event_header.size'),

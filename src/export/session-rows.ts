@@ -63,7 +63,7 @@ export async function recordRows(dataFile: string): Promise<{ rows: Row[]; first
 }
 
 function recordRow(offset: number, type: number, misc: number, size: number, time: bigint | null, cpu: number | null) {
-  return { offset, type, type_name: perfEventName(type), misc, size, time_ns: time, cpu };
+  return { offset, record_type: type, type_name: perfEventName(type), misc, size, time_ns: time, cpu };
 }
 
 /** Callchain addresses without the PERF_CONTEXT_* markers. */
