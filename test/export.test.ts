@@ -196,6 +196,15 @@ test('Parquet files carry the documented column types; the recording is the Hive
   );
 });
 
+test('docs/tables.md lists every column of every table with its type', () => {
+  const doc = readFileSync(join(repoRoot, 'docs', 'tables.md'), 'utf8');
+  for (const [t, cols] of Object.entries(TABLES)) {
+    const section = doc.split(`### ${t}\n`)[1]?.split('\n### ')[0] ?? '';
+    const listed = [...section.matchAll(/^\| (\w+) \| ([A-Z[\]]+) \|/gm)].map((m) => [m[1], m[2]]);
+    assert.deepEqual(listed, [['recording', 'VARCHAR'], ...cols.map((c) => [c.name, c.type])], t);
+  }
+});
+
 test('JSON Lines export: same rows as the Parquet one, in the JSON convention', async () => {
   for (const t of ['pokes', 'samples', 'records', 'sites', 'recordings'] as TableName[]) {
     for (const p of [REAL[0]!, RECORDED[0]!]) {
