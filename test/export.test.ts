@@ -120,7 +120,7 @@ test('samples: the samples `script --json` prints, in its order, same fields', a
   assert.ok(compared > 200, `compared ${compared} samples`);
 });
 
-test('pokes: the pokes `pokes --json` lists, in its order: time, cpu, addr, sym, kind, bytes, instructions', async () => {
+test('pokes: what `pokes --json` lists, in its order: time, cpu, addr, sym, kind, bytes, instructions', async () => {
   for (const p of [...REAL, dropped]) {
     const want = (json(['pokes', '-i', p, '--json']) as { pokes: Obj[] }).pokes;
     const ours = await rows('pokes', NAME(p));
@@ -142,7 +142,7 @@ test('pokes: the pokes `pokes --json` lists, in its order: time, cpu, addr, sym,
   }
 });
 
-test('sites and verdicts: what `check --json` reports (a dropped-poke recording has stale sites and windows)', async () => {
+test('sites and verdicts: what `check --json` reports (dropped pokes: stale sites and windows)', async () => {
   for (const p of [...REAL, dropped]) {
     const c = json(['check', '-i', p, '--json']) as {
       ok: boolean;

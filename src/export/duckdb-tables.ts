@@ -70,7 +70,8 @@ export async function writeParquet(rec: RecordingTables, root: string, tables: T
       const file = join(root, partitionPath(t, rec.name), 'part-0.parquet');
       mkdirSync(dirname(file), { recursive: true });
       await conn.run(
-        `COPY (SELECT * EXCLUDE (recording) FROM ${quoteId(t)}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`,
+        `COPY (SELECT * EXCLUDE (recording) FROM ${quoteId(t)}) TO ${sqlString(file)} ` +
+          '(FORMAT parquet, COMPRESSION zstd)',
       );
       files.push(file);
     }
