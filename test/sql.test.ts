@@ -21,10 +21,12 @@ const PER_KIND = 'SELECT recording, kind, count(*) AS n FROM pokes GROUP BY ALL 
 
 let dir: string;
 let lake: string;
+let jsonl: string;
 
 before(() => {
   dir = mkdtempSync(join(tmpdir(), 'perfpoke-sql-'));
   lake = join(dir, 'lake');
+  jsonl = join(dir, 'jsonl');
   const r = runCli(['export', '-i', A, B, C, '-o', lake]);
   assert.equal(r.status, 0, r.stderr);
 });
@@ -133,7 +135,10 @@ test('bad input: one line, exit 2', () => {
     [['-i', join(dir, 'none-*'), 'SELECT 1'], /^perfpoke: -i .*none-\*: no file matches/],
     [['-i', A, 'SELECT 1', '--format', 'xml'], /^perfpoke: --format: expected table, csv or jsonl/],
     [['-i', A], /^perfpoke: sql: give the query/],
+    [['-i', lake, B, 'SELECT 1'], /^perfpoke: -i .*perf-kcore: recording 'perf-kcore' is also in /],
+    [['-i', jsonl, 'SELECT 1'], /^perfpoke: -i .*jsonl: an export folder without Parquet files/],
   ];
+  assert.equal(runCli(['export', '-i', A, '-o', jsonl, '--format', 'jsonl']).status, 0);
   for (const [args, re] of cases) {
     const r = runCli(['sql', ...args]);
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);

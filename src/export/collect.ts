@@ -3,7 +3,7 @@
  * directory), in memory: what `perfpoke export` writes and `perfpoke sql`
  * queries when it is handed a recording rather than an export.
  */
-import { basename } from 'node:path';
+import { basename, dirname } from 'node:path';
 import { RecordType } from '../abi/record-type.js';
 import { loadPtRecording } from '../intelpt/flow/recording.js';
 import { loadMachine } from '../machine/from-perf-data.js';
@@ -22,13 +22,15 @@ export interface CollectOptions {
 
 /**
  * A name for the `recording` column and the Hive partition folder: the
- * input's base name without a `.data` suffix (a --kcore directory: the
- * directory's name), reduced to [A-Za-z0-9._-] so it is the same string in a
+ * input's base name without a `.data` suffix (a --kcore directory, or its
+ * `data` file: the directory's name), reduced to [A-Za-z0-9._-] so it is the same string in a
  * path, a SQL literal and every engine's partition parser.
  */
 export function recordingName(input: string): string {
-  const base = basename(input.replace(/\/+$/, '')).replace(/\.data$/, '') || 'recording';
-  return sanitizeName(base);
+  const path = input.replace(/\/+$/, '');
+  // DIR/data of a --kcore directory is named after DIR, as DIR itself is
+  const base = basename(path) === 'data' ? basename(dirname(path)) : basename(path);
+  return sanitizeName(base.replace(/\.data$/, '') || 'recording');
 }
 
 export function sanitizeName(name: string): string {

@@ -6,6 +6,7 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { recordingName } from './collect.js';
 import { TABLE_NAMES } from './schema.js';
 
 /** Bad -i arguments (the CLI reports them as usage errors). */
@@ -76,13 +77,44 @@ export function isExportDir(path: string): boolean {
   });
 }
 
-/** Throws the fs error (ENOENT…) for a path that is not there; a glob matching nothing is an error too. */
+/** The recordings an export folder holds (its `recordings/recording=NAME` partitions with a Parquet file). */
+export function exportedRecordings(dir: string): string[] {
+  const base = join(dir, 'recordings');
+  if (!existsSync(base)) return [];
+  return readdirSync(base)
+    .filter((n) => n.startsWith('recording=') && existsSync(join(base, n, 'part-0.parquet')))
+    .map((n) => n.slice('recording='.length));
+}
+
+/**
+ * Throws the fs error (ENOENT…) for a path that is not there, SqlInputError
+ * for a glob matching nothing, an export without Parquet files (a jsonl
+ * export) and two inputs that would give the same recording name.
+ */
 export function resolveSqlInputs(args: string[]): SqlInput[] {
   const out: SqlInput[] = [];
+  const seen = new Map<string, string>();
+  const claim = (name: string, path: string): void => {
+    const other = seen.get(name);
+    if (other !== undefined)
+      throw new SqlInputError(`-i ${path}: recording '${name}' is also in ${other}: export one of them with --name`);
+    seen.set(name, path);
+  };
   for (const a of args) {
     const paths = expandGlob(a);
     if (paths.length === 0) throw new SqlInputError(`-i ${a}: no file matches`);
-    for (const p of paths) out.push(isExportDir(p) ? { kind: 'export', path: p } : { kind: 'recording', path: p });
+    for (const p of paths) {
+      if (!isExportDir(p)) {
+        claim(recordingName(p), p);
+        out.push({ kind: 'recording', path: p });
+        continue;
+      }
+      const names = exportedRecordings(p);
+      if (names.length === 0)
+        throw new SqlInputError(`-i ${p}: an export folder without Parquet files (sql reads --format parquet exports)`);
+      for (const n of names) claim(n, p);
+      out.push({ kind: 'export', path: p });
+    }
   }
   return out;
 }
