@@ -4,10 +4,23 @@
  * `<table>/recording=NAME/part-0.parquet` without the partition column (the
  * path holds it; see schema.ts).
  */
-import { DuckDBInstance, LIST, listValue, UBIGINT, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import {
+  BIGINT,
+  BOOLEAN,
+  DuckDBDataChunk,
+  DuckDBInstance,
+  INTEGER,
+  LIST,
+  listValue,
+  UBIGINT,
+  VARCHAR,
+  type DuckDBConnection,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { TABLES, type CellValue, type Column, type RecordingTables, type TableName } from './schema.js';
+import { TABLES, type CellValue, type ColumnType, type RecordingTables, type TableName } from './schema.js';
 
 export async function openDuckDb(): Promise<DuckDBConnection> {
   const instance = await DuckDBInstance.create(':memory:', { threads: '2' });
@@ -26,30 +39,56 @@ export function createTableSql(sqlName: string, table: TableName): string {
   return `CREATE TABLE ${quoteId(sqlName)} (${cols.join(', ')})`;
 }
 
-type Appender = Awaited<ReturnType<DuckDBConnection['createAppender']>>;
+const DUCK_TYPES: Record<ColumnType, DuckDBType> = {
+  VARCHAR,
+  INTEGER,
+  BIGINT,
+  UBIGINT,
+  BOOLEAN,
+  'VARCHAR[]': LIST(VARCHAR),
+  'UBIGINT[]': LIST(UBIGINT),
+};
 
-function appendCell(a: Appender, col: Column, v: CellValue | undefined): void {
-  if (v === null || v === undefined) a.appendNull();
-  else if (col.type === 'VARCHAR') a.appendVarchar(String(v));
-  else if (col.type === 'INTEGER') a.appendInteger(Number(v));
-  else if (col.type === 'BIGINT') a.appendBigInt(BigInt(v as number | bigint));
-  else if (col.type === 'UBIGINT') a.appendUBigInt(BigInt(v as number | bigint));
-  else if (col.type === 'BOOLEAN') a.appendBoolean(Boolean(v));
-  else if (col.type === 'VARCHAR[]') a.appendList(listValue((v as string[]).map(String)), LIST(VARCHAR));
-  else a.appendList(listValue((v as bigint[]).map((x) => BigInt(x))), LIST(UBIGINT));
+/** A cell as the data chunk takes it for the column's type. */
+function duckValue(type: ColumnType, v: CellValue | undefined): DuckDBValue {
+  if (v === null || v === undefined) return null;
+  switch (type) {
+    case 'VARCHAR':
+      return String(v);
+    case 'INTEGER':
+      return Number(v);
+    case 'BIGINT':
+    case 'UBIGINT':
+      return BigInt(v as number | bigint);
+    case 'BOOLEAN':
+      return Boolean(v);
+    case 'VARCHAR[]':
+      return listValue((v as string[]).map(String));
+    case 'UBIGINT[]':
+      return listValue((v as bigint[]).map((x) => BigInt(x)));
+  }
 }
 
-/** Append a recording's rows to tables named `${prefix}${table}` (created by the caller). */
+/** Rows per data chunk: DuckDB's vector size. */
+const CHUNK_ROWS = 2048;
+
+/**
+ * Append a recording's rows to tables named `${prefix}${table}` (created by
+ * the caller), a data chunk at a time: one native call per 2048 rows rather
+ * than one per cell (per-cell appends made exports ~5x slower).
+ */
 export async function appendRecording(conn: DuckDBConnection, rec: RecordingTables, prefix = ''): Promise<void> {
   for (const table of Object.keys(TABLES) as TableName[]) {
     const rows = rec.rows[table];
     if (rows.length === 0) continue;
-    const a = await conn.createAppender(`${prefix}${table}`);
     const cols = TABLES[table];
-    for (const row of rows) {
-      a.appendVarchar(rec.name);
-      for (const col of cols) appendCell(a, col, row[col.name]);
-      a.endRow();
+    const types = [VARCHAR, ...cols.map((c) => DUCK_TYPES[c.type])];
+    const a = await conn.createAppender(`${prefix}${table}`);
+    for (let from = 0; from < rows.length; from += CHUNK_ROWS) {
+      const part = rows.slice(from, from + CHUNK_ROWS);
+      const chunk = DuckDBDataChunk.create(types, part.length);
+      chunk.setColumns([part.map(() => rec.name), ...cols.map((c) => part.map((r) => duckValue(c.type, r[c.name])))]);
+      a.appendDataChunk(chunk);
     }
     a.closeSync();
   }
