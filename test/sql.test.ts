@@ -7,11 +7,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { repoRoot, runCli } from './cli.js';
+import { expandGlob } from '../src/export/inputs.js';
+import { recordingName } from '../src/export/collect.js';
 
 const real = (n: string): string => join(repoRoot, 'test', 'fixtures', 'real-kernel', n);
 const A = real('perf-alone');
@@ -146,4 +148,26 @@ test('bad input: one line, exit 2', () => {
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   }
   assert.equal(runCli(['sql', '--help']).status, 0);
+});
+
+test('globs and recording names', () => {
+  const g = join(dir, 'globs');
+  for (const f of ['a.data', 'b.data', 'ab.data', '.hidden.data', 'run1/data', 'run2/data', 'x y/data']) {
+    mkdirSync(join(g, f, '..'), { recursive: true });
+    writeFileSync(join(g, f), '');
+  }
+  const rel = (ps: string[]): string[] => ps.map((p) => p.slice(g.length + 1));
+  assert.deepEqual(rel(expandGlob(join(g, '*.data'))), ['a.data', 'ab.data', 'b.data']);
+  assert.deepEqual(rel(expandGlob(join(g, '?.data'))), ['a.data', 'b.data']);
+  assert.deepEqual(rel(expandGlob(join(g, '[!a]*.data'))), ['b.data']);
+  assert.deepEqual(rel(expandGlob(join(g, '.*.data'))), ['.hidden.data']);
+  assert.deepEqual(rel(expandGlob(join(g, 'run*/data'))), ['run1/data', 'run2/data']);
+  assert.deepEqual(expandGlob(join(g, 'none*')), []);
+  assert.deepEqual(['x/perf.data', 'runs/run1/', 'runs/run1/data', join(g, 'x y/data'), 'a/.data'].map(recordingName), [
+    'perf',
+    'run1',
+    'run1',
+    'x_y',
+    'recording',
+  ]);
 });

@@ -101,6 +101,7 @@ export function resolveSqlInputs(args: string[]): SqlInput[] {
     seen.set(name, path);
   };
   for (const a of args) {
+    if (a === '-') throw new SqlInputError('-i -: sql reads its inputs several times; save the pipe to a file first');
     const paths = expandGlob(a);
     if (paths.length === 0) throw new SqlInputError(`-i ${a}: no file matches`);
     for (const p of paths) {

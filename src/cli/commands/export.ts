@@ -43,6 +43,8 @@ Example:
     .action(async (o: ExportCliOptions) => {
       if (o.format !== 'parquet' && o.format !== 'jsonl')
         throw new UsageError(`--format: expected parquet or jsonl, got '${o.format}'`);
+      if (o.input.includes('-'))
+        throw new UsageError('-i -: export reads its input several times; save the pipe to a file first');
       if (o.name !== undefined && o.input.length > 1)
         throw new UsageError('--name applies to one recording; give one -i or drop --name');
       const names = o.input.map((i) => o.name ?? recordingName(i));
