@@ -242,3 +242,17 @@ test('bad input: one line, exit 2, nothing written', () => {
   assert.match(f.stderr, /^perfpoke: --format: expected parquet or jsonl/);
   assert.equal(runCli(['export', '--help']).status, 0);
 });
+
+test("exporting again replaces that recording's partitions only (branches too)", () => {
+  const out = join(dir, 'again');
+  assert.equal(runCli(['export', '-i', sim, REAL[0]!, '-o', out, '--branches']).status, 0);
+  const parts = (t: string): string[] => readdirSync(join(out, t)).sort();
+  assert.deepEqual(parts('branches'), ['recording=perf-alone', 'recording=sim-lost']);
+  assert.equal(runCli(['export', '-i', sim, '-o', out]).status, 0);
+  assert.deepEqual(parts('branches'), ['recording=perf-alone']);
+  assert.deepEqual(parts('pokes'), ['recording=perf-alone', 'recording=sim-lost']);
+  assert.deepEqual(
+    readdirSync(out).filter((n) => n.startsWith('.')),
+    [],
+  );
+});

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { collectTables, type CollectOptions } from './collect.js';
 import { partitionPath, writeParquet } from './duckdb-tables.js';
 import { writeJsonl } from './jsonl-tables.js';
-import type { RecordingTables, TableName } from './schema.js';
+import { TABLE_NAMES, type RecordingTables, type TableName } from './schema.js';
 
 export type ExportFormat = 'parquet' | 'jsonl';
 
@@ -51,6 +51,9 @@ export async function writeTables(
       rmSync(join(outDir, part), { recursive: true, force: true });
       renameSync(join(tmp, part), join(outDir, part));
     }
+    // a table this export leaves out (branches without --branches) must not keep an older export's rows
+    for (const t of TABLE_NAMES)
+      if (!tables.includes(t)) rmSync(join(outDir, partitionPath(t, rec.name)), { recursive: true, force: true });
     return {
       name: rec.name,
       rows: Object.fromEntries(tables.map((t) => [t, rec.rows[t].length])),
