@@ -29,7 +29,9 @@ markers perf and perfpoke look up (`_text`, `_stext`, `_etext`, ...).
 
 The script also replays the pokes itself (Python, independent of perfpoke)
 over the start kcore and compares the result with kcore_after, and writes
-what it found to FIXTURE_DIR/summary.json; make-fixture.sh prints it.
+what it found to FIXTURE_DIR/summary.json (env SUMMARY: another name);
+make-fixture.sh prints it. perfpoke-two/ (phase C, MODE=two-consumer) is
+trimmed the same way, against kcore_after_two/.
 Standard library only.
 """
 import json
@@ -307,7 +309,7 @@ def data_path(d):
 
 # recording dir -> the kcore_after copy taken when its phase was over
 RECORDINGS = (('perf-alone', 'kcore_after_alone'), ('perf-kcore', 'kcore_after'),
-              ('perfpoke-kcore', 'kcore_after'))
+              ('perfpoke-kcore', 'kcore_after'), ('perfpoke-two', 'kcore_after_two'))
 
 
 def copy_kcore_dir(src, dst, ranges, stext):
@@ -349,8 +351,8 @@ def main():
                 stext = s[0]
     ranges = merge(wanted)
 
-    # Replace only what this script writes (README.md etc. stay).
-    for name in [n for n, _ in RECORDINGS] + [a for _, a in RECORDINGS]:
+    # Replace only what this run brings (README.md and other phases' recordings stay).
+    for name in [n for n, _ in present] + [a for _, a in present]:
         if os.path.exists(os.path.join(fix, name)):
             shutil.rmtree(os.path.join(fix, name))
     summary = {'ranges': [[hex(a), hex(b)] for a, b in ranges],
@@ -384,7 +386,7 @@ def main():
     for dp, _, fs in os.walk(fix):
         total += sum(os.path.getsize(os.path.join(dp, f)) for f in fs)
     summary['fixture_bytes'] = total
-    write_file(os.path.join(fix, 'summary.json'), (json.dumps(summary, indent=1) + '\n').encode())
+    write_file(os.path.join(fix, os.environ.get('SUMMARY', 'summary.json')), (json.dumps(summary, indent=1) + '\n').encode())
     short = {k: v for k, v in summary.items() if k not in ('ranges', 'ksymbols')}
     for e in short['recordings'].values():
         r = e.get('replay')
