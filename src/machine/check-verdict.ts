@@ -49,9 +49,9 @@ export interface CheckOutcome {
   /** Things worth knowing that do not change the verdict (double delivery). */
   notes: string[];
   report: CheckReport;
-  /** Pokes whose old bytes were compared with the code image (kcore or an earlier poke's bytes). */
+  /** Kernel pokes whose old bytes lie in kcore_dir or in a trampoline an earlier poke created. */
   checked: number;
-  /** Pokes at addresses the code image does not hold: only checked against earlier pokes, if at all. */
+  /** Kernel pokes at addresses the code image does not hold: only checked against earlier pokes, if at all. */
   uncovered: number;
   /** Extra copies folded (Linux 6.1 double delivery). */
   duplicates: number;
@@ -71,10 +71,14 @@ function lossText(l: Loss): string {
   return `${what} on event ${l.event?.name ?? '(unknown: no id in sample_id)'}${cpu}: pokes may be missing between ${from} and ${to}`;
 }
 
-/** Kernel pokes whose old bytes are not in kcore_dir nor inside a trampoline an earlier poke created. */
-function uncoveredPokes(m: Machine): { n: number; first?: bigint } {
+/**
+ * Kernel pokes with old bytes, split by whether those bytes lie in kcore_dir
+ * or inside a trampoline an earlier poke created (checked) or not (uncovered).
+ */
+function coverage(m: Machine): { checked: number; n: number; first?: bigint } {
   const created: { start: bigint; end: bigint }[] = [];
   let n = 0;
+  let checked = 0;
   let first: bigint | undefined;
   for (const pp of m.image.pokes) {
     const p = pp.poke;
@@ -84,12 +88,17 @@ function uncoveredPokes(m: Machine): { n: number; first?: bigint } {
     }
     if (!isKernelPoke(p)) continue;
     const end = pokeEnd(p);
-    if (m.image.inBase(p.addr) && m.image.inBase(end - 1n)) continue;
-    if (created.some((c) => p.addr >= c.start && end <= c.end)) continue;
+    if (
+      (m.image.inBase(p.addr) && m.image.inBase(end - 1n)) ||
+      created.some((c) => p.addr >= c.start && end <= c.end)
+    ) {
+      checked++;
+      continue;
+    }
     n++;
     first ??= p.addr;
   }
-  return { n, first };
+  return { checked, n, first };
 }
 
 export function judgeMachine(m: Machine): CheckOutcome {
@@ -112,7 +121,7 @@ export function judgeMachine(m: Machine): CheckOutcome {
       why: `event ${ev.textPokeEvents[0]!.name} asked for TEXT_POKE records but the file has none (removed, or the kernel withholds them)`,
       hint: 'record again on a kernel that emits TEXT_POKE (Linux ≥ 5.9) and keep the records (no `inject --strip 20`)',
     });
-  const cover = uncoveredPokes(m);
+  const cover = coverage(m);
   if (!m.kcore) {
     const agree = report.consistent;
     reasons.push({
@@ -159,8 +168,8 @@ export function judgeMachine(m: Machine): CheckOutcome {
     reasons,
     notes,
     report,
-    checked: report.consistent + report.stale - cover.n,
-    uncovered: m.kcore ? cover.n : total,
+    checked: cover.checked,
+    uncovered: cover.n,
     duplicates: m.copies.length,
     textPokeEvents: ev.textPokeEvents.map((e) => e.name),
   };

@@ -7,12 +7,14 @@
  * before the code image is built.
  *
  * Copies of one poke: same cpu, address, old and new bytes, each from a
- * different text_poke event, and next to each other in time order — the
- * kernel emits them in one loop, under text_mutex, before the next poke. The
- * times are not equal: each event stamps its own copy (µs apart on hardware,
- * up to ~0.1 ms under qemu TCG), so a copy may follow its first by at most
- * COPY_WINDOW_NS. A poke rewritten with the same bytes on purpose comes from
- * the same event and is never folded.
+ * different text_poke event, close in time. The kernel emits them in one
+ * loop, under text_mutex, before the next poke; a file's equal times may
+ * still interleave two pokes' copies, so each copy looks for its first among
+ * the pokes still waiting for copies. The times differ: each event stamps
+ * its own copy (a few µs apart; up to 110 µs in the qemu TCG fixture
+ * perfpoke-two), so a copy may follow its first by at most COPY_WINDOW_NS.
+ * A poke rewritten with the same bytes on purpose comes from the same event
+ * and is never folded.
  */
 import type { Poke } from './poke.js';
 
@@ -61,26 +63,22 @@ export function foldCopies(
   });
   const dropped = new Set<number>();
   const copies: PokeCopy[] = [];
-  let lead: Poke | undefined;
-  let seenEvents = new Set<number>();
+  // pokes still waiting for copies: the kernel emits a poke's copies back to back, but equal
+  // times (a file's own order) may interleave two pokes' copies, so each copy finds its first
+  let open: { lead: Poke; events: Set<number> }[] = [];
   for (const i of order) {
     const p = pokes[i]!;
     const ev = eventOf(p);
-    if (
-      lead &&
-      ev !== undefined &&
-      !seenEvents.has(ev) &&
-      seenEvents.size < textPokeEvents &&
-      p.time - lead.time <= COPY_WINDOW_NS &&
-      sameChange(lead, p)
-    ) {
-      seenEvents.add(ev);
+    if (ev === undefined) continue;
+    open = open.filter((g) => p.time - g.lead.time <= COPY_WINDOW_NS && g.events.size < textPokeEvents);
+    const g = open.find((x) => !x.events.has(ev) && sameChange(x.lead, p));
+    if (g) {
+      g.events.add(ev);
       dropped.add(i);
-      copies.push({ copy: p, of: lead });
+      copies.push({ copy: p, of: g.lead });
       continue;
     }
-    lead = ev === undefined ? undefined : p;
-    seenEvents = new Set(ev === undefined ? [] : [ev]);
+    open.push({ lead: p, events: new Set([ev]) });
   }
   return { unique: pokes.filter((_, i) => !dropped.has(i)), copies };
 }

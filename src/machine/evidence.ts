@@ -10,7 +10,9 @@
 import { attrFlag } from '../abi/event-attr.js';
 import { RecordType } from '../abi/record-type.js';
 import { SampleType } from '../abi/sample-format.js';
-import type { AttrEntry } from '../perfdata/perf-file.js';
+import { Feature } from '../abi/feature.js';
+import { decodeFeature } from '../perfdata/features/index.js';
+import type { AttrEntry, PerfFile } from '../perfdata/perf-file.js';
 import type { RawRecord } from '../perfdata/raw-record.js';
 import { defaultEventName } from '../session/event-names.js';
 
@@ -56,10 +58,10 @@ export interface RecordingEvidence {
   truncated?: Truncation;
 }
 
-function eventsOf(attrs: readonly AttrEntry[]): RecordingEvent[] {
+function eventsOf(attrs: readonly AttrEntry[], names: readonly (string | undefined)[]): RecordingEvent[] {
   return attrs.map((a, index) => ({
     index,
-    name: a.name ?? defaultEventName(a.attr),
+    name: a.name ?? names[index] ?? defaultEventName(a.attr),
     textPoke: attrFlag(a.attr, 'text_poke'),
     ids: a.ids,
   }));
@@ -126,8 +128,8 @@ export class EvidenceCollector {
     this.pending.push({ kind, id, count, cpu, at: sid?.time, off: raw.fileOffset });
   }
 
-  finish(attrs: readonly AttrEntry[]): RecordingEvidence {
-    const events = eventsOf(attrs);
+  finish(attrs: readonly AttrEntry[], names: readonly (string | undefined)[] = []): RecordingEvidence {
+    const events = eventsOf(attrs, names);
     const byId = new Map<bigint, RecordingEvent>();
     for (const e of events) for (const id of e.ids) byId.set(id, e);
     const losses: Loss[] = this.pending.map((p, k) => ({
@@ -153,4 +155,14 @@ export class EvidenceCollector {
 export function eventOfId(ev: RecordingEvidence, id: bigint | undefined): RecordingEvent | undefined {
   if (id !== undefined) for (const e of ev.events) if (e.ids.includes(id)) return e;
   return ev.events.length === 1 ? ev.events[0] : undefined;
+}
+
+/** A file-mode file's event names (HEADER_EVENT_DESC), by attr position; [] when it has none. */
+export async function eventDescNames(f: PerfFile): Promise<(string | undefined)[]> {
+  if (f.pipe) return [];
+  const bytes = await f.readFeature(Feature.EVENT_DESC);
+  if (!bytes) return [];
+  const fd = decodeFeature(Feature.EVENT_DESC, bytes, f.le, f.featureSection(Feature.EVENT_DESC)?.offset ?? 0);
+  if (fd.kind !== 'event_desc') return [];
+  return f.attrs.map((a) => fd.events.find((e) => e.ids.some((id) => a.ids.includes(id)))?.name);
 }

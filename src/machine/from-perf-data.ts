@@ -7,7 +7,7 @@ import type { RawRecord } from '../perfdata/raw-record.js';
 import { FormatError } from '../io/errors.js';
 import { CodeImage } from './code-image.js';
 import { foldCopies, type PokeCopy } from './double-delivery.js';
-import { EvidenceCollector, eventOfId, type RecordingEvidence } from './evidence.js';
+import { EvidenceCollector, eventDescNames, eventOfId, type RecordingEvidence } from './evidence.js';
 import { loadKcoreDir, resolveInput, type KcoreDir } from './kcore-dir.js';
 import type { KernelSymbolEvent, Poke } from './poke.js';
 import { SymbolTable } from './symbols.js';
@@ -136,7 +136,7 @@ function fastPoke(raw: RawRecord, arena: ByteArena): Poke | undefined {
     newBytes: arena.take(b, 20 + oldLen, newLen),
     fileOffset: raw.fileOffset,
     misc: raw.misc,
-    id: L && L.isPos > 0 ? dv.getBigUint64(o + size - 8 * L.isPos, le) : undefined,
+    id: L?.sampleIdAll && L.isPos > 0 ? dv.getBigUint64(o + size - 8 * L.isPos, le) : undefined,
   };
 }
 
@@ -216,12 +216,15 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
     if (e instanceof FormatError && opts.partial) {
       const fe = e.withFile(dataFile);
       evidence.truncated = { offset: fe.offset, message: fe.message };
-    } else if (e instanceof FormatError) throw e.withFile(dataFile);
-    else throw e;
-  } finally {
-    await f.close();
+    } else {
+      await f.close();
+      throw e instanceof FormatError ? e.withFile(dataFile) : e;
+    }
   }
-  const ev = evidence.finish(f.attrs);
+  // a damaged EVENT_DESC only costs the names (perf's generic ones are used then)
+  const names = await eventDescNames(f).catch(() => []);
+  await f.close();
+  const ev = evidence.finish(f.attrs, names);
   const folded = foldCopies(pokes, (p) => eventOfId(ev, p.id)?.index, ev.textPokeEvents.length);
   pokes = folded.unique;
   const warnings: string[] = [];
