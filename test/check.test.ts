@@ -4,14 +4,21 @@
  * poke is followed by a kept one (no false positives, none missed), with a
  * window that contains the lost poke's time. Property-tested in-process over
  * random site histories and drop sets, then through the CLI on files.
+ *
+ * The verdicts (consistent 0 / inconsistent 1 / inconclusive 4), on files
+ * the project's writer makes from the kcore fixture and from the real Linux
+ * 6.1 recordings: every missing piece of evidence makes the answer
+ * inconclusive, with its reason; Linux 6.1's double delivery is a note.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { runCli, repoRoot } from './cli.js';
+import { checkSummary, parseLines, validateLines, type Line } from './json-lines.js';
+import { cutDataSection, cutLastRecord, rewriteRecording } from './verdict-fixtures.js';
 import { CodeImage } from '../src/machine/code-image.js';
 import { checkImage } from '../src/machine/check.js';
 import type { Poke } from '../src/machine/poke.js';
@@ -110,24 +117,28 @@ test('check flags exactly the sites with lost pokes, with a window holding the l
   );
 });
 
-interface CheckJson {
-  ok: boolean;
-  pokes: number;
-  sites: number;
-  stale: number;
-  disagreements: { siteStart: string; lostAfter: string | null; lostBefore: string }[];
-  nonKernel: { addr: string }[];
-  outsideMaps: { addr: string }[];
-  badRemovals: { addr: string; reason: string }[];
+const hex = (v: bigint): string => `0x${v.toString(16)}`;
+
+/** `check --json`: every line valid against docs/json, the summary last. */
+function checkJson(input: string): { status: number; lines: Line[]; summary: Line } {
+  const r = runCli(['check', '-i', input, '--json']);
+  assert.equal(r.stderr, '', r.stderr);
+  const lines = parseLines(r.stdout);
+  validateLines(lines);
+  const summary = checkSummary(lines);
+  assert.equal(summary.exit_code, r.status, 'exit_code is the exit status');
+  return { status: r.status, lines, summary };
 }
+const ofType = (ls: Line[], t: string): Line[] => ls.filter((l) => l.type === t);
+const reasonCodes = (s: Line): string[] => (s.reasons as { code: string }[]).map((x) => x.code);
 
 test('check on the kcore fixture: consistent, exit 0', () => {
-  const r = runCli(['check', '-i', basic, '--json']);
-  assert.equal(r.status, 0, r.stdout + r.stderr);
-  const j = JSON.parse(r.stdout) as CheckJson;
-  assert.equal(j.ok, true);
-  assert.equal(j.pokes, pokesOf(basicSites()).length + 2, 'every site poke plus the trampoline create/remove');
-  assert.equal(j.stale, 0);
+  const { status, summary } = checkJson(basic);
+  assert.equal(status, 0);
+  assert.equal(summary.verdict, 'consistent');
+  assert.equal(summary.pokes, pokesOf(basicSites()).length + 2, 'every site poke plus the trampoline create/remove');
+  assert.equal(summary.stale, 0);
+  assert.deepEqual(summary.reasons, []);
 });
 
 test('check on files with random pokes dropped: exactly the affected sites, exit 1', () => {
@@ -143,18 +154,17 @@ test('check on files with random pokes dropped: exactly the affected sites, exit
       const drop = new Set(dl);
       const d = join(dir, 'case');
       writeKcoreDir(d, sites, { drop, withTrampoline: true });
-      const r = runCli(['check', '-i', d, '--json']);
-      const j = JSON.parse(r.stdout) as CheckJson;
+      const { status, lines, summary } = checkJson(d);
+      const stale = ofType(lines, 'stale');
       const want = expected(sites, drop);
-      assert.deepEqual(
-        new Set(j.disagreements.map((x) => BigInt('0x' + x.siteStart))),
-        new Set(want.keys()),
-        `drop ${dl}`,
-      );
-      assert.equal(r.status, want.size ? 1 : 0);
-      for (const x of j.disagreements) {
-        const lost = want.get(BigInt('0x' + x.siteStart))!;
-        assert.ok((x.lostAfter === null || BigInt(x.lostAfter) <= lost) && lost <= BigInt(x.lostBefore));
+      assert.deepEqual(new Set(stale.map((x) => BigInt(x.site_start as string))), new Set(want.keys()), `drop ${dl}`);
+      assert.equal(status, want.size ? 1 : 0);
+      assert.equal(summary.verdict, want.size ? 'inconsistent' : 'consistent');
+      for (const x of stale) {
+        const lost = want.get(BigInt(x.site_start as string))!;
+        const after = x.missing_after as { time_ns: string } | null;
+        const before = x.missing_before as { time_ns: string };
+        assert.ok((after === null || BigInt(after.time_ns) <= lost) && lost <= BigInt(before.time_ns));
       }
     }
     // text output names the site and the window: drop the first jump-label flip
@@ -166,7 +176,7 @@ test('check on files with random pokes dropped: exactly the affected sites, exit
       /site ffffffff81000110-ffffffff81000115 do_sys_open\+0x10: 1 stale poke\(s\), first at 1000\.000005/,
     );
     assert.match(t.stdout, /a change is missing between the start of the recording and 1000\.000005/);
-    assert.match(t.stdout, /INCONSISTENT/);
+    assert.match(t.stdout, /\ninconsistent\n$/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -214,29 +224,26 @@ test('check reports what perf drops: non-kernel cpumode, outside maps, unmatched
         },
       ],
     });
-    const r = runCli(['check', '-i', dir + '/f', '--json']);
-    assert.equal(r.status, 1, r.stderr);
-    const j = JSON.parse(r.stdout) as CheckJson;
+    const { status, lines, summary } = checkJson(dir + '/f');
+    assert.equal(status, 1);
+    assert.equal(summary.verdict, 'inconsistent');
+    const dropped = ofType(lines, 'dropped').map((l) => [l.why, (l.poke as { addr: string }).addr, l.reason]);
+    assert.deepEqual(dropped.slice(0, 2), [
+      ['non-kernel-cpumode', hex(KTEXT + 0x700n), undefined],
+      ['outside-maps', hex(KTEXT + 0x5000n), undefined],
+    ]);
     assert.deepEqual(
-      j.nonKernel.map((p) => p.addr),
-      [(KTEXT + 0x700n).toString(16)],
+      dropped.slice(2).map((x) => x[1]),
+      [hex(TRAMP + 0x100n), hex(MODTEXT + 0x800n)],
     );
-    assert.deepEqual(
-      j.outsideMaps.map((p) => p.addr),
-      [(KTEXT + 0x5000n).toString(16)],
-    );
-    assert.deepEqual(
-      j.badRemovals.map((p) => p.addr),
-      [(TRAMP + 0x100n).toString(16), (MODTEXT + 0x800n).toString(16)],
-    );
-    assert.match(j.badRemovals[1]!.reason, /removes 1 bytes, trampoline created with 2/);
-    assert.equal(j.stale, 0, 'the other pokes stay consistent');
+    assert.match(String(dropped[3]![2]), /removes 1 bytes, trampoline created with 2/);
+    assert.equal(summary.stale, 0, 'the other pokes stay consistent');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
 
-test('check: bad input exits 2 with the offset; --help exits 0', () => {
+test('check: bad input exits 2 with the offset; --help documents the verdicts and exit codes', () => {
   const dir = mkdtempSync(join(tmpdir(), 'perfpoke-check-'));
   try {
     writeKcoreDir(dir + '/f', basicSites());
@@ -251,7 +258,197 @@ test('check: bad input exits 2 with the offset; --help exits 0', () => {
     assert.match(r2.stderr, /bad magic/);
     const h = runCli(['check', '--help']);
     assert.equal(h.status, 0);
-    assert.match(h.stdout, /Exit status: 0 consistent, 1 findings/);
+    assert.match(h.stdout, /consistent\s+exit 0/);
+    assert.match(h.stdout, /inconsistent\s+exit 1/);
+    assert.match(h.stdout, /inconclusive\s+exit 4/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+interface VerdictCase {
+  name: string;
+  make: (src: string, dst: string) => Promise<void> | void;
+  verdict: 'consistent' | 'inconsistent' | 'inconclusive';
+  status: number;
+  /** Reason codes, in order. */
+  reasons: string[];
+  /** The text output's reason line (one line: why; what to do). */
+  text?: RegExp;
+}
+
+const realKernel = join(repoRoot, 'test', 'fixtures', 'real-kernel');
+
+function strip(src: string, dst: string): void {
+  const r = runCli(['inject', '--strip', 'text_poke', '-i', src, '-o', dst]);
+  assert.equal(r.status, 0, r.stderr);
+}
+function dataOnly(src: string, dst: string): void {
+  mkdirSync(dst, { recursive: true });
+  cpSync(join(src, 'data'), join(dst, 'data'));
+}
+function withKcore(src: string, dst: string, data: (to: string) => void): void {
+  mkdirSync(dst, { recursive: true });
+  cpSync(join(src, 'kcore_dir'), join(dst, 'kcore_dir'), { recursive: true });
+  data(join(dst, 'data'));
+}
+
+/** The cases, for a source directory whose first poke is followed by a later poke at its site. */
+function cases(firstStalePoke: number): VerdictCase[] {
+  return [
+    { name: 'as recorded', make: (s, d) => rewriteRecording(s, d, {}), verdict: 'consistent', status: 0, reasons: [] },
+    {
+      name: 'one poke dropped',
+      make: (s, d) => rewriteRecording(s, d, { dropPoke: firstStalePoke }),
+      verdict: 'inconsistent',
+      status: 1,
+      reasons: [],
+    },
+    {
+      name: 'TEXT_POKE stripped (inject --strip text_poke)',
+      make: strip,
+      verdict: 'inconclusive',
+      status: 4,
+      reasons: ['no-text-poke-records'],
+      text: /^inconclusive: event \S+ asked for TEXT_POKE records but the file has none .*; record again on a kernel/m,
+    },
+    {
+      name: 'no attr with text_poke',
+      make: (s, d) => rewriteRecording(s, d, { noTextPokeAttr: true }),
+      verdict: 'inconclusive',
+      status: 4,
+      reasons: ['no-text-poke-attr'],
+      text: /^inconclusive: no event in the recording has attr\.text_poke set.*; record with `perf record --kcore -e dummy/m,
+    },
+    {
+      name: 'a LOST record on the poke event',
+      make: (s, d) => rewriteRecording(s, d, { lostAfterPoke: { n: 2, lost: 3n } }),
+      verdict: 'inconclusive',
+      status: 4,
+      reasons: ['lost-records'],
+      text: /^inconclusive: 3 record\(s\) lost \(PERF_RECORD_LOST\) on event \S+ on cpu \d+: pokes may be missing between \d+\.\d{6} and \d+\.\d{6}; record again with bigger ring buffers/m,
+    },
+    {
+      name: 'no kcore_dir',
+      make: dataOnly,
+      verdict: 'inconclusive',
+      status: 4,
+      reasons: ['no-kcore'],
+      text: /^inconclusive: no kcore_dir: (\d+) of \1 poke\(s\) agree with the earlier pokes at their site, but .*; pass the `perf record --kcore` directory/m,
+    },
+    {
+      name: 'data section cut short (header says more)',
+      make: (s, d) => withKcore(s, d, (to) => cutDataSection(join(s, 'data'), to, 0.5)),
+      verdict: 'inconclusive',
+      status: 4,
+      reasons: ['truncated'],
+      text: /^inconclusive: the file is cut short .*perf_file_header\.data.*; check a complete copy/m,
+    },
+    {
+      name: 'last record cut',
+      make: (s, d) => withKcore(s, d, (to) => cutLastRecord(join(s, 'data'), to, 3)),
+      verdict: 'inconclusive',
+      status: 4,
+      reasons: ['truncated'],
+      text: /^inconclusive: the data section could not be read to its end .*: later pokes are not in the check; check/m,
+    },
+  ];
+}
+
+async function verdictTable(t: { diagnostic: (s: string) => void }, src: string, firstStale: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-verdict-'));
+  try {
+    for (const [k, c] of cases(firstStale).entries()) {
+      const d = join(dir, `case${k}`);
+      await c.make(src, d);
+      const { status, summary } = checkJson(d);
+      assert.equal(summary.verdict, c.verdict, `${c.name}: ${JSON.stringify(summary.reasons)}`);
+      assert.equal(status, c.status, c.name);
+      assert.deepEqual(reasonCodes(summary), c.reasons, c.name);
+      if (c.text) {
+        const r = runCli(['check', '-i', d]);
+        assert.equal(r.status, c.status);
+        assert.match(r.stdout, c.text, c.name);
+        assert.match(r.stdout, new RegExp(`\\n${c.verdict}\\n$`), c.name);
+      }
+      t.diagnostic(`${src.slice(repoRoot.length + 1)}: ${c.name} -> ${summary.verdict} (exit ${status})`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('verdicts on the kcore fixture rewritten by the project writer', async (t) => {
+  await verdictTable(t, basic, 0);
+});
+
+test('verdicts on the real Linux 6.1 recording perf-alone', async (t) => {
+  // the first poke at ftrace_call, a site poked again later, so dropping it leaves the next one stale
+  const { loadMachine } = await import('../src/machine/from-perf-data.js');
+  const m = await loadMachine(join(realKernel, 'perf-alone'));
+  const site = m.image.sites.find((s) => s.pokes.length > 2)!;
+  const first = m.pokes.indexOf(site.pokes[0]!.poke);
+  await verdictTable(t, join(realKernel, 'perf-alone'), first);
+});
+
+test('a LOST record on an event without text_poke leaves the verdict consistent', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-verdict-'));
+  try {
+    await rewriteRecording(join(realKernel, 'perf-alone'), dir, {
+      lostAfterPoke: { n: 5, lost: 9n, otherEvent: true },
+    });
+    const { status, summary } = checkJson(dir);
+    assert.equal(status, 0);
+    assert.equal(summary.verdict, 'consistent');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('Linux 6.1 double delivery (real two-consumer recording): consistent, each poke once, duplicates noted', async () => {
+  const rec = join(realKernel, 'perfpoke-two');
+  const { status, summary } = checkJson(rec);
+  assert.equal(status, 0, JSON.stringify(summary));
+  assert.equal(summary.verdict, 'consistent');
+  assert.deepEqual(summary.text_poke_events, ['dummy', 'dummy:u']);
+  // perf 6.1 prints 596 TEXT_POKEs: 298 pokes, each once per text_poke event
+  assert.equal(summary.pokes, 298);
+  assert.equal(summary.duplicates, 298);
+  assert.equal(summary.stale, 0);
+  assert.deepEqual(summary.notes, [
+    '298 poke(s) delivered twice (one per text_poke event: dummy, dummy:u); ' +
+      'Linux 6.1 writes each poke once per event, so each is applied once',
+  ]);
+  const txt = runCli(['check', '-i', rec]);
+  assert.match(txt.stdout, /^note: 298 poke\(s\) delivered twice \(one per text_poke event: dummy, dummy:u\)/m);
+  assert.match(txt.stdout, /\nconsistent\n$/);
+  // the folded copies are exactly the inflated records (the kernel bug's second copies)
+  const { loadMachine } = await import('../src/machine/from-perf-data.js');
+  const { PerfFile } = await import('../src/perfdata/perf-file.js');
+  const m = await loadMachine(rec);
+  const inflated = new Set<number>();
+  const f = await PerfFile.open(join(rec, 'data'));
+  for await (const raw of f.records()) {
+    if (raw.type !== 20) continue;
+    const r = raw.decode();
+    if (r.kind === 'text_poke' && r.inflatedBy) inflated.add(r.fileOffset);
+  }
+  await f.close();
+  assert.deepEqual(new Set(m.copies.map((c) => c.copy.fileOffset)), inflated);
+});
+
+test('double delivery made by the writer: folded; copies too far apart or from one event are not', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-verdict-'));
+  try {
+    await rewriteRecording(basic, join(dir, 'two'), { secondEvent: { delayNs: 100n } });
+    const two = checkJson(join(dir, 'two'));
+    assert.equal(two.summary.verdict, 'consistent');
+    assert.equal(two.summary.duplicates, two.summary.pokes);
+    // 20 ms apart: beyond COPY_WINDOW_NS, so they are two pokes and the second is stale
+    await rewriteRecording(basic, join(dir, 'far'), { secondEvent: { delayNs: 20_000_000n } });
+    const far = checkJson(join(dir, 'far'));
+    assert.equal(far.summary.verdict, 'inconsistent');
+    assert.equal(far.summary.duplicates, 0);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -9,7 +9,7 @@
 import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-import { withAttrFlag } from '../src/abi/event-attr.js';
+import { attrFlag, withAttrFlag } from '../src/abi/event-attr.js';
 import { RecordType } from '../src/abi/record-type.js';
 import { SampleType } from '../src/abi/sample-format.js';
 import { PerfFile } from '../src/perfdata/perf-file.js';
@@ -19,8 +19,11 @@ import { PerfDataWriter, type WriterAttr } from '../src/perfdata/writer.js';
 export interface Rewrite {
   /** Clear attr.text_poke on every event. */
   noTextPokeAttr?: boolean;
-  /** Insert PERF_RECORD_LOST (count `lost`) right after the n-th TEXT_POKE (0-based, file order). */
-  lostAfterPoke?: { n: number; lost: bigint };
+  /**
+   * Insert PERF_RECORD_LOST (count `lost`) right after the n-th TEXT_POKE (0-based, file order), on the
+   * event that poke came from, or (`otherEvent`) on an event without text_poke.
+   */
+  lostAfterPoke?: { n: number; lost: bigint; otherEvent?: boolean };
   /** Leave out the n-th TEXT_POKE (file order). */
   dropPoke?: number;
   /** A second text_poke event; every poke is written again through it, `delayNs` later. */
@@ -72,17 +75,20 @@ export async function rewriteRecording(src: string, dir: string, o: Rewrite): Pr
         await w.write(c as PerfRecord, attrs.length - 1);
       }
       if (isPoke && o.lostAfterPoke?.n === k) {
+        const own = f.attrs.findIndex((_, i) => f.layoutOf(i) === raw.layout);
+        const ev = o.lostAfterPoke.otherEvent ? f.attrs.findIndex((a) => !attrFlag(a.attr, 'text_poke')) : own;
+        if (ev < 0) throw new Error('lostAfterPoke: no such event in the source');
         const lost = {
           kind: 'lost',
           type: RecordType.LOST,
           misc: 0,
           size: 0,
           fileOffset: 0,
-          id: attrs[0]!.ids[0] ?? 0n,
+          id: attrs[ev]!.ids[0] ?? 0n,
           lost: o.lostAfterPoke.lost,
-          sampleId: { ...rec.sampleId, time: (rec.sampleId?.time ?? 0n) + 1n },
+          sampleId: { ...rec.sampleId, time: (rec.sampleId?.time ?? 0n) + 1n, identifier: attrs[ev]!.ids[0] },
         } as unknown as PerfRecord;
-        await w.write(lost, 0);
+        await w.write(lost, ev);
       }
     }
     await w.finish();
@@ -95,11 +101,12 @@ export async function rewriteRecording(src: string, dir: string, o: Rewrite): Pr
   if (!o.noKcore) cpSync(join(src, 'kcore_dir'), join(dir, 'kcore_dir'), { recursive: true });
 }
 
-/** A copy of a file-mode perf.data cut at `keep` bytes of its data section (header left as it was). */
-export function cutDataSection(srcData: string, dst: string, keep: number): void {
+/** A copy of a file-mode perf.data cut inside its data section (at `fraction` of it; header left as it was). */
+export function cutDataSection(srcData: string, dst: string, fraction: number): void {
   const b = readFileSync(srcData);
   const dataOffset = Number(b.readBigUInt64LE(40));
-  writeFileSync(dst, b.subarray(0, dataOffset + keep));
+  const dataSize = Number(b.readBigUInt64LE(48));
+  writeFileSync(dst, b.subarray(0, dataOffset + Math.floor(dataSize * fraction)));
 }
 
 /** A copy whose header says the data section ends where it really ends, but the last record is cut. */
