@@ -189,7 +189,7 @@ test('check reports what perf drops: non-kernel cpumode, outside maps, unmatched
     const sites = basicSites();
     const sid = (time: bigint) => ({ time, cpu: 1 });
     const b = (x: number[]) => Uint8Array.from(x);
-    writeKcoreDir(dir + '/f', sites, {
+    writeKcoreDir(`${dir}/f`, sites, {
       withTrampoline: true,
       extra: [
         {
@@ -224,7 +224,7 @@ test('check reports what perf drops: non-kernel cpumode, outside maps, unmatched
         },
       ],
     });
-    const { status, lines, summary } = checkJson(dir + '/f');
+    const { status, lines, summary } = checkJson(`${dir}/f`);
     assert.equal(status, 1);
     assert.equal(summary.verdict, 'inconsistent');
     const dropped = ofType(lines, 'dropped').map((l) => [l.why, (l.poke as { addr: string }).addr, l.reason]);
@@ -246,10 +246,10 @@ test('check reports what perf drops: non-kernel cpumode, outside maps, unmatched
 test('check: bad input exits 2 with the offset; --help documents the verdicts and exit codes', () => {
   const dir = mkdtempSync(join(tmpdir(), 'perfpoke-check-'));
   try {
-    writeKcoreDir(dir + '/f', basicSites());
+    writeKcoreDir(`${dir}/f`, basicSites());
     const kc = join(dir, 'f', 'kcore_dir', 'kcore');
     writeFileSync(kc, readFileSync(kc).subarray(0, 100));
-    const r = runCli(['check', '-i', dir + '/f']);
+    const r = runCli(['check', '-i', `${dir}/f`]);
     assert.equal(r.status, 2);
     assert.match(r.stderr, /kcore: at offset 0x40: Elf64_Phdr table: truncated/);
     writeFileSync(join(dir, 'junk'), 'not a perf file at all');
