@@ -63,6 +63,8 @@ export interface FlatPoke {
   old: string;
   new: string;
   kind: string;
+  before: string;
+  after: string;
   fileOffset: number;
   consistent: boolean;
   copy: boolean;
@@ -81,6 +83,8 @@ export function flatPokes(stdout: string): FlatPoke[] {
     old: spaced(l.old as string),
     new: spaced(l.new as string),
     kind: l.kind as string,
+    before: l.before as string,
+    after: l.after as string,
     fileOffset: l.file_offset as number,
     consistent: l.consistent as boolean,
     copy: l.copy_of !== undefined,
