@@ -7,7 +7,7 @@
  * data section was read to its end. `check` turns this into its verdict
  * (check-verdict.ts): without it, "0 stale pokes" says nothing.
  */
-import { attrFlag } from '../abi/event-attr.js';
+import { attrFlag, type EventAttr } from '../abi/event-attr.js';
 import { RecordType } from '../abi/record-type.js';
 import { SampleType } from '../abi/sample-format.js';
 import { Feature } from '../abi/feature.js';
@@ -23,6 +23,7 @@ const AUX_FLAG_COLLISION = 0x08n;
 export interface RecordingEvent {
   index: number;
   name: string;
+  attr: EventAttr;
   textPoke: boolean;
   ids: bigint[];
 }
@@ -62,6 +63,7 @@ function eventsOf(attrs: readonly AttrEntry[], names: readonly (string | undefin
   return attrs.map((a, index) => ({
     index,
     name: a.name ?? names[index] ?? defaultEventName(a.attr),
+    attr: a.attr,
     textPoke: attrFlag(a.attr, 'text_poke'),
     ids: a.ids,
   }));
