@@ -453,3 +453,60 @@ test('double delivery made by the writer: folded; copies too far apart or from o
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('LOST_SAMPLES and AUX truncated/collision on the poke event: inconclusive, each named', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-verdict-'));
+  try {
+    const want = {
+      lost_samples:
+        /^inconclusive: 4 sample\(s\) lost \(PERF_RECORD_LOST_SAMPLES\) on event dummy:u on cpu \d+: pokes may be missing between \d+\.\d{6} and \d+\.\d{6}; /m,
+      aux_truncated:
+        /^inconclusive: AUX area truncated \(4 bytes\) on event dummy:u on cpu \d+: pokes may be missing between/m,
+      aux_collision:
+        /^inconclusive: AUX area collision \(4 bytes\) on event dummy:u on cpu \d+: pokes may be missing between/m,
+    } as const;
+    for (const [kind, re] of Object.entries(want)) {
+      const d = join(dir, kind);
+      await rewriteRecording(join(realKernel, 'perf-alone'), d, {
+        lostAfterPoke: { n: 10, lost: 4n, kind: kind as keyof typeof want },
+      });
+      const { status, summary } = checkJson(d);
+      assert.equal(status, 4, kind);
+      assert.deepEqual(reasonCodes(summary), ['lost-records'], kind);
+      assert.match(runCli(['check', '-i', d]).stdout, re, kind);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a poke in a KSYMBOL range that kcore_dir does not hold: inconclusive (outside-kcore)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-verdict-'));
+  try {
+    // BPF code registered by KSYMBOL past the module area kcore_dir holds, then poked
+    const at = MODTEXT + 0x10000n;
+    const sid = { time: 5_000_000_000_000n, cpu: 0 };
+    writeKcoreDir(join(dir, 'f'), basicSites(), {
+      extra: [
+        { kind: 'ksymbol', addr: at, len: 64, ksymType: 1, flags: 0, name: 'bpf_prog_x', sid },
+        {
+          kind: 'text_poke',
+          addr: at + 8n,
+          oldBytes: Uint8Array.from([0x0f, 0x1f, 0x44, 0x00, 0x00]),
+          newBytes: Uint8Array.from([0xe8, 0, 0, 0, 0]),
+          sid: { ...sid, time: sid.time + 1n },
+        },
+      ],
+    });
+    const { status, summary } = checkJson(join(dir, 'f'));
+    assert.equal(status, 4);
+    assert.deepEqual(reasonCodes(summary), ['outside-kcore']);
+    assert.equal(summary.uncovered, 1);
+    assert.match(
+      (summary.reasons as { why: string }[])[0]!.why,
+      new RegExp(`^1 poke\\(s\\) at addresses kcore_dir does not hold \\(first at ${(at + 8n).toString(16)}\\)`),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -12,9 +12,31 @@ import { join } from 'node:path';
 import { attrFlag, withAttrFlag } from '../src/abi/event-attr.js';
 import { RecordType } from '../src/abi/record-type.js';
 import { SampleType } from '../src/abi/sample-format.js';
+import { eventDescNames } from '../src/machine/evidence.js';
 import { PerfFile } from '../src/perfdata/perf-file.js';
 import type { PerfRecord } from '../src/perfdata/records/index.js';
 import { PerfDataWriter, type WriterAttr } from '../src/perfdata/writer.js';
+
+/** PERF_RECORD_LOST, LOST_SAMPLES, or an AUX record with PERF_AUX_FLAG_TRUNCATED (1) / COLLISION (8). */
+export type LossRecordKind = 'lost' | 'lost_samples' | 'aux_truncated' | 'aux_collision';
+
+function lossRecord(kind: LossRecordKind, id: bigint, count: bigint, sampleId: object): PerfRecord {
+  const head = { misc: 0, size: 0, fileOffset: 0, sampleId };
+  const r =
+    kind === 'lost'
+      ? { ...head, kind, type: RecordType.LOST, id, lost: count }
+      : kind === 'lost_samples'
+        ? { ...head, kind, type: RecordType.LOST_SAMPLES, lost: count }
+        : {
+            ...head,
+            kind: 'aux',
+            type: RecordType.AUX,
+            auxOffset: 0n,
+            auxSize: count,
+            flags: kind === 'aux_truncated' ? 1n : 8n,
+          };
+  return r as unknown as PerfRecord;
+}
 
 export interface Rewrite {
   /** Clear attr.text_poke on every event. */
@@ -23,7 +45,7 @@ export interface Rewrite {
    * Insert PERF_RECORD_LOST (count `lost`) right after the n-th TEXT_POKE (0-based, file order), on the
    * event that poke came from, or (`otherEvent`) on an event without text_poke.
    */
-  lostAfterPoke?: { n: number; lost: bigint; otherEvent?: boolean };
+  lostAfterPoke?: { n: number; lost: bigint; otherEvent?: boolean; kind?: LossRecordKind };
   /** Leave out the n-th TEXT_POKE (file order). */
   dropPoke?: number;
   /** A second text_poke event; every poke is written again through it, `delayNs` later. */
@@ -41,12 +63,13 @@ export async function rewriteRecording(src: string, dir: string, o: Rewrite): Pr
   const f = await PerfFile.open(join(src, 'data'));
   const two = o.secondEvent !== undefined;
   if (two && f.attrs.length !== 1) throw new Error('secondEvent: the source must have one event');
+  const names = await eventDescNames(f);
   const attrs: WriterAttr[] = f.attrs.map((a, i) => {
     let flags = a.attr.flags;
     if (o.noTextPokeAttr) flags = withAttrFlag(flags, 'text_poke', false);
     // two events must be told apart: IDENTIFIER in every sample_id, one id per event
     const sampleType = two ? a.attr.sampleType | SampleType.IDENTIFIER : a.attr.sampleType;
-    return { attr: { ...a.attr, flags, sampleType }, ids: two ? [BigInt(100 + i)] : a.ids };
+    return { attr: { ...a.attr, flags, sampleType }, ids: two ? [BigInt(100 + i)] : a.ids, name: names[i] };
   });
   if (two) {
     const base = attrs[0]!.attr;
@@ -78,17 +101,9 @@ export async function rewriteRecording(src: string, dir: string, o: Rewrite): Pr
         const own = f.attrs.findIndex((_, i) => f.layoutOf(i) === raw.layout);
         const ev = o.lostAfterPoke.otherEvent ? f.attrs.findIndex((a) => !attrFlag(a.attr, 'text_poke')) : own;
         if (ev < 0) throw new Error('lostAfterPoke: no such event in the source');
-        const lost = {
-          kind: 'lost',
-          type: RecordType.LOST,
-          misc: 0,
-          size: 0,
-          fileOffset: 0,
-          id: attrs[ev]!.ids[0] ?? 0n,
-          lost: o.lostAfterPoke.lost,
-          sampleId: { ...rec.sampleId, time: (rec.sampleId?.time ?? 0n) + 1n, identifier: attrs[ev]!.ids[0] },
-        } as unknown as PerfRecord;
-        await w.write(lost, ev);
+        const id = attrs[ev]!.ids[0] ?? 0n;
+        const sid = { ...rec.sampleId, time: (rec.sampleId?.time ?? 0n) + 1n, identifier: attrs[ev]!.ids[0] };
+        await w.write(lossRecord(o.lostAfterPoke.kind ?? 'lost', id, o.lostAfterPoke.lost, sid), ev);
       }
     }
     await w.finish();
