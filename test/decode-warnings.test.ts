@@ -66,6 +66,6 @@ test('decode warns about trace errors at addresses kcore_dir does not hold', () 
   assert.equal(w.warnings.length, 1, w.warnings.join('\n'));
   assert.match(
     w.warnings[0]!,
-    /^perfpoke decode: warning: \d+ trace error\(s\) at kernel addresses kcore_dir does not hold \(first 0xffffffff[0-9a-f]+\)/,
+    /^perfpoke decode: warning: \d+ trace error\(s\) at kernel addresses kcore_dir does not hold \(first 0xf{8}/,
   );
 });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv, type ValidateFunction } from 'ajv';
-import { repoRoot } from './cli.js';
+import { repoRoot, runCli } from './cli.js';
 
 export type Line = { type: string } & Record<string, unknown>;
 
@@ -90,3 +90,16 @@ export function flatPokes(stdout: string): FlatPoke[] {
     copy: l.copy_of !== undefined,
   }));
 }
+
+/** `check --json`: every line valid against docs/json, the summary last. */
+export function checkJson(input: string): { status: number; lines: Line[]; summary: Line } {
+  const r = runCli(['check', '-i', input, '--json']);
+  assert.equal(r.stderr, '', r.stderr);
+  const lines = parseLines(r.stdout);
+  validateLines(lines);
+  const summary = checkSummary(lines);
+  assert.equal(summary.exit_code, r.status, 'exit_code is the exit status');
+  return { status: r.status, lines, summary };
+}
+export const ofType = (ls: Line[], t: string): Line[] => ls.filter((l) => l.type === t);
+export const reasonCodes = (s: Line): string[] => (s.reasons as { code: string }[]).map((x) => x.code);

@@ -40,7 +40,8 @@ if [ "${MODE:-}" = two-consumer ]; then
     exit 1
   }
   SUMMARY=summary-two.json python3 "$here/trim_fixture.py" "$work/out" "$fix"
-  grep -E '^(guest-run|workload|bpf-fentry|two-consumer-record):' "$work/out/console.log" > "$fix/guest-log-two.txt" || true
+  grep -E '^(guest-run|workload|bpf-fentry|two-consumer-record):' "$work/out/console.log" \
+    > "$fix/guest-log-two.txt" || true
   d=perfpoke-two
   perf script -i "$work/out/$d" --show-text-poke-events --show-bpf-events > "$work/$d.raw.txt" 2>&1
   perf script -i "$fix/$d" --show-text-poke-events --show-bpf-events > "$work/$d.trim.txt" 2>&1
@@ -49,7 +50,8 @@ if [ "${MODE:-}" = two-consumer ]; then
     diff "$work/$d.raw.txt" "$work/$d.trim.txt" | head -20 >&2
     exit 1
   }
-  echo "make-fixture: perf 6.1 prints $d identically before and after trimming ($(grep -c PERF_RECORD_TEXT_POKE "$work/$d.trim.txt") pokes)"
+  n=$(grep -c PERF_RECORD_TEXT_POKE "$work/$d.trim.txt")
+  echo "make-fixture: perf 6.1 prints $d identically before and after trimming ($n pokes)"
   du -sh "$fix"
   exit 0
 fi

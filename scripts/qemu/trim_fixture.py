@@ -421,7 +421,8 @@ def main():
     for dp, _, fs in os.walk(fix):
         total += sum(os.path.getsize(os.path.join(dp, f)) for f in fs)
     summary['fixture_bytes'] = total
-    write_file(os.path.join(fix, os.environ.get('SUMMARY', 'summary.json')), (json.dumps(summary, indent=1) + '\n').encode())
+    write_file(os.path.join(fix, os.environ.get('SUMMARY', 'summary.json')),
+               (json.dumps(summary, indent=1) + '\n').encode())
     short = {k: v for k, v in summary.items() if k not in ('ranges', 'ksymbols')}
     for e in short['recordings'].values():
         r = e.get('replay')

@@ -10,8 +10,12 @@ import { formatPerfTime } from '../machine/time-format.js';
 
 function pokeText(m: Machine | undefined, p: CheckPoke): string {
   const sym = m?.symbolizer.symOff(p.addr, p) ?? '';
-  return `${formatPerfTime(p.time)} cpu ${p.cpu} ${p.addr.toString(16)}${sym ? ` ${sym}` : ''} len ${p.oldLen}/${p.newLen} (file offset 0x${p.fileOffset.toString(16)})`;
+  const where = `${p.addr.toString(16)}${sym ? ` ${sym}` : ''}`;
+  const at = `(file offset 0x${p.fileOffset.toString(16)})`;
+  return `${formatPerfTime(p.time)} cpu ${p.cpu} ${where} len ${p.oldLen}/${p.newLen} ${at}`;
 }
+
+const from = (t: bigint | undefined): string => (t === undefined ? 'the start of the recording' : formatPerfTime(t));
 
 export function checkText(m: Machine | undefined, o: CheckOutcome): string[] {
   const r = o.report;
@@ -24,13 +28,12 @@ export function checkText(m: Machine | undefined, o: CheckOutcome): string[] {
   for (const d of r.disagreements) {
     const sym = m?.symbolizer.symOff(d.siteStart) ?? '';
     out.push(
-      `site ${d.siteStart.toString(16)}-${d.siteEnd.toString(16)}${sym ? ` ${sym}` : ''}: ${d.stale} stale poke(s), first at ${pokeText(m, d.poke)}`,
+      `site ${d.siteStart.toString(16)}-${d.siteEnd.toString(16)}${sym ? ` ${sym}` : ''}: ` +
+        `${d.stale} stale poke(s), first at ${pokeText(m, d.poke)}`,
     );
     out.push(`  image holds: ${d.expected}`);
     out.push(`  poke's old:  ${d.actual}`);
-    out.push(
-      `  a change is missing between ${d.windowAfter === undefined ? 'the start of the recording' : formatPerfTime(d.windowAfter)} and ${formatPerfTime(d.windowBefore)}`,
-    );
+    out.push(`  a change is missing between ${from(d.windowAfter)} and ${formatPerfTime(d.windowBefore)}`);
   }
   for (const p of r.nonKernel) out.push(`non-kernel cpumode (perf ignores it): ${pokeText(m, p)}`);
   for (const p of r.outsideMaps) out.push(`outside every known map (perf drops it): ${pokeText(m, p)}`);

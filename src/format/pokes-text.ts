@@ -86,7 +86,9 @@ export function formatPokeLine(v: PokeView): string {
     : v.consistent
       ? ''
       : '  STALE (old bytes differ from the image)';
-  return `${v.time.padStart(16)} [${cpu}] ${v.addr} ${v.sym || '?'}${v.ksym ? ` (ksymbol ${v.ksym})` : ''} ${v.kind} len ${p.oldBytes.length}/${p.newBytes.length}: ${bytes} | ${insns}${tail}`;
+  const where = `${v.addr} ${v.sym || '?'}${v.ksym ? ` (ksymbol ${v.ksym})` : ''}`;
+  const lens = `${p.oldBytes.length}/${p.newBytes.length}`;
+  return `${v.time.padStart(16)} [${cpu}] ${where} ${v.kind} len ${lens}: ${bytes} | ${insns}${tail}`;
 }
 
 /** The text lines of `pokes`, with its closing notes. */
@@ -96,7 +98,8 @@ export function pokesText(m: Machine, views: PokeView[], allCopies: boolean): st
     out.push(`(${m.image.ignoredPokes.length} poke(s) with non-kernel cpumode listed last: perf ignores them)`);
   if (m.copies.length > 0 && !allCopies)
     out.push(
-      `(${m.copies.length} poke(s) delivered twice, one copy per text_poke event, listed once: --all-copies shows them)`,
+      `(${m.copies.length} poke(s) delivered twice, one copy per text_poke event, listed once: ` +
+        '--all-copies shows them)',
     );
   return out;
 }

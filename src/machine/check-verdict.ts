@@ -68,7 +68,8 @@ function lossText(l: Loss): string {
   const from = l.after === undefined ? 'the start of the recording' : formatPerfTime(l.after);
   const to = l.at === undefined ? 'an unknown time' : formatPerfTime(l.at);
   const cpu = l.cpu >= 0 ? ` on cpu ${l.cpu}` : '';
-  return `${what} on event ${l.event?.name ?? '(unknown: no id in sample_id)'}${cpu}: pokes may be missing between ${from} and ${to}`;
+  const ev = l.event?.name ?? '(unknown: no id in sample_id)';
+  return `${what} on event ${ev}${cpu}: pokes may be missing between ${from} and ${to}`;
 }
 
 /**
@@ -118,8 +119,12 @@ export function judgeMachine(m: Machine): CheckOutcome {
   else if (m.pokes.length === 0)
     reasons.push({
       code: 'no-text-poke-records',
-      why: `event ${ev.textPokeEvents[0]!.name} asked for TEXT_POKE records but the file has none (removed, or the kernel withholds them)`,
-      hint: 'record again on a kernel that emits TEXT_POKE (Linux ≥ 5.9) and keep the records (no `inject --strip 20`)',
+      why:
+        `event ${ev.textPokeEvents[0]!.name} asked for TEXT_POKE records but the file has none ` +
+        '(removed, or the kernel withholds them)',
+      hint:
+        'record again on a kernel that emits TEXT_POKE (Linux ≥ 5.9) and keep the records ' +
+        '(no `inject --strip text_poke`)',
     });
   const cover = coverage(m);
   if (!m.kcore) {
@@ -134,7 +139,9 @@ export function judgeMachine(m: Machine): CheckOutcome {
   } else if (cover.n > 0) {
     reasons.push({
       code: 'outside-kcore',
-      why: `${cover.n} poke(s) at addresses kcore_dir does not hold (first at ${cover.first!.toString(16)}): their first old bytes are checked against nothing`,
+      why:
+        `${cover.n} poke(s) at addresses kcore_dir does not hold (first at ${cover.first!.toString(16)}): ` +
+        'their first old bytes are checked against nothing',
       hint: "use the recording's own kcore_dir (perf record --kcore copies all kernel text and modules)",
     });
   }
@@ -156,9 +163,10 @@ export function judgeMachine(m: Machine): CheckOutcome {
       hint: 'check a complete copy of the recording (perf record must finish: stop it with Ctrl-C, not kill -9)',
     });
   const notes: string[] = [];
+  const eventNames = ev.textPokeEvents.map((e) => e.name).join(', ');
   if (m.copies.length > 0)
     notes.push(
-      `${m.copies.length} poke(s) delivered twice (one per text_poke event: ${ev.textPokeEvents.map((e) => e.name).join(', ')}); ` +
+      `${m.copies.length} poke(s) delivered twice (one per text_poke event: ${eventNames}); ` +
         'Linux 6.1 writes each poke once per event, so each is applied once',
     );
   const verdict: Verdict = !report.ok ? 'inconsistent' : reasons.length > 0 ? 'inconclusive' : 'consistent';

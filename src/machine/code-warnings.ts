@@ -45,7 +45,8 @@ export function codeImageWarnings(m: Machine, o: CodeWarningInput): string[] {
     );
     if (outside.length > 0)
       out.push(
-        `${outside.length} trace error(s) at kernel addresses kcore_dir does not hold (first 0x${outside[0]!.toString(16)}): ` +
+        `${outside.length} trace error(s) at kernel addresses kcore_dir does not hold ` +
+          `(first 0x${outside[0]!.toString(16)}): ` +
           "the code image misses them; use the recording's own, untrimmed kcore_dir",
       );
   }

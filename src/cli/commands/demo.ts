@@ -7,6 +7,7 @@ import { simulate, type SimSummary } from '../../sim/simulate.js';
 import { loadPtRecording } from '../../intelpt/flow/recording.js';
 import { decodeFlow } from '../../intelpt/flow/decode.js';
 import { judgeMachine } from '../../machine/check-verdict.js';
+import { jsonHex } from '../../format/json-lines.js';
 
 /**
  * `perfpoke demo` (`npm start`): the seed's experiment in one command.
@@ -50,7 +51,7 @@ async function decodeRow(name: string, dir: string): Promise<Row> {
     v.verdict === 'consistent'
       ? `consistent (${rep.pokes} pokes)`
       : v.verdict === 'inconsistent'
-        ? `inconsistent: ${rep.stale} stale poke(s) at ${rep.disagreements.map((d) => `0x${d.siteStart.toString(16)}`).join(', ')}`
+        ? `inconsistent: ${rep.stale} stale poke(s) at ${rep.disagreements.map((d) => jsonHex(d.siteStart)).join(', ')}`
         : `inconclusive: ${v.reasons.map((r) => r.code).join(', ')}`;
   const seconds = (performance.now() - t0) / 1000;
   return {
