@@ -129,11 +129,12 @@ export function judgeMachine(m: Machine): CheckOutcome {
   const cover = coverage(m);
   if (!m.kcore) {
     const agree = report.consistent;
+    const compared = total > 0 ? `${agree} of ${total} poke(s) agree with the earlier pokes at their site, but ` : '';
     reasons.push({
       code: 'no-kcore',
       why:
-        `no kcore_dir: ${agree} of ${total} poke(s) agree with the earlier pokes at their site, but a change lost ` +
-        'before the first poke at a site, or a site poked once, cannot be seen without the code at the start',
+        `no kcore_dir: ${compared}a change lost before the first poke at a site, or a site poked once, ` +
+        'cannot be seen without the code at the start',
       hint: 'pass the `perf record --kcore` directory (DIR with DIR/data and DIR/kcore_dir) to -i',
     });
   } else if (cover.n > 0) {
