@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, repoRoot } from './cli.js';
 import { checkJson, reasonCodes } from './json-lines.js';
-import { cutDataSection, cutLastRecord, rewriteRecording } from './verdict-fixtures.js';
+import { cutDataSection, cutLastRecord, rewriteRecording, unfinishedFile } from './verdict-fixtures.js';
 import { basicSites, MODTEXT, writeKcoreDir } from './fixtures/kcore/scenario.js';
 
 const basic = join(repoRoot, 'test', 'fixtures', 'kcore', 'basic');
@@ -98,6 +98,14 @@ function cases(firstStalePoke: number): VerdictCase[] {
       status: 4,
       reasons: ['truncated'],
       text: /^inconclusive: the file is cut short .*perf_file_header\.data.*; check a complete copy/m,
+    },
+    {
+      name: 'perf record killed (data.size 0)',
+      make: (s, d) => withKcore(s, d, (to) => unfinishedFile(join(s, 'data'), to)),
+      verdict: 'inconclusive',
+      status: 4,
+      reasons: ['no-text-poke-records', 'truncated'],
+      text: /^inconclusive: the data section could not be read to its end .*perf record did not finish/m,
     },
     {
       name: 'last record cut',

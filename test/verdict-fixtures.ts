@@ -135,3 +135,14 @@ export function cutLastRecord(srcData: string, dst: string, cutBytes: number): v
   out.fill(0, 72, 104);
   writeFileSync(dst, out);
 }
+
+/** What a killed `perf record` leaves: the header's data.size still 0 and no feature bits, the records after it. */
+export function unfinishedFile(srcData: string, dst: string): void {
+  const b = Buffer.from(readFileSync(srcData));
+  const dataOffset = Number(b.readBigUInt64LE(40));
+  const dataSize = Number(b.readBigUInt64LE(48));
+  const out = Buffer.from(b.subarray(0, dataOffset + dataSize));
+  out.writeBigUInt64LE(0n, 48);
+  out.fill(0, 72, 104);
+  writeFileSync(dst, out);
+}

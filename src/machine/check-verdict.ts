@@ -53,7 +53,7 @@ export interface CheckOutcome {
   checked: number;
   /** Kernel pokes at addresses the code image does not hold: only checked against earlier pokes, if at all. */
   uncovered: number;
-  /** Extra copies folded (Linux 6.1 double delivery). */
+  /** Extra copies folded (Linux 6.1 double delivery): one per poke and extra text_poke event. */
   duplicates: number;
   textPokeEvents: string[];
 }
@@ -165,11 +165,15 @@ export function judgeMachine(m: Machine): CheckOutcome {
     });
   const notes: string[] = [];
   const eventNames = ev.textPokeEvents.map((e) => e.name).join(', ');
-  if (m.copies.length > 0)
+  if (m.copies.length > 0) {
+    const perPoke = new Map<unknown, number>();
+    for (const c of m.copies) perPoke.set(c.of, (perPoke.get(c.of) ?? 1) + 1);
+    const most = Math.max(...perPoke.values());
     notes.push(
-      `${m.copies.length} poke(s) delivered twice (one per text_poke event: ${eventNames}); ` +
-        'Linux 6.1 writes each poke once per event, so each is applied once',
+      `${perPoke.size} poke(s) delivered ${most === 2 ? 'twice' : `up to ${most} times`} ` +
+        `(one per text_poke event: ${eventNames}); Linux 6.1 writes each poke once per event, so each is applied once`,
     );
+  }
   const verdict: Verdict = !report.ok ? 'inconsistent' : reasons.length > 0 ? 'inconclusive' : 'consistent';
   return {
     verdict,
