@@ -1,10 +1,8 @@
 /**
- * perfpoke pokes -i DIR [--site ADDR] [--json]
- *
- * One line per TEXT_POKE in perf's event order (time, then file order):
- * time, cpu, address, sym+off (perf's symbolization from kcore_dir), lengths,
- * old → new bytes, the instructions before → after, and what kind of poke it
- * looks like. `--site` keeps one site's history.
+ * perfpoke pokes -i DIR [--site ADDR] [--all-copies] [--json]: options and
+ * loading only; the lines and JSON come from src/format/pokes-text.ts. Also
+ * home of the loader with a progress bar and the address parser that
+ * `check` and `image` share.
  */
 import type { Command } from 'commander';
 import { SingleBar } from 'cli-progress';
