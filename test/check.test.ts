@@ -4,14 +4,16 @@
  * poke is followed by a kept one (no false positives, none missed), with a
  * window that contains the lost poke's time. Property-tested in-process over
  * random site histories and drop sets, then through the CLI on files.
+ * The verdicts on files missing evidence: test/check-verdicts.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { runCli, repoRoot } from './cli.js';
+import { checkJson, ofType } from './json-lines.js';
 import { CodeImage } from '../src/machine/code-image.js';
 import { checkImage } from '../src/machine/check.js';
 import type { Poke } from '../src/machine/poke.js';
@@ -110,24 +112,15 @@ test('check flags exactly the sites with lost pokes, with a window holding the l
   );
 });
 
-interface CheckJson {
-  ok: boolean;
-  pokes: number;
-  sites: number;
-  stale: number;
-  disagreements: { siteStart: string; lostAfter: string | null; lostBefore: string }[];
-  nonKernel: { addr: string }[];
-  outsideMaps: { addr: string }[];
-  badRemovals: { addr: string; reason: string }[];
-}
+const hex = (v: bigint): string => `0x${v.toString(16)}`;
 
 test('check on the kcore fixture: consistent, exit 0', () => {
-  const r = runCli(['check', '-i', basic, '--json']);
-  assert.equal(r.status, 0, r.stdout + r.stderr);
-  const j = JSON.parse(r.stdout) as CheckJson;
-  assert.equal(j.ok, true);
-  assert.equal(j.pokes, pokesOf(basicSites()).length + 2, 'every site poke plus the trampoline create/remove');
-  assert.equal(j.stale, 0);
+  const { status, summary } = checkJson(basic);
+  assert.equal(status, 0);
+  assert.equal(summary.verdict, 'consistent');
+  assert.equal(summary.pokes, pokesOf(basicSites()).length + 2, 'every site poke plus the trampoline create/remove');
+  assert.equal(summary.stale, 0);
+  assert.deepEqual(summary.reasons, []);
 });
 
 test('check on files with random pokes dropped: exactly the affected sites, exit 1', () => {
@@ -143,18 +136,17 @@ test('check on files with random pokes dropped: exactly the affected sites, exit
       const drop = new Set(dl);
       const d = join(dir, 'case');
       writeKcoreDir(d, sites, { drop, withTrampoline: true });
-      const r = runCli(['check', '-i', d, '--json']);
-      const j = JSON.parse(r.stdout) as CheckJson;
+      const { status, lines, summary } = checkJson(d);
+      const stale = ofType(lines, 'stale');
       const want = expected(sites, drop);
-      assert.deepEqual(
-        new Set(j.disagreements.map((x) => BigInt('0x' + x.siteStart))),
-        new Set(want.keys()),
-        `drop ${dl}`,
-      );
-      assert.equal(r.status, want.size ? 1 : 0);
-      for (const x of j.disagreements) {
-        const lost = want.get(BigInt('0x' + x.siteStart))!;
-        assert.ok((x.lostAfter === null || BigInt(x.lostAfter) <= lost) && lost <= BigInt(x.lostBefore));
+      assert.deepEqual(new Set(stale.map((x) => BigInt(x.site_start as string))), new Set(want.keys()), `drop ${dl}`);
+      assert.equal(status, want.size ? 1 : 0);
+      assert.equal(summary.verdict, want.size ? 'inconsistent' : 'consistent');
+      for (const x of stale) {
+        const lost = want.get(BigInt(x.site_start as string))!;
+        const after = x.missing_after as { time_ns: string } | null;
+        const before = x.missing_before as { time_ns: string };
+        assert.ok((after === null || BigInt(after.time_ns) <= lost) && lost <= BigInt(before.time_ns));
       }
     }
     // text output names the site and the window: drop the first jump-label flip
@@ -166,7 +158,7 @@ test('check on files with random pokes dropped: exactly the affected sites, exit
       /site ffffffff81000110-ffffffff81000115 do_sys_open\+0x10: 1 stale poke\(s\), first at 1000\.000005/,
     );
     assert.match(t.stdout, /a change is missing between the start of the recording and 1000\.000005/);
-    assert.match(t.stdout, /INCONSISTENT/);
+    assert.match(t.stdout, /\ninconsistent\n$/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -179,7 +171,7 @@ test('check reports what perf drops: non-kernel cpumode, outside maps, unmatched
     const sites = basicSites();
     const sid = (time: bigint) => ({ time, cpu: 1 });
     const b = (x: number[]) => Uint8Array.from(x);
-    writeKcoreDir(dir + '/f', sites, {
+    writeKcoreDir(`${dir}/f`, sites, {
       withTrampoline: true,
       extra: [
         {
@@ -214,35 +206,32 @@ test('check reports what perf drops: non-kernel cpumode, outside maps, unmatched
         },
       ],
     });
-    const r = runCli(['check', '-i', dir + '/f', '--json']);
-    assert.equal(r.status, 1, r.stderr);
-    const j = JSON.parse(r.stdout) as CheckJson;
+    const { status, lines, summary } = checkJson(`${dir}/f`);
+    assert.equal(status, 1);
+    assert.equal(summary.verdict, 'inconsistent');
+    const dropped = ofType(lines, 'dropped').map((l) => [l.why, (l.poke as { addr: string }).addr, l.reason]);
+    assert.deepEqual(dropped.slice(0, 2), [
+      ['non-kernel-cpumode', hex(KTEXT + 0x700n), undefined],
+      ['outside-maps', hex(KTEXT + 0x5000n), undefined],
+    ]);
     assert.deepEqual(
-      j.nonKernel.map((p) => p.addr),
-      [(KTEXT + 0x700n).toString(16)],
+      dropped.slice(2).map((x) => x[1]),
+      [hex(TRAMP + 0x100n), hex(MODTEXT + 0x800n)],
     );
-    assert.deepEqual(
-      j.outsideMaps.map((p) => p.addr),
-      [(KTEXT + 0x5000n).toString(16)],
-    );
-    assert.deepEqual(
-      j.badRemovals.map((p) => p.addr),
-      [(TRAMP + 0x100n).toString(16), (MODTEXT + 0x800n).toString(16)],
-    );
-    assert.match(j.badRemovals[1]!.reason, /removes 1 bytes, trampoline created with 2/);
-    assert.equal(j.stale, 0, 'the other pokes stay consistent');
+    assert.match(String(dropped[3]![2]), /removes 1 bytes, trampoline created with 2/);
+    assert.equal(summary.stale, 0, 'the other pokes stay consistent');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
 
-test('check: bad input exits 2 with the offset; --help exits 0', () => {
+test('check: bad input exits 2 with the offset; --help documents the verdicts and exit codes', () => {
   const dir = mkdtempSync(join(tmpdir(), 'perfpoke-check-'));
   try {
-    writeKcoreDir(dir + '/f', basicSites());
+    writeKcoreDir(`${dir}/f`, basicSites());
     const kc = join(dir, 'f', 'kcore_dir', 'kcore');
     writeFileSync(kc, readFileSync(kc).subarray(0, 100));
-    const r = runCli(['check', '-i', dir + '/f']);
+    const r = runCli(['check', '-i', `${dir}/f`]);
     assert.equal(r.status, 2);
     assert.match(r.stderr, /kcore: at offset 0x40: Elf64_Phdr table: truncated/);
     writeFileSync(join(dir, 'junk'), 'not a perf file at all');
@@ -251,7 +240,9 @@ test('check: bad input exits 2 with the offset; --help exits 0', () => {
     assert.match(r2.stderr, /bad magic/);
     const h = runCli(['check', '--help']);
     assert.equal(h.status, 0);
-    assert.match(h.stdout, /Exit status: 0 consistent, 1 findings/);
+    assert.match(h.stdout, /consistent\s+exit 0/);
+    assert.match(h.stdout, /inconsistent\s+exit 1/);
+    assert.match(h.stdout, /inconclusive\s+exit 4/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

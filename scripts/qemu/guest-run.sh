@@ -24,7 +24,8 @@
 #
 # Results go to /out (the host's output directory, over 9p); /out/status
 # gets each recorder's exit code. /out/config (written by the host,
-# optional) may set PERFPOKE=0 to skip phase B's perfpoke recording.
+# optional) may set PERFPOKE=0 to skip phase B's perfpoke recording, or
+# MODE=two-consumer to run only phase C (below).
 W=/tmp/rec
 mkdir -p $W
 : > /out/status
@@ -36,6 +37,31 @@ log "perf: $(perf --version)  node: $(node --version)"
 ls -la /proc/kcore >/dev/null 2>&1 || { log "no /proc/kcore"; exit 1; }
 sysctl -w kernel.kptr_restrict=0 >/dev/null 2>&1
 sysctl -w kernel.perf_event_paranoid=-1 >/dev/null 2>&1
+
+# Phase C alone (MODE=two-consumer in /out/config): ONE recording in which two
+# events set text_poke (scripts/qemu/two-consumer-record.ts), so Linux 6.1
+# writes every poke twice into the same file, the second copy inflated.
+#   -> perfpoke-two/, then kcore_after_two/
+if [ "${MODE:-}" = two-consumer ]; then
+  log "phase C: two-consumer-record.ts perfpoke-two -- guest-workload.sh"
+  node --import tsx scripts/qemu/two-consumer-record.ts $W/perfpoke-two -- \
+    sh /proj/scripts/qemu/guest-workload.sh > $W/perfpoke-two.log 2>&1
+  rc=$?
+  log "phase C: exit $rc"
+  echo "perfpoke_two_exit=$rc" >> /out/status
+  cat $W/perfpoke-two.log
+  sleep 1
+  perf record --kcore -a -e dummy -o $W/after -- true > $W/after.log 2>&1
+  mkdir -p $W/kcore_after_two
+  cp $W/after/kcore_dir/* $W/kcore_after_two/
+  rm -rf $W/after
+  uname -a > $W/uname.txt
+  rm -rf /out/perfpoke-two /out/kcore_after_two
+  cp -r $W/* /out/
+  sync
+  log "done"
+  exit 0
+fi
 
 have_perfpoke=0
 if [ "${PERFPOKE:-1}" = 1 ] && [ -f src/cli/commands/record.ts ] && ls build/Release/*.node >/dev/null 2>&1; then

@@ -11,7 +11,8 @@
 #      from the trimmed fixture as from the raw recording.
 #
 # Env: WORK (scratch dir, default /tmp/perfpoke-qemu), PERFPOKE=0 to record
-# with perf alone, QEMU_TIMEOUT (seconds, default 900), SKIP_BOOT=1 to only
+# with perf alone, MODE=two-consumer for phase C only (one recording with two
+# text_poke events: perfpoke-two/, kcore_after_two/, summary-two.json), QEMU_TIMEOUT (seconds, default 900), SKIP_BOOT=1 to only
 # re-trim the last run in WORK/out, FIXTURE (default test/fixtures/real-kernel)
 # to write the trimmed fixture elsewhere.
 set -euo pipefail
@@ -27,9 +28,33 @@ if [ -z "${SKIP_BOOT:-}" ]; then
   rm -rf "$work/out"
   mkdir -p "$work/out"
   [ -n "${PERFPOKE:-}" ] && echo "PERFPOKE=$PERFPOKE" > "$work/out/config"
+  [ -n "${MODE:-}" ] && echo "MODE=$MODE" >> "$work/out/config"
   bash "$here/boot.sh" "$work/initramfs.cpio.gz" "$work/out" > /dev/null
 fi
-grep -E '^(guest-run|workload|bpf-fentry|init):' "$work/out/console.log" || true
+grep -E '^(guest-run|workload|bpf-fentry|init|two-consumer-record):' "$work/out/console.log" || true
+if [ "${MODE:-}" = two-consumer ]; then
+  # phase C only: one recording with two text_poke events (guest-run.sh)
+  grep -q '^perfpoke_two_exit=0$' "$work/out/status" || {
+    echo "make-fixture: two-consumer-record.ts failed in the guest:" >&2
+    cat "$work/out/perfpoke-two.log" >&2 || true
+    exit 1
+  }
+  SUMMARY=summary-two.json python3 "$here/trim_fixture.py" "$work/out" "$fix"
+  grep -E '^(guest-run|workload|bpf-fentry|two-consumer-record):' "$work/out/console.log" \
+    > "$fix/guest-log-two.txt" || true
+  d=perfpoke-two
+  perf script -i "$work/out/$d" --show-text-poke-events --show-bpf-events > "$work/$d.raw.txt" 2>&1
+  perf script -i "$fix/$d" --show-text-poke-events --show-bpf-events > "$work/$d.trim.txt" 2>&1
+  diff -q "$work/$d.raw.txt" "$work/$d.trim.txt" >/dev/null || {
+    echo "make-fixture: perf prints $d differently after trimming:" >&2
+    diff "$work/$d.raw.txt" "$work/$d.trim.txt" | head -20 >&2
+    exit 1
+  }
+  n=$(grep -c PERF_RECORD_TEXT_POKE "$work/$d.trim.txt")
+  echo "make-fixture: perf 6.1 prints $d identically before and after trimming ($n pokes)"
+  du -sh "$fix"
+  exit 0
+fi
 [ -s "$work/out/perf-kcore/data" ] || { echo "make-fixture: the guest left no perf-kcore/data" >&2; exit 1; }
 if [ "${PERFPOKE:-1}" = 1 ] && ! grep -q '^perfpoke_record_exit=0$' "$work/out/status"; then
   echo "make-fixture: perfpoke record failed in the guest (PERFPOKE=0 records with perf alone):" >&2

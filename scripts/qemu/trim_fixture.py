@@ -29,7 +29,9 @@ markers perf and perfpoke look up (`_text`, `_stext`, `_etext`, ...).
 
 The script also replays the pokes itself (Python, independent of perfpoke)
 over the start kcore and compares the result with kcore_after, and writes
-what it found to FIXTURE_DIR/summary.json; make-fixture.sh prints it.
+what it found to FIXTURE_DIR/summary.json (env SUMMARY: another name);
+make-fixture.sh prints it. perfpoke-two/ (phase C, MODE=two-consumer) is
+trimmed the same way, against kcore_after_two/.
 Standard library only.
 """
 import json
@@ -61,14 +63,16 @@ def read_perf_data(path):
     attrs_off, attrs_size, data_off, data_size = struct.unpack_from('<QQQQ', buf, 24)
     # id -> (sample_type, sample_id_all) from the attrs section
     by_id = {}
+    event_of = {}          # id -> attr index: which event delivered a record
     first = None
-    for a in range(attrs_off, attrs_off + attrs_size, attr_size):
+    for k, a in enumerate(range(attrs_off, attrs_off + attrs_size, attr_size)):
         sample_type, = struct.unpack_from('<Q', buf, a + 24)
         flags, = struct.unpack_from('<Q', buf, a + 40)
         sid_all = bool(flags & (1 << 18))
         ids_off, ids_size = struct.unpack_from('<QQ', buf, a + attr_size - 16)
         for i in range(ids_off, ids_off + ids_size, 8):
             by_id[struct.unpack_from('<Q', buf, i)[0]] = (sample_type, sid_all)
+            event_of[struct.unpack_from('<Q', buf, i)[0]] = k
         if first is None:
             first = (sample_type, sid_all)
 
@@ -107,14 +111,17 @@ def read_perf_data(path):
                 body_end = pos + (name_end + 1 - pos + 7) // 8 * 8
             attr = first
             size_id = id_size(first) if first else 0
+            event = None
             if first and first[0] & SAMPLE_IDENTIFIER and size_id:
-                attr = by_id.get(struct.unpack_from('<Q', buf, body_end + size_id - 8)[0], first)
+                rid = struct.unpack_from('<Q', buf, body_end + size_id - 8)[0]
+                attr = by_id.get(rid, first)
+                event = event_of.get(rid)
             inflated = rec_end - body_end - size_id
             t = time_at(body_end, attr)
             if rtype == TEXT_POKE:
                 b = buf[pos + 20:pos + 20 + old_len + new_len]
                 out.append({'kind': 'poke', 'time': t, 'addr': addr, 'old': b[:old_len],
-                            'new': b[old_len:], 'offset': pos, 'inflated': inflated})
+                            'new': b[old_len:], 'offset': pos, 'inflated': inflated, 'event': event})
             else:
                 name = buf[pos + 24:name_end].decode('utf-8', 'replace')
                 out.append({'kind': 'ksymbol', 'time': t, 'addr': addr, 'len': length,
@@ -261,6 +268,34 @@ def write_file(path, data):
 
 
 # ---------------------------------------------------------------- replay
+COPY_WINDOW_NS = 10_000_000
+
+
+def fold_copies(pokes):
+    """Linux 6.1 writes each poke once per text_poke event (perfpoke-two/):
+    keep the first copy of each -- same address and bytes, another event,
+    within COPY_WINDOW_NS -- as perfpoke's src/machine/double-delivery.ts
+    does. Returns (pokes kept, copies folded)."""
+    events = {p['event'] for p in pokes if p['event'] is not None}
+    if len(events) < 2:
+        return pokes, 0
+    kept, waiting, folded = [], [], 0
+    for p in sorted(pokes, key=lambda p: (p['time'] or 0, p['offset'])):
+        t = p['time'] or 0
+        waiting = [w for w in waiting if t - (w[0]['time'] or 0) <= COPY_WINDOW_NS and len(w[1]) < len(events)]
+        for lead, seen in waiting:
+            if p['event'] is not None and p['event'] not in seen and \
+                    (lead['addr'], lead['old'], lead['new']) == (p['addr'], p['old'], p['new']):
+                seen.add(p['event'])
+                folded += 1
+                break
+        else:
+            kept.append(p)
+            if p['event'] is not None:
+                waiting.append((p, {p['event']}))
+    return kept, folded
+
+
 def replay(pokes, start_kc, after_kc):
     """Apply pokes in time order over the start kcore; count pokes whose old
     bytes disagree with the image, and bytes that differ from kcore_after at
@@ -307,7 +342,7 @@ def data_path(d):
 
 # recording dir -> the kcore_after copy taken when its phase was over
 RECORDINGS = (('perf-alone', 'kcore_after_alone'), ('perf-kcore', 'kcore_after'),
-              ('perfpoke-kcore', 'kcore_after'))
+              ('perfpoke-kcore', 'kcore_after'), ('perfpoke-two', 'kcore_after_two'))
 
 
 def copy_kcore_dir(src, dst, ranges, stext):
@@ -349,8 +384,8 @@ def main():
                 stext = s[0]
     ranges = merge(wanted)
 
-    # Replace only what this script writes (README.md etc. stay).
-    for name in [n for n, _ in RECORDINGS] + [a for _, a in RECORDINGS]:
+    # Replace only what this run brings (README.md and other phases' recordings stay).
+    for name in [n for n, _ in present] + [a for _, a in present]:
         if os.path.exists(os.path.join(fix, name)):
             shutil.rmtree(os.path.join(fix, name))
     summary = {'ranges': [[hex(a), hex(b)] for a, b in ranges],
@@ -369,7 +404,9 @@ def main():
             if after not in afters:
                 copy_kcore_dir(os.path.join(raw, after), os.path.join(fix, after), ranges, stext)
                 afters[after] = read_kcore(os.path.join(raw, after, 'kcore'))
-            entry['replay'] = replay(pokes[name], read_kcore(os.path.join(kd, 'kcore')), afters[after])
+            once, folded = fold_copies(pokes[name])
+            entry['copies_folded'] = folded
+            entry['replay'] = replay(once, read_kcore(os.path.join(kd, 'kcore')), afters[after])
             entry['replay']['against'] = after
         summary['recordings'][name] = entry
     if 'perf-kcore' in pokes and 'perfpoke-kcore' in pokes:
@@ -384,7 +421,8 @@ def main():
     for dp, _, fs in os.walk(fix):
         total += sum(os.path.getsize(os.path.join(dp, f)) for f in fs)
     summary['fixture_bytes'] = total
-    write_file(os.path.join(fix, 'summary.json'), (json.dumps(summary, indent=1) + '\n').encode())
+    write_file(os.path.join(fix, os.environ.get('SUMMARY', 'summary.json')),
+               (json.dumps(summary, indent=1) + '\n').encode())
     short = {k: v for k, v in summary.items() if k not in ('ranges', 'ksymbols')}
     for e in short['recordings'].values():
         r = e.get('replay')

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { PerfFile } from '../perfdata/perf-file.js';
 import { trailerEndOf } from '../perfdata/records/index.js';
 import { RecordType } from '../abi/record-type.js';
@@ -5,6 +6,8 @@ import { SampleType } from '../abi/sample-format.js';
 import type { RawRecord } from '../perfdata/raw-record.js';
 import { FormatError } from '../io/errors.js';
 import { CodeImage } from './code-image.js';
+import { foldCopies, type PokeCopy } from './double-delivery.js';
+import { EvidenceCollector, eventDescNames, eventOfId, type RecordingEvidence } from './evidence.js';
 import { loadKcoreDir, resolveInput, type KcoreDir } from './kcore-dir.js';
 import type { KernelSymbolEvent, Poke } from './poke.js';
 import { SymbolTable } from './symbols.js';
@@ -29,8 +32,12 @@ export interface Machine {
   kcore?: KcoreDir;
   image: CodeImage;
   symbolizer: Symbolizer;
-  /** All TEXT_POKEs, in file order. */
+  /** Every TEXT_POKE once, in file order (Linux 6.1's extra copies folded: see double-delivery.ts). */
   pokes: Poke[];
+  /** The extra copies folded out of `pokes` (one per extra text_poke event and poke). */
+  copies: PokeCopy[];
+  /** text_poke events, lost records, truncation: what `check` needs for a verdict. */
+  evidence: RecordingEvidence;
   ksymbols: KernelSymbolEvent[];
   /** Kernel-space MMAP/MMAP2 records (pid -1). */
   kernelMaps: KernelMap[];
@@ -45,6 +52,8 @@ export interface LoadOptions {
   onProgress?: (bytesDone: number) => void;
   /** Read TEXT_POKEs through the full record decoder only (tests compare both paths). */
   noFastPath?: boolean;
+  /** Stop at damage in the data section and keep what was read (evidence.truncated says where) instead of throwing. */
+  partial?: boolean;
 }
 
 /**
@@ -127,6 +136,7 @@ function fastPoke(raw: RawRecord, arena: ByteArena): Poke | undefined {
     newBytes: arena.take(b, 20 + oldLen, newLen),
     fileOffset: raw.fileOffset,
     misc: raw.misc,
+    id: L?.sampleIdAll && L.isPos > 0 ? dv.getBigUint64(o + size - 8 * L.isPos, le) : undefined,
   };
 }
 
@@ -135,12 +145,19 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
   const { dataFile, kcoreDir } = resolveInput(input);
   const kcore = kcoreDir ? loadKcoreDir(kcoreDir) : undefined;
   const f = await PerfFile.open(dataFile, { textPokeAbi: opts.textPokeAbi });
-  const pokes: Poke[] = [];
+  let pokes: Poke[] = [];
   const ksymbols: KernelSymbolEvent[] = [];
   const kernelMaps: KernelMap[] = [];
   let lastTime = 0n;
   let n = 0;
   const arena = new ByteArena();
+  const evidence = new EvidenceCollector();
+  const h = f.header;
+  if (!f.pipe && h.data.size === 0 && dataFile !== '-' && h.data.offset < statSync(dataFile).size)
+    evidence.truncated = {
+      offset: 40,
+      message: `${dataFile}: perf_file_header.data.size is 0 with records after it: perf record did not finish`,
+    };
   try {
     for await (const raw of f.records()) {
       const t = raw.type;
@@ -149,6 +166,7 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
         const p = fastPoke(raw, arena);
         if (p) {
           if (p.time > lastTime) lastTime = p.time;
+          evidence.seen(p.cpu, p.time);
           pokes.push(p);
           continue;
         }
@@ -166,7 +184,9 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
           newBytes: r.newBytes,
           fileOffset: r.fileOffset,
           misc: r.misc,
+          id: r.sampleId?.identifier ?? r.sampleId?.id,
         });
+        evidence.seen(r.sampleId?.cpu ?? -1, time);
       } else if (t === RecordType.KSYMBOL) {
         const r = raw.decode();
         if (r.kind !== 'ksymbol') continue;
@@ -188,14 +208,25 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
       } else {
         const ts = raw.timestamp();
         if (ts !== undefined && ts > lastTime) lastTime = ts;
+        if (t === RecordType.LOST || t === RecordType.LOST_SAMPLES || t === RecordType.AUX) evidence.observe(raw);
+        else if (ts !== undefined) evidence.seenRecord(raw, ts);
       }
     }
   } catch (e) {
-    if (e instanceof FormatError) throw e.withFile(dataFile);
-    throw e;
-  } finally {
-    await f.close();
+    if (e instanceof FormatError && opts.partial) {
+      const fe = e.withFile(dataFile);
+      evidence.truncated = { offset: fe.offset, message: fe.message };
+    } else {
+      await f.close();
+      throw e instanceof FormatError ? e.withFile(dataFile) : e;
+    }
   }
+  // a damaged EVENT_DESC only costs the names (perf's generic ones are used then)
+  const names = await eventDescNames(f).catch(() => []);
+  await f.close();
+  const ev = evidence.finish(f.attrs, names);
+  const folded = foldCopies(pokes, (p) => eventOfId(ev, p.id)?.index, ev.textPokeEvents.length);
+  pokes = folded.unique;
   const warnings: string[] = [];
   if (kcore?.textAddr !== undefined) {
     const k = kernelMaps.find((m) => m.filename.startsWith('[kernel.kallsyms]'));
@@ -232,5 +263,17 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
     loadAt ? { time: loadAt.time, fileOffset: loadAt.fileOffset } : undefined,
     kmap,
   );
-  return { dataFile, kcore, image, symbolizer, pokes, ksymbols, kernelMaps, lastTime, warnings };
+  return {
+    dataFile,
+    kcore,
+    image,
+    symbolizer,
+    pokes,
+    copies: folded.copies,
+    evidence: ev,
+    ksymbols,
+    kernelMaps,
+    lastTime,
+    warnings,
+  };
 }

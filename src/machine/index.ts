@@ -13,3 +13,7 @@ export * from './disasm.js';
 export * from './from-perf-data.js';
 export * from './time-format.js';
 export * from './trampolines.js';
+export * from './check-verdict.js';
+export * from './evidence.js';
+export * from './double-delivery.js';
+export * from './code-warnings.js';

@@ -19,6 +19,8 @@ export interface Poke {
   fileOffset: number;
   /** header.misc; perf applies only cpumode PERF_RECORD_MISC_KERNEL. */
   misc: number;
+  /** sample_id's event id (IDENTIFIER or ID), when the attr records one: tells which event delivered it. */
+  id?: bigint;
 }
 
 /** perf's machine__process_text_poke ignores any other cpumode. */

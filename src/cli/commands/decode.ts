@@ -6,6 +6,7 @@ import type { FlowError, FlowSink } from '../../intelpt/flow/cpu-flow.js';
 import { tscToPerfTime, type PtTimeConv } from '../../intelpt/flow/time-conv.js';
 import type { Insn } from '../../x86/block-cache.js';
 import { UsageError } from '../errors.js';
+import { codeImageWarnings } from '../../machine/code-warnings.js';
 
 /**
  * `perfpoke decode -i DIR`: decode the intel_pt trace of a recording over
@@ -181,6 +182,8 @@ export function register(program: Command): void {
         sink,
       });
       const secs = (performance.now() - t0) / 1000;
+      for (const w of codeImageWarnings(rec.machine, { pmuType: rec.pmuType, errorIps: errors.map((e) => e.ip) }))
+        process.stderr.write(`perfpoke decode: warning: ${w}\n`);
       if (json) {
         out.line(
           JSON.stringify(

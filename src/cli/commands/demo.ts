@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { simulate, type SimSummary } from '../../sim/simulate.js';
 import { loadPtRecording } from '../../intelpt/flow/recording.js';
 import { decodeFlow } from '../../intelpt/flow/decode.js';
-import { checkImage } from '../../machine/check.js';
+import { judgeMachine } from '../../machine/check-verdict.js';
+import { jsonHex } from '../../format/json-lines.js';
 
 /**
  * `perfpoke demo` (`npm start`): the seed's experiment in one command.
@@ -43,13 +44,15 @@ async function decodeRow(name: string, dir: string): Promise<Row> {
     retCompression: rec.retCompression,
     sink: {},
   });
-  const rep = checkImage(rec.machine.image, { ksymbols: rec.machine.ksymbols });
+  // `perfpoke check`'s verdict words (consistent / inconsistent / inconclusive)
+  const v = judgeMachine(rec.machine);
+  const rep = v.report;
   const check =
-    rep.pokes === 0
-      ? 'no pokes to check'
-      : rep.ok
-        ? `ok (${rep.pokes} pokes consistent)`
-        : `${rep.stale} stale poke(s) at ${rep.disagreements.map((d) => `0x${d.siteStart.toString(16)}`).join(', ')}`;
+    v.verdict === 'consistent'
+      ? `consistent (${rep.pokes} pokes)`
+      : v.verdict === 'inconsistent'
+        ? `inconsistent: ${rep.stale} stale poke(s) at ${rep.disagreements.map((d) => jsonHex(d.siteStart)).join(', ')}`
+        : `inconclusive: ${v.reasons.map((r) => r.code).join(', ')}`;
   const seconds = (performance.now() - t0) / 1000;
   return {
     name,
