@@ -20,8 +20,9 @@ import { encodeEventAttr } from '../../src/perfdata/event-attr-codec.js';
 import { ByteWriter } from '../../src/io/byte-writer.js';
 import { onlineCpus } from '../../src/record/cpus.js';
 import { RECORD_ATTR_SIZE, TRACKING_SAMPLE_TYPE, trackingEvent, type RecordEvent } from '../../src/record/events.js';
-import { buildFeatures } from '../../src/record/features.js';
-import { HOST_LE, PerfFileOutput } from '../../src/record/file-output.js';
+import { recordFeatures } from '../../src/record/features.js';
+import { createRecordOutput, HOST_LE } from '../../src/record/file-output.js';
+import type { PerfDataWriter } from '../../src/perfdata/writer.js';
 import { copyKcoreDir } from '../../src/record/kcore-dir.js';
 import { loadRecorderAddon } from '../../src/record/native.js';
 import { synthesizeKernelMmaps } from '../../src/record/synthesize.js';
@@ -57,11 +58,11 @@ const cpus = onlineCpus();
 const Recorder = loadRecorderAddon();
 let finalSeen!: () => void;
 const final = new Promise<void>((res) => (finalSeen = res));
-let output: PerfFileOutput | undefined;
+let output: PerfDataWriter | undefined;
 const rec = new Recorder(
   { cpus, attrs: events.map(attrBytes), pages, pollMs: 100, sampleTimeOffset: 32 },
   (chunk, isFinal) => {
-    if (chunk && output) output.writeRecords(chunk);
+    if (chunk && output) output.writeRecordsSync(chunk);
     if (isFinal) finalSeen();
   },
 );
@@ -71,8 +72,16 @@ const stage = `${out}.tmp-dir`;
 rmSync(stage, { recursive: true, force: true });
 mkdirSync(stage, { recursive: true });
 if (process.env.NO_KCORE !== '1') copyKcoreDir(join(stage, 'kcore_dir')); // NO_KCORE=1: host smoke test
-output = PerfFileOutput.create(join(stage, 'data'), outEvents);
-output.writeRecords(synthesizeKernelMmaps(HOST_LE, { id: outEvents[0]!.ids[0] ?? 0n }).bytes);
+output = createRecordOutput(
+  join(stage, 'data'),
+  outEvents,
+  recordFeatures({
+    cmdline: ['two-consumer-record.ts', out, '--', ...command],
+    nrCpusOnline: cpus.length,
+    nrCpusAvail: Math.max(cpus.length, (cpus.at(-1) ?? 0) + 1),
+  }),
+);
+output.writeRecordsSync(synthesizeKernelMmaps(HOST_LE, { id: outEvents[0]!.ids[0] ?? 0n }).bytes);
 const target = output.appendTarget();
 rec.start(target.fd, target.offset);
 const code = await new Promise<number>((res) => {
@@ -85,15 +94,7 @@ await final;
 const s = rec.stats();
 rec.close();
 output.appendedUpTo(s.fileEnd);
-output.finish(
-  buildFeatures({
-    le: HOST_LE,
-    events: outEvents,
-    cmdline: ['two-consumer-record.ts', out, '--', ...command],
-    nrCpusOnline: cpus.length,
-    nrCpusAvail: Math.max(cpus.length, (cpus.at(-1) ?? 0) + 1),
-  }),
-);
+output.finishSync();
 rmSync(out, { recursive: true, force: true });
 renameSync(stage, out);
 process.stderr.write(`two-consumer-record: ${s.records} records, ${s.lost} lost, workload exit ${code}\n`);
