@@ -1,7 +1,8 @@
 /**
  * Builds (once per process, on demand) and locates the libipt reference
- * harness. Tests call `libiptHarness()` and skip with the returned reason
- * when gcc or libipt-dev is missing.
+ * harness. Tests call `libiptHarness()` and, when gcc or libipt-dev is
+ * missing, pass the returned reason to test/require-tool.ts's cannotCompare:
+ * a failure under CI (.ci/run installs libipt-dev), a printed skip elsewhere.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
