@@ -3,7 +3,7 @@
  * script, stats, check and pokes as spawned processes. Each must exit 0, 1, 2
  * or 4 (never 3, an internal error, nor a signal), print no stack trace, and a
  * bad-input exit (2) says so in one `perfpoke: …` line. FUZZ_CLI_MUTANTS sets
- * the count (the long run: npm run fuzz -- --cli N).
+ * the count (the long run: npm run fuzz:cli, 100 mutants).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,7 +15,7 @@ import { fuzzFixtures } from './fuzz-driver.js';
 import { mutant } from './fuzz-mutate.js';
 import { tempDir } from './temp-dir.js';
 
-const count = Number(process.env.FUZZ_CLI_MUTANTS ?? 12);
+const count = Number(process.env.FUZZ_CLI_MUTANTS ?? 8);
 const seed = Number(process.env.FUZZ_SEED ?? 20260101);
 const COMMANDS = ['dump', 'script', 'stats', 'check', 'pokes'];
 const mainTs = join(repoRoot, 'src', 'cli', 'main.ts');

@@ -53,7 +53,7 @@ function nasty(r: Rand, fileSize: number): bigint {
     0xffffffffffffffffn,
     BigInt(fileSize),
     BigInt(fileSize + 1),
-    BigInt(fileSize - 1 > 0 ? fileSize - 1 : 0),
+    BigInt(Math.max(0, fileSize - 1)),
     BigInt(int(r, fileSize * 2 + 1)),
   ]);
 }
