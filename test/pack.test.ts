@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot, runCli } from './cli.js';
 import { copyTree } from './fresh-copy.js';
@@ -68,6 +68,11 @@ test('npm pack: dist with types and maps, bin, README, LICENSE, docs; installs a
     app,
   );
   assert.equal(sh('npx', ['--no-install', 'perfpoke', '--version'], app).trim(), pkg.version);
+  // with a toolchain on PATH the package's install script built the recorder addon from the shipped source
+  const toolchain = ['g++', 'make', 'python3'].every((c) => spawnSync('sh', ['-c', `command -v ${c}`]).status === 0);
+  const addon = join(app, 'node_modules', 'perfpoke', 'build', 'Release', 'perfpoke_record.node');
+  if (toolchain) assert.ok(existsSync(addon), 'the install script built the addon');
+  else t.diagnostic('no toolchain here: the addon build was not exercised');
   const fixture = join(repoRoot, 'test', 'fixtures', 'recorded', 'sw.data');
   const stats = sh('npx', ['--no-install', 'perfpoke', 'stats', '-i', fixture], app);
   assert.equal(stats, runCli(['stats', '-i', fixture]).stdout);
