@@ -71,9 +71,8 @@ if (r.status !== 0 || !existsSync(built)) {
     .filter((l) => /error/i.test(l))
     .slice(0, 3)
     .join(' | ');
-  done(
-    `recorder addon did not build (node-gyp exit ${r.status}): ${why || 'see `npm rebuild perfpoke --foreground-scripts`'}`,
-  );
+  const hint = why || 'see npm rebuild perfpoke --foreground-scripts';
+  done(`recorder addon did not build (node-gyp exit ${r.status}): ${hint}`);
 }
 mkdirSync(dirname(target), { recursive: true });
 copyFileSync(built, target);

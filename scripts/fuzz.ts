@@ -33,11 +33,13 @@ if (process.stderr.isTTY) process.stderr.write('\r');
 if (values.json) process.stdout.write(`${JSON.stringify(sum, null, 2)}\n`);
 else {
   console.log(
-    `fuzz: seed ${seed}, ${sum.mutants} mutants in ${sum.seconds.toFixed(1)} s; reader runs: ${sum.readsOk} read to the end, ` +
+    `fuzz: seed ${seed}, ${sum.mutants} mutants in ${sum.seconds.toFixed(1)} s; ` +
+      `reader runs: ${sum.readsOk} read to the end, ` +
       `${sum.formatErrors} FormatError; ${sum.failures.length} failures`,
   );
   console.log(
-    `slowest mutant ${sum.slowest.ms.toFixed(0)} ms (#${sum.slowest.index}); largest allocation ${sum.biggest.bytes} bytes`,
+    `slowest mutant ${sum.slowest.ms.toFixed(0)} ms (#${sum.slowest.index}); ` +
+      `largest allocation ${sum.biggest.bytes} bytes`,
   );
   console.log(`mutators: ${JSON.stringify(sum.byMutator)}`);
   for (const f of sum.failures.slice(0, 20))

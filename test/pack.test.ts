@@ -23,7 +23,7 @@ function sh(cmd: string, args: string[], cwd: string) {
   return r.stdout;
 }
 
-test('npm pack: dist with types and maps, bin, README, LICENSE, docs; installs and works as CLI and typed library', (t) => {
+test('npm pack: dist (types, maps), bin, README, LICENSE, docs; works installed, as CLI and typed library', (t) => {
   const root = tempDir('perfpoke-pack-');
   const src = join(root, 'src');
   copyTree(src);

@@ -35,7 +35,7 @@ before(() => {
   assert.equal(r.status, 0, `npm run build: ${r.stdout}${r.stderr}`);
 });
 
-test("the library entry: import { openPerfData } from 'perfpoke' reads a shipped file, as many records as perf counts", async (t) => {
+test("import from 'perfpoke' (the built package) reads a shipped file: perf's sample count", async (t) => {
   const { openPerfData, RecordType, FormatError } = await import('perfpoke');
   const resolved = import.meta.resolve('perfpoke');
   assert.match(resolved, /\/dist\/index\.js$/, 'resolved through exports to the built package');

@@ -44,7 +44,8 @@ test('record --kcore writes OUTPUT/data and OUTPUT/kcore_dir, and perf reads the
   assert.match(
     d.stdout,
     new RegExp(
-      `PERF_RECORD_MMAP -1/0: \\[${hex(STEXT)}\\(${hex(ETEXT - STEXT)}\\) @ ${hex(STEXT)}\\]: x \\[kernel\\.kallsyms\\]_text`,
+      `PERF_RECORD_MMAP -1/0: \\[${hex(STEXT)}\\(${hex(ETEXT - STEXT)}\\) @ ${hex(STEXT)}\\]: ` +
+        'x \\[kernel\\.kallsyms\\]_text',
     ),
   );
   const s = runPerf(['report', '--stats', '-i', out])!;

@@ -155,7 +155,8 @@ test('record: perf 6.1 reads the file without warnings (-D, --stats, --header-on
   const km = (s: string): string | undefined =>
     /PERF_RECORD_MMAP -1\/0: (\[.*\]: x \[kernel\.kallsyms\]_text)/.exec(s)?.[1];
   assert.equal(km(d), km(assertPerfQuiet(['script', '-D', '-i', join(dir, 'p.data')])));
-  // processes running before the start get FORK, COMM and executable MMAP2 records, as perf synthesizes them (pid 1 here)
+  // processes running before the start get FORK, COMM and executable MMAP2 records,
+  // as perf synthesizes them (pid 1 here)
   const pid1 = (file: string): string[] =>
     assertPerfQuiet(['script', '--show-task-events', '--show-mmap-events', '-i', file])
       .split('\n')
