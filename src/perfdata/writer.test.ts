@@ -1,13 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tmpdir } from 'node:os';
 import { RecordType } from '../abi/record-type.js';
 import { PerfFile } from './perf-file.js';
 import { copyPerfData } from './writer-copy.js';
 import { PerfDataWriter } from './writer.js';
 import { readFileFeatures } from './features/index.js';
-import { tempDir } from '../../test/temp-dir.js';
 
 const root = join(import.meta.dirname, '../..');
 function fixtures(): string[] {
@@ -18,7 +18,7 @@ function fixtures(): string[] {
   }
   return out;
 }
-const tmp = tempDir('perfpoke-writer-');
+const tmp = mkdtempSync(join(tmpdir(), 'perfpoke-writer-'));
 // pipe-only records; tracing data becomes the TRACING_DATA feature in file mode
 const PIPE_ONLY = new Set<number>([
   RecordType.HEADER_ATTR,
