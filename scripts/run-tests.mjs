@@ -4,6 +4,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 function collect(dir, out) {
   let names;
@@ -27,7 +28,9 @@ if (files.length === 0) {
   console.error('run-tests: no *.test.ts files found under', roots.join(' '));
   process.exit(1);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-reporter=spec', ...files], {
+// spec output, with failing todo tests shown as todos (scripts/test-reporter.mjs)
+const reporter = fileURLToPath(new URL('./test-reporter.mjs', import.meta.url));
+const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-reporter=${reporter}`, ...files], {
   stdio: 'inherit',
 });
 process.exit(r.status ?? 1);

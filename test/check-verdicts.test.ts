@@ -7,13 +7,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, repoRoot } from './cli.js';
 import { checkJson, reasonCodes } from './json-lines.js';
 import { cutDataSection, cutLastRecord, rewriteRecording, unfinishedFile } from './verdict-fixtures.js';
 import { basicSites, MODTEXT, writeKcoreDir } from './fixtures/kcore/scenario.js';
+import { tempDir } from './temp-dir.js';
 
 const basic = join(repoRoot, 'test', 'fixtures', 'kcore', 'basic');
 
@@ -119,7 +119,7 @@ function cases(firstStalePoke: number): VerdictCase[] {
 }
 
 async function verdictTable(t: { diagnostic: (s: string) => void }, src: string, firstStale: number): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-verdict-'));
+  const dir = tempDir('perfpoke-verdict-');
   try {
     for (const [k, c] of cases(firstStale).entries()) {
       const d = join(dir, `case${k}`);
@@ -155,7 +155,7 @@ test('verdicts on the real Linux 6.1 recording perf-alone', async (t) => {
 });
 
 test('a LOST record on an event without text_poke leaves the verdict consistent', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-verdict-'));
+  const dir = tempDir('perfpoke-verdict-');
   try {
     await rewriteRecording(join(realKernel, 'perf-alone'), dir, {
       lostAfterPoke: { n: 5, lost: 9n, otherEvent: true },
@@ -201,7 +201,7 @@ test('Linux 6.1 double delivery (real two-consumer recording): consistent, dupli
 });
 
 test('double delivery made by the writer: folded; copies too far apart or from one event are not', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-verdict-'));
+  const dir = tempDir('perfpoke-verdict-');
   try {
     await rewriteRecording(basic, join(dir, 'two'), { secondEvent: { delayNs: 100n } });
     const two = checkJson(join(dir, 'two'));
@@ -218,7 +218,7 @@ test('double delivery made by the writer: folded; copies too far apart or from o
 });
 
 test('LOST_SAMPLES and AUX truncated/collision on the poke event: inconclusive, each named', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-verdict-'));
+  const dir = tempDir('perfpoke-verdict-');
   try {
     const want = {
       lost_samples:
@@ -244,7 +244,7 @@ test('LOST_SAMPLES and AUX truncated/collision on the poke event: inconclusive, 
 });
 
 test('a poke in a KSYMBOL range that kcore_dir does not hold: inconclusive (outside-kcore)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-verdict-'));
+  const dir = tempDir('perfpoke-verdict-');
   try {
     // BPF code registered by KSYMBOL past the module area kcore_dir holds, then poked
     const at = MODTEXT + 0x10000n;

@@ -8,8 +8,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { runCli, repoRoot } from './cli.js';
@@ -28,6 +27,7 @@ import {
   writeKcoreDir,
   type SiteHistory,
 } from './fixtures/kcore/scenario.js';
+import { tempDir } from './temp-dir.js';
 
 const basic = join(repoRoot, 'test', 'fixtures', 'kcore', 'basic');
 
@@ -124,7 +124,7 @@ test('check on the kcore fixture: consistent, exit 0', () => {
 });
 
 test('check on files with random pokes dropped: exactly the affected sites, exit 1', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-check-'));
+  const dir = tempDir('perfpoke-check-');
   try {
     const sites = basicSites();
     const n = pokesOf(sites).length;
@@ -166,7 +166,7 @@ test('check on files with random pokes dropped: exactly the affected sites, exit
 const d0 = (dir: string) => join(dir, 'text');
 
 test('check reports what perf drops: non-kernel cpumode, outside maps, unmatched trampoline removal', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-check-'));
+  const dir = tempDir('perfpoke-check-');
   try {
     const sites = basicSites();
     const sid = (time: bigint) => ({ time, cpu: 1 });
@@ -226,7 +226,7 @@ test('check reports what perf drops: non-kernel cpumode, outside maps, unmatched
 });
 
 test('check: bad input exits 2 with the offset; --help documents the verdicts and exit codes', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-check-'));
+  const dir = tempDir('perfpoke-check-');
   try {
     writeKcoreDir(`${dir}/f`, basicSites());
     const kc = join(dir, 'f', 'kcore_dir', 'kcore');

@@ -1,15 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import fc from 'fast-check';
 import { runCli, runPerf, repoRoot } from './cli.js';
 import { perfDataToJsonl, jsonlToPerfData } from '../src/perfdata/jsonl.js';
 import { emptyAttr, withAttrFlag } from '../src/abi/event-attr.js';
 import { toJsonValue } from '../src/perfdata/jsonl-values.js';
+import { needTool } from './require-tool.js';
+import { tempDir } from './temp-dir.js';
 
-const tmp = mkdtempSync(join(tmpdir(), 'perfpoke-convert-'));
+const tmp = tempDir('perfpoke-convert-');
 const fixtures = ['test/fixtures/recorded', 'test/fixtures/features'].flatMap((d) => {
   const dir = join(repoRoot, d);
   return existsSync(dir)
@@ -150,7 +151,7 @@ test('a hand-written TEXT_POKE line becomes a file perf 6.1 shows', async (t) =>
       const r = runCli(['convert', '-i', src, '-o', out]);
       assert.equal(r.status, 0, r.stderr);
     } else await jsonlToPerfData(src, out, { bigEndian });
-    if (!runPerf(['--version'])) return t.skip('perf not installed');
+    if (!needTool(t, 'perf')) return;
     const p = runPerf(['script', '-D', '-i', out])!;
     assert.equal(p.status, 0, p.stderr);
     assert.doesNotMatch(p.stderr, /warning|failed|error/i);

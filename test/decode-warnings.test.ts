@@ -6,15 +6,15 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { simulate } from '../src/sim/simulate.js';
 import { loadKcoreDir } from '../src/machine/kcore-dir.js';
 import { writeElfCore } from '../src/machine/elf-core-writer.js';
 import { runCli } from './cli.js';
+import { tempDir } from './temp-dir.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'perfpoke-decode-warn-'));
+const dir = tempDir('perfpoke-decode-warn-');
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 const full = join(dir, 'full');
 simulate({ out: full, seed: 21, size: 50_000, flips: 8, truth: false });

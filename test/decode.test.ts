@@ -6,17 +6,18 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, existsSync, writeFileSync } from 'node:fs';
+import { rmSync, existsSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { simulate } from '../src/sim/simulate.js';
 import { loadPtRecording } from '../src/intelpt/flow/recording.js';
 import { PerfFile } from '../src/perfdata/perf-file.js';
 import { runCli, runPerf, repoRoot } from './cli.js';
+import { cannotCompare } from './require-tool.js';
+import { tempDir } from './temp-dir.js';
 
 const perfOk = existsSync('/usr/bin/perf') && runPerf(['--version']) !== null;
-const dir = mkdtempSync(join(tmpdir(), 'perfpoke-decode-'));
+const dir = tempDir('perfpoke-decode-');
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 test("one lost poke: the error list equals perf's, --cpu keeps one CPU, --json locates each error in its AUX buffer", {
@@ -50,7 +51,7 @@ test("one lost poke: the error list equals perf's, --cpu keeps one CPU, --json l
   const lines = c1.stdout.split('\n').filter(Boolean);
   assert.ok(lines.every((l) => / cpu 1 /.test(l)));
   assert.equal(lines.length, rep.perCpu.find((c: { cpu: number }) => c.cpu === 1).errors);
-  if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
+  if (!perfOk) return cannotCompare(t, 'perf 6.1 not available at /usr/bin/perf');
   const p = runPerf(['script', '-i', out, '--itrace=e']);
   assert.ok(p && p.status === 0);
   const ours = runCli(['decode', '-i', out, '--itrace=e']);
@@ -64,8 +65,9 @@ test("one lost poke: the error list equals perf's, --cpu keeps one CPU, --json l
 });
 
 test("raw mode prints what libipt's instruction decoder does (ptxed --no-inst)", { timeout: 120_000 }, async (t) => {
-  if (spawnSync('gcc', ['--version']).status !== 0) return t.skip('gcc not installed');
-  if (!existsSync('/usr/include/intel-pt.h')) return t.skip('libipt-dev not installed (apt-get install -y libipt-dev)');
+  if (spawnSync('gcc', ['--version']).status !== 0) return cannotCompare(t, 'gcc not installed');
+  if (!existsSync('/usr/include/intel-pt.h'))
+    return cannotCompare(t, 'libipt-dev not installed (apt-get install -y libipt-dev)');
   const exe = join(dir, 'mini-ptxed');
   const cc = spawnSync('gcc', ['-O1', '-o', exe, join(repoRoot, 'test/fixtures/mini-ptxed/mini-ptxed.c'), '-lipt'], {
     encoding: 'utf8',
@@ -101,7 +103,7 @@ test('decode rejects bad usage with exit 2', () => {
 test("PSB+ with FUP inside bursts (--mid-burst-psb): errors without pokes equal perf's, flow with pokes equals perf's", {
   timeout: 120_000,
 }, async (t) => {
-  if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
+  if (!perfOk) return cannotCompare(t, 'perf 6.1 not available at /usr/bin/perf');
   const { decodeFlow } = await import('../src/intelpt/flow/decode.js');
   const { perfErrorLine } = await import('../src/cli/commands/decode.js');
   for (const textPokes of [false, true]) {

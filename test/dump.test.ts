@@ -7,9 +7,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { runCli, runPerf, repoRoot } from './cli.js';
 import { dumpToString } from '../src/cli/commands/dump.js';
 import { writeSynthetic } from './reader-synth.js';
@@ -17,6 +16,8 @@ import { encodeRecordBytes } from '../src/perfdata/records/index.js';
 import { encodePipeHeader } from '../src/perfdata/file-header.js';
 import { ByteWriter } from '../src/io/byte-writer.js';
 import { RecordType } from '../src/abi/record-type.js';
+import { cannotCompare } from './require-tool.js';
+import { tempDir } from './temp-dir.js';
 
 const fixtures = join(repoRoot, 'test', 'fixtures', 'recorded');
 const recorded = readdirSync(fixtures)
@@ -55,7 +56,7 @@ function firstDiff(a: string[], b: string[]): string {
 for (const name of recorded) {
   test(`dump --hex of ${name} is perf script -D's text`, async (t) => {
     const perf = perfDump(fixtures, name);
-    if (perf === null) return t.skip('perf 6.1 not available');
+    if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
     const ours = await dumpToString(join(fixtures, name), { hex: true, label: name });
     const p = comparable(perf);
     const o = comparable(ours);
@@ -67,7 +68,7 @@ for (const name of recorded) {
 test('dump without --hex prints exactly perf -D summary and detail lines (file and pipe mode)', async (t) => {
   for (const name of ['sw.data', 'switch.data', 'pipe-tp.data', 'read.data', 'group-read.data']) {
     const perf = perfDump(fixtures, name);
-    if (perf === null) return t.skip('perf 6.1 not available');
+    if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
     const p = comparable(perf).filter((l) => !/^\.( |$)|^\S+@\S+ \[0x/.test(l));
     const o = (await dumpToString(join(fixtures, name))).split('\n').filter((l) => l !== '');
     assert.deepEqual(o, p, firstDiff(p, o));
@@ -75,11 +76,11 @@ test('dump without --hex prints exactly perf -D summary and detail lines (file a
 });
 
 test('synthetic file with every record kind (TEXT_POKE, KSYMBOL, NAMESPACES, full samples…) matches perf -D, little-endian', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-dump-'));
+  const dir = tempDir('perfpoke-dump-');
   try {
     await writeSynthetic(join(dir, 'synth.data'));
     const perf = perfDump(dir, 'synth.data');
-    if (perf === null) return t.skip('perf 6.1 not available');
+    if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
     const p = comparable(perf);
     const o = comparable(await dumpToString(join(dir, 'synth.data'), { hex: true, label: 'synth.data' }));
     for (const kind of [
@@ -117,7 +118,7 @@ test('synthetic file with every record kind (TEXT_POKE, KSYMBOL, NAMESPACES, ful
 });
 
 test('synthetic big-endian file: same summaries as perf -D (except perf 6.1 swap bugs) and as the little-endian twin', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-dump-'));
+  const dir = tempDir('perfpoke-dump-');
   try {
     await writeSynthetic(join(dir, 'be.data'), { bigEndian: true, perfSwappable: true });
     await writeSynthetic(join(dir, 'le.data'), { perfSwappable: true });
@@ -125,7 +126,7 @@ test('synthetic big-endian file: same summaries as perf -D (except perf 6.1 swap
     const le = await dumpToString(join(dir, 'le.data'));
     assert.equal(be, le, 'byte order does not change what dump prints');
     const perf = perfDump(dir, 'be.data');
-    if (perf === null) return t.skip('perf 6.1 not available');
+    if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
     // perf 6.1 does not swap MMAP2 prot/flags, EVENT_UPDATE scale or sample_regs_intr's mask: skip those lines
     const perfBug = (l: string) =>
       /PERF_RECORD_MMAP2|\.\.\. scale:|intr regs|^\.\.\.\. (XMM|AX|BX|CX|DX|SI|DI|BP|SP|IP)\b/.test(l);
@@ -163,7 +164,7 @@ test('dump --json: one object per record, bigints as 0x strings, bytes as hex', 
 
 test('dump reads a pipe from stdin like perf does', (t) => {
   const perf = perfDump(fixtures, 'pipe.data');
-  if (perf === null) return t.skip('perf 6.1 not available');
+  if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
   const input = readFileSyncBuf(join(fixtures, 'pipe.data'));
   const r = runCli(['dump', '-i', '-'], { input });
   assert.equal(r.status, 0, r.stderr);
@@ -175,7 +176,7 @@ test('dump reads a pipe from stdin like perf does', (t) => {
 });
 
 test('dump --text-poke-abi=rfc reads type 19 as the seed RFC poke; final reads it as CGROUP', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-dump-'));
+  const dir = tempDir('perfpoke-dump-');
   try {
     const w = new ByteWriter(true);
     encodePipeHeader(w);
@@ -214,7 +215,7 @@ test('dump --text-poke-abi=rfc reads type 19 as the seed RFC poke; final reads i
 });
 
 test('dump of a corrupt file: one FormatError line naming the offset, exit 2', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-dump-'));
+  const dir = tempDir('perfpoke-dump-');
   try {
     const b = readFileSyncBuf(join(fixtures, 'sw.data'));
     // zero the header.size of the record at 0x158 (the kernel MMAP): perf would loop forever
@@ -238,7 +239,7 @@ function readFileSyncBuf(p: string): Buffer {
 test('committed text-poke fixtures (synthetic/): dump equals perf -D; the big-endian twin dumps the same', async (t) => {
   const dir = join(fixtures, 'synthetic');
   const perf = perfDump(dir, 'text-poke.data');
-  if (perf === null) return t.skip('perf 6.1 not available');
+  if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
   const p = comparable(perf);
   assert.equal(p.filter((l) => l.includes('PERF_RECORD_TEXT_POKE')).length, 3);
   const o = comparable(await dumpToString(join(dir, 'text-poke.data'), { hex: true, label: 'text-poke.data' }));
@@ -256,11 +257,11 @@ test('committed text-poke fixtures (synthetic/): dump equals perf -D; the big-en
 
 test('an intel_pt file (from the PT simulator): AUXTRACE_INFO fields and every packet line as perf -D prints them', async (t) => {
   const { simulate } = await import('../src/sim/simulate.js');
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-dump-pt-'));
+  const dir = tempDir('perfpoke-dump-pt-');
   try {
     simulate({ out: join(dir, 'sim'), seed: 1, cpus: 2, flips: 2, size: 2000 });
     const perf = perfDump(join(dir, 'sim'), 'data');
-    if (perf === null) return t.skip('perf 6.1 not available');
+    if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
     // perf names kernel-text pokes with this host's kallsyms (the file maps [kernel.kallsyms]); dump does not
     const noSym = (l: string) => l.replace(/(PERF_RECORD_TEXT_POKE [0-9a-f]+) \S+\+0x[0-9a-f]+ old len/, '$1  old len');
     const keep = (text: string) => comparable(text).concat().filter(Boolean);

@@ -7,14 +7,15 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { simulate, readTruth } from '../src/sim/simulate.js';
 import { runCli, runPerf } from './cli.js';
+import { cannotCompare } from './require-tool.js';
+import { tempDir } from './temp-dir.js';
 
 const perfOk = existsSync('/usr/bin/perf') && runPerf(['--version']) !== null;
-const dir = mkdtempSync(join(tmpdir(), 'perfpoke-exp-'));
+const dir = tempDir('perfpoke-exp-');
 const withPokes = join(dir, 'with');
 const without = join(dir, 'without');
 const opts = { seed: 7, cpus: 2, flips: 6, size: 60_000 };
@@ -69,7 +70,7 @@ function perfErrors(d: string): string[] {
 test('perf decodes the simulated recording with 0 errors, and so do we; the flow equals perf and the truth', {
   timeout: 120_000,
 }, (t) => {
-  if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
+  if (!perfOk) return cannotCompare(t, 'perf 6.1 not available at /usr/bin/perf');
   assert.deepEqual(perfErrors(withPokes), []);
   const ours = runCli(['decode', '-i', withPokes, '--itrace=e']);
   assert.equal(ours.status, 0, ours.stderr);
@@ -88,7 +89,7 @@ test('perf decodes the simulated recording with 0 errors, and so do we; the flow
 });
 
 test('without TEXT_POKE records perf reports errors, and ours are the same list', { timeout: 120_000 }, (t) => {
-  if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
+  if (!perfOk) return cannotCompare(t, 'perf 6.1 not available at /usr/bin/perf');
   const p = perfErrors(without);
   assert.ok(p.length >= 10, `expected many errors without pokes, perf found ${p.length}`);
   const ours = runCli(['decode', '-i', without, '--itrace=e']);
@@ -99,7 +100,7 @@ test('without TEXT_POKE records perf reports errors, and ours are the same list'
 });
 
 test('branches (--itrace=b -F cpu,ip,addr) equal perf on the file without pokes', { timeout: 120_000 }, (t) => {
-  if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
+  if (!perfOk) return cannotCompare(t, 'perf 6.1 not available at /usr/bin/perf');
   const r = runPerf(['script', '-i', without, '--itrace=b', '-F', 'cpu,ip,addr']);
   assert.ok(r && r.status === 0, r?.stderr);
   const ours = runCli(['decode', '-i', without, '--itrace=b', '-F', 'cpu,ip,addr']);
@@ -121,7 +122,7 @@ test('branches (--itrace=b -F cpu,ip,addr) equal perf on the file without pokes'
 test('the same experiment through `perfpoke inject --strip text_poke`', {
   timeout: 120_000,
 }, (t) => {
-  if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
+  if (!perfOk) return cannotCompare(t, 'perf 6.1 not available at /usr/bin/perf');
   const stripped = join(dir, 'stripped');
   const inj = runCli(['inject', '-i', withPokes, '-o', stripped, '--strip', 'text_poke']);
   assert.equal(inj.status, 0, inj.stderr);
@@ -134,7 +135,7 @@ test('the same experiment through `perfpoke inject --strip text_poke`', {
 test('timeless (no TSC bit in the config): perf applies every poke first and reports errors even with pokes; so do we', {
   timeout: 120_000,
 }, (t) => {
-  if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
+  if (!perfOk) return cannotCompare(t, 'perf 6.1 not available at /usr/bin/perf');
   const tl = join(dir, 'timeless');
   simulate({ out: tl, ...opts, timeless: true, truth: false });
   const p = perfErrors(tl);

@@ -7,13 +7,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { repoRoot, runCli } from './cli.js';
 import { basicSites, writeKcoreDir } from './fixtures/kcore/scenario.js';
 import { TABLES, type TableName } from '../src/export/schema.js';
+import { tempDir } from './temp-dir.js';
 
 const fx = (p: string): string => join(repoRoot, 'test', 'fixtures', p);
 const REAL = ['perf-alone', 'perf-kcore', 'perfpoke-kcore'].map((n) => fx(`real-kernel/${n}`));
@@ -34,7 +34,7 @@ let conn: DuckDBConnection;
 let all: string[];
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'perfpoke-export-'));
+  dir = tempDir('perfpoke-export-');
   lake = join(dir, 'lake');
   jsonl = join(dir, 'jsonl');
   // an intel_pt recording whose pokes were lost: the decoder reports errors

@@ -1,13 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { statSync } from 'node:fs';
 import { runCli, runPerf, repoRoot } from './cli.js';
 import { headerLines } from '../src/cli/commands/header.js';
 import { copyPerfData } from '../src/perfdata/writer-copy.js';
 import { readFileFeatures } from '../src/perfdata/features/index.js';
+import { needTool } from './require-tool.js';
+import { tempDir } from './temp-dir.js';
 
 /** Every recorded fixture we can find: ours and the reader's. */
 function fixtures(): string[] {
@@ -21,7 +22,7 @@ function fixtures(): string[] {
 }
 
 test('perfpoke header prints what perf report --header-only prints, line by line', async (t) => {
-  if (!runPerf(['--version'])) return t.skip('perf not installed');
+  if (!needTool(t, 'perf')) return;
   const files = fixtures();
   assert.ok(files.length >= 5);
   for (const f of files) {
@@ -37,8 +38,8 @@ test('perfpoke header prints what perf report --header-only prints, line by line
 });
 
 test('big-endian files: the same lines as perf', async (t) => {
-  if (!runPerf(['--version'])) return t.skip('perf not installed');
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-header-be-'));
+  if (!needTool(t, 'perf')) return;
+  const dir = tempDir('perfpoke-header-be-');
   for (const fx of ['features/group-clock.data', 'features/system.data', 'recorded/bpf.data']) {
     const be = join(dir, 'be.data');
     await copyPerfData(join(repoRoot, 'test/fixtures', fx), be, { bigEndian: true });
@@ -54,7 +55,7 @@ test('big-endian files: the same lines as perf', async (t) => {
 });
 
 test('the CLI prints the same as perf for a pipe-mode file (-I)', (t) => {
-  if (!runPerf(['--version'])) return t.skip('perf not installed');
+  if (!needTool(t, 'perf')) return;
   const f = join(repoRoot, 'test/fixtures/features/pipe.data');
   const r = runCli(['header', '-I', '-i', f]);
   assert.equal(r.status, 0, r.stderr);
@@ -82,7 +83,7 @@ test('a corrupt feature table is one line naming the offset, exit 2', () => {
   const featAt = Number(dv.getBigUint64(40, true) + dv.getBigUint64(48, true));
   const bad = Buffer.from(src);
   new DataView(bad.buffer, bad.byteOffset).setBigUint64(featAt + 16 * 2 + 8, 0xfffffffn, true); // OSRELEASE size (BUILD_ID is entry 0)
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-header-'));
+  const dir = tempDir('perfpoke-header-');
   const f = join(dir, 'bad.data');
   writeFileSync(f, bad);
   const r = runCli(['header', '-i', f]);
@@ -95,7 +96,7 @@ test('a corrupt feature table is one line naming the offset, exit 2', () => {
 });
 
 test('features this machine never records (pmu caps, hybrid, caches, NUMA nodesâ€¦): perf reads what we write and prints what we print', async (t) => {
-  if (!runPerf(['--version'])) return t.skip('perf not installed');
+  if (!needTool(t, 'perf')) return;
   const { PerfDataWriter } = await import('../src/perfdata/writer.js');
   const { emptyAttr, withAttrFlag } = await import('../src/abi/event-attr.js');
   const { RecordType } = await import('../src/abi/record-type.js');
@@ -178,7 +179,7 @@ test('features this machine never records (pmu caps, hybrid, caches, NUMA nodesâ
     { kind: 'branch_stack' },
     { kind: 'stat' },
   ] as const;
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-header-synth-'));
+  const dir = tempDir('perfpoke-header-synth-');
   for (const bigEndian of [false, true]) {
     const out = join(dir, 'synth.data');
     const w = await PerfDataWriter.create(
@@ -201,7 +202,7 @@ test('features this machine never records (pmu caps, hybrid, caches, NUMA nodesâ
 });
 
 test('BPF_PROG_INFO names from BTF func_info, and BPF_BTF, as perf (libbpf) prints them', async (t) => {
-  if (!runPerf(['--version'])) return t.skip('perf not installed');
+  if (!needTool(t, 'perf')) return;
   const { PerfDataWriter } = await import('../src/perfdata/writer.js');
   const { ByteWriter } = await import('../src/io/byte-writer.js');
   const { emptyAttr } = await import('../src/abi/event-attr.js');
@@ -257,7 +258,7 @@ test('BPF_PROG_INFO names from BTF func_info, and BPF_BTF, as perf (libbpf) prin
   const pi = new ByteWriter(true).u32(progs.length);
   for (const p of progs) pi.u32(p.info.length).u32(p.data.length).u64(p.arrays).bytes(p.info).bytes(p.data);
   const bb = new ByteWriter(true).u32(1).u32(7).u32(btf.length).bytes(btf);
-  const out = join(mkdtempSync(join(tmpdir(), 'perfpoke-header-bpf-')), 'bpf.data');
+  const out = join(tempDir('perfpoke-header-bpf-'), 'bpf.data');
   const w = await PerfDataWriter.create(
     out,
     [{ attr: { ...emptyAttr(), type: 1, size: 128, config: 9n }, ids: [], name: 'dummy' }],

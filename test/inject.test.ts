@@ -1,8 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { runCli, runPerf, repoRoot } from './cli.js';
 import { PerfFile } from '../src/perfdata/perf-file.js';
 import { emptyAttr, attrFlag } from '../src/abi/event-attr.js';
@@ -10,8 +9,10 @@ import { toJsonValue } from '../src/perfdata/jsonl-values.js';
 import { jsonlToPerfData } from '../src/perfdata/jsonl.js';
 import { inject } from '../src/cli/commands/inject.js';
 import { UsageError } from '../src/cli/errors.js';
+import { needTool } from './require-tool.js';
+import { tempDir } from './temp-dir.js';
 
-const tmp = mkdtempSync(join(tmpdir(), 'perfpoke-inject-'));
+const tmp = tempDir('perfpoke-inject-');
 const fx = (p: string) => join(repoRoot, 'test/fixtures', p);
 const BAD = /warning|failed|error|not yet supported|unsupported|invalid/i;
 
@@ -42,13 +43,13 @@ test('--strip ksymbol,bpf_event drops exactly those records; perf reads the resu
   assert.equal(after.get(17), undefined);
   assert.equal(after.get(18), undefined);
   for (const [type, n] of before) if (type !== 17 && type !== 18) assert.equal(after.get(type), n, `type ${type} kept`);
-  if (!runPerf(['--version'])) return t.skip('perf not installed');
+  if (!needTool(t, 'perf')) return;
   const stats = perfOk(['report', '--stats', '-i', out]);
   assert.doesNotMatch(stats, /KSYMBOL|BPF_EVENT/);
 });
 
 test('--time keeps the window: perf script shows what perf script --time shows on the input', async (t) => {
-  if (!runPerf(['--version'])) return t.skip('perf not installed');
+  if (!needTool(t, 'perf')) return;
   const input = fx('recorded/sw.data');
   const times = perfOk(['script', '-F', 'time', '-i', input])
     .split('\n')
@@ -134,7 +135,7 @@ test('-i - reads a pipe-mode stream from stdin in one pass', (t) => {
   const out = join(tmp, 'stdin.data');
   const r = runCli(['inject', '-i', '-', '-o', out], { input: readFileSync(input) });
   assert.equal(r.status, 0, r.stderr);
-  if (!runPerf(['--version'])) return t.skip('perf not installed');
+  if (!needTool(t, 'perf')) return;
   assert.equal(perfOk(['script', '-i', out]), perfOk(['script', '-i', input]));
 });
 

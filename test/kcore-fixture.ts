@@ -3,11 +3,11 @@
  * ELF64 core shaped like x86-64's (PT_NOTE + direct map, kernel text, module
  * area), kallsyms with _stext/_text/_etext, and two modules.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { ByteWriter } from '../src/io/byte-writer.js';
+import { tempDir } from './temp-dir.js';
 
 export const PAGE = 4096;
 // Three PT_LOADs like x86-64 kcore: direct map, kernel text mapping, module area.
@@ -57,7 +57,7 @@ export function makeCore(): Uint8Array {
 }
 
 export function fakeProc(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-kcore-'));
+  const dir = tempDir('perfpoke-kcore-');
   writeFileSync(join(dir, 'kcore'), makeCore());
   const hex = (v: bigint): string => v.toString(16).padStart(16, '0');
   writeFileSync(

@@ -6,8 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { runCli, runPerf, repoRoot } from './cli.js';
@@ -21,6 +20,8 @@ import {
   writeKcoreDir,
   type SiteHistory,
 } from './fixtures/kcore/scenario.js';
+import { cannotCompare, needTool } from './require-tool.js';
+import { tempDir } from './temp-dir.js';
 
 const basic = join(repoRoot, 'test', 'fixtures', 'kcore', 'basic');
 
@@ -78,7 +79,8 @@ function ours(dir: string): PerfPoke[] {
 
 test('pokes on the kcore fixture: same pokes, order, sym+off and bytes as perf script', (t) => {
   const perf = runPerf(['script', '-i', basic, '--show-text-poke-events']);
-  if (!perf || perf.status !== 0) return t.skip(`perf script unavailable: ${perf?.stderr ?? 'no /usr/bin/perf'}`);
+  if (!perf || perf.status !== 0)
+    return cannotCompare(t, `perf script unavailable: ${perf?.stderr ?? 'no /usr/bin/perf'}`);
   const want = parsePerf(perf.stdout);
   assert.ok(want.length >= 20, `perf shows ${want.length} pokes`);
   assert.ok(
@@ -135,7 +137,7 @@ async function oursInProcess(dir: string): Promise<string[]> {
 }
 
 test('sym+off equals perf on random kallsyms tables (property, 6 runs of perf)', async (t) => {
-  if (!runPerf(['--version'])) return t.skip('no /usr/bin/perf');
+  if (!needTool(t, 'perf')) return;
   const types = ['T', 't', 'W', 'w', 'D', 'd', 'B', 'b', 'r', 'R', 'A'];
   const symArb = fc.record({
     off: fc.integer({ min: 0, max: KTEXT_SIZE + 0x800 }),
@@ -147,7 +149,7 @@ test('sym+off equals perf on random kallsyms tables (property, 6 runs of perf)',
     type: fc.constantFrom('t', 'T', 'd', 'b', 'r'),
     name: fc.stringMatching(/^[a-z][a-z0-9_]{0,10}$/),
   });
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-syms-'));
+  const dir = tempDir('perfpoke-syms-');
   try {
     await fc.assert(
       fc.asyncProperty(
@@ -189,7 +191,7 @@ test("--text-poke-abi rfc reads the seed's type-19 form: the same pokes as the u
   const { dataRecords, basicSites } = await import('./fixtures/kcore/scenario.js');
   const { writeMiniPerfData } = await import('./fixtures/kcore/mini-perf-data.js');
   const { writeFileSync } = await import('node:fs');
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-rfc-'));
+  const dir = tempDir('perfpoke-rfc-');
   try {
     const recs = dataRecords(basicSites()).map((r) => (r.kind === 'text_poke' ? { ...r, rfc: true } : r));
     writeFileSync(join(dir, 'rfc.data'), writeMiniPerfData(recs));

@@ -1,7 +1,6 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, openSync, writeSync, closeSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, openSync, writeSync, closeSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, runPerf } from './cli.js';
 import { simulate } from '../src/sim/index.js';
@@ -9,6 +8,8 @@ import { PerfFile } from '../src/perfdata/perf-file.js';
 import { RecordType } from '../src/abi/record-type.js';
 import { libiptHarness, libiptEncode } from '../tools/libipt-harness/harness.js';
 import { ptdumpLines } from '../src/intelpt/packets/index.js';
+import { cannotCompare } from './require-tool.js';
+import { tempDir } from './temp-dir.js';
 
 /**
  * `perfpoke pt-dump` against perf 6.1's `perf script -D` on files perf
@@ -21,7 +22,7 @@ let dir = '';
 let buffers: { dataAt: number; size: number }[] = [];
 
 before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'pt-dump-'));
+  dir = tempDir('pt-dump-');
   simulate({ out: join(dir, 'sim'), seed: 11, cpus: 2, flips: 1, size: 2000 });
 });
 
@@ -67,7 +68,7 @@ function blocks(text: string): string[][] {
 function compareWithPerf(t: { skip: (m: string) => void }, d: string): boolean {
   const perf = runPerf(['script', '-D', '-i', d]);
   if (!perf) {
-    t.skip('perf not installed');
+    cannotCompare(t, 'perf not installed');
     return false;
   }
   assert.equal(perf.status, 0, perf.stderr);
@@ -85,7 +86,7 @@ test('pt-dump prints what perf script -D prints for the simulator recording', (t
 
 test('every packet kind, zero folding, bad bytes and random bytes print as perf prints them', async (t) => {
   const hv = libiptHarness();
-  if ('skip' in hv) return t.skip(hv.skip);
+  if ('skip' in hv) return cannotCompare(t, hv.skip);
   const encoded = libiptEncode(
     hv.ptEnc,
     `psb
@@ -164,7 +165,7 @@ raw 02 82 02 82 02 82 02 83
 
 test('--raw, --json and --format=ptdump', (t) => {
   const hv = libiptHarness();
-  if ('skip' in hv) return t.skip(hv.skip);
+  if ('skip' in hv) return cannotCompare(t, hv.skip);
   const bytes = libiptEncode(hv.ptEnc, 'raw 00 00\npsb\npsbend\nfup 3 0x1000\ntnt.8 2 1\ntip.pgd 0 0\n');
   const file = join(dir, 'raw.pt');
   writeFileSync(file, bytes);
@@ -210,19 +211,17 @@ test('loadAuxQueues: one queue per CPU with the buffers perf lists', async () =>
     cpu: Number(m[6]),
   }));
   assert.ok(want.length >= 2);
-  const got = queues
-    .all()
-    .flatMap((q) =>
-      q.buffers.map((b) => ({
-        size: b.size,
-        offset: b.offset,
-        reference: b.reference,
-        idx: b.idx,
-        tid: b.tid,
-        cpu: b.cpu,
-        q: q.key,
-      })),
-    );
+  const got = queues.all().flatMap((q) =>
+    q.buffers.map((b) => ({
+      size: b.size,
+      offset: b.offset,
+      reference: b.reference,
+      idx: b.idx,
+      tid: b.tid,
+      cpu: b.cpu,
+      q: q.key,
+    })),
+  );
   for (const w of want)
     assert.ok(
       got.some(

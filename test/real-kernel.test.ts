@@ -16,8 +16,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { repoRoot, runCli, runPerf } from './cli.js';
@@ -25,6 +24,8 @@ import { flatPokes } from './json-lines.js';
 import { CodeImage, checkImage, loadKcoreDir, loadMachine, type KcoreDir, type Machine } from '../src/machine/index.js';
 import { PerfFile, attrLayout, decodeSampleId } from '../src/perfdata/index.js';
 import { ByteReader } from '../src/io/byte-reader.js';
+import { cannotCompare } from './require-tool.js';
+import { tempDir } from './temp-dir.js';
 
 const FIX = join(repoRoot, 'test', 'fixtures', 'real-kernel');
 const PHASES = [
@@ -182,7 +183,7 @@ function withoutRecord(file: Uint8Array, off: number): Uint8Array {
 // ------------------------------------------------------------ tests
 test('real-kernel fixture: present and small (≤ 8 MB)', (t) => {
   const why = present();
-  if (why) return t.skip(why);
+  if (why) return cannotCompare(t, why);
   const bytes = dirBytes(FIX);
   t.diagnostic(`fixture: ${(bytes / 1048576).toFixed(2)} MB`);
   assert.ok(bytes <= 8 * 1048576, `${bytes} bytes`);
@@ -191,7 +192,7 @@ test('real-kernel fixture: present and small (≤ 8 MB)', (t) => {
 for (const ph of PHASES) {
   test(`real-kernel ${ph.rec} (${ph.by}): perfpoke check says consistent`, (t) => {
     const why = present(ph.rec);
-    if (why) return t.skip(why);
+    if (why) return cannotCompare(t, why);
     const r = runCli(['check', '-i', join(FIX, ph.rec)]);
     t.diagnostic(r.stdout.trim());
     assert.equal(r.status, 0, r.stdout + r.stderr);
@@ -199,7 +200,7 @@ for (const ph of PHASES) {
 
   test(`real-kernel ${ph.rec}: the image at the end equals ${ph.after} at every poked byte`, async (t) => {
     const why = present(ph.rec, ph.after);
-    if (why) return t.skip(why);
+    if (why) return cannotCompare(t, why);
     const m = await machine(ph.rec);
     const after = loadKcoreDir(join(FIX, ph.after));
     let compared = 0;
@@ -216,7 +217,7 @@ for (const ph of PHASES) {
 
   test(`real-kernel ${ph.rec}: dropping any one poke is found (check names its site, or the end differs from ${ph.after})`, async (t) => {
     const why = present(ph.rec, ph.after);
-    if (why) return t.skip(why);
+    if (why) return cannotCompare(t, why);
     const m = await machine(ph.rec);
     const after = loadKcoreDir(join(FIX, ph.after));
     const segs = m.kcore?.segments ?? [];
@@ -264,9 +265,9 @@ for (const ph of PHASES) {
 
   test(`real-kernel ${ph.rec}: perf 6.1 reads it without warnings and prints the same pokes as perfpoke pokes`, async (t) => {
     const why = present(ph.rec);
-    if (why) return t.skip(why);
+    if (why) return cannotCompare(t, why);
     const perf = perfScript(join(FIX, ph.rec));
-    if (!perf) return t.skip('perf 6.1 (/usr/bin/perf) is not installed');
+    if (!perf) return cannotCompare(t, 'perf 6.1 (/usr/bin/perf) is not installed');
     assert.equal(perf.stderr, '', 'perf script warnings');
     const ours = perfpokePokes(ph.rec);
     const m = await machine(ph.rec);
@@ -319,7 +320,7 @@ for (const ph of PHASES) {
 
 test('real-kernel perf-alone: every real poke gets a kind (jump label, static call, ftrace, kprobe, trampoline…)', async (t) => {
   const why = present('perf-alone');
-  if (why) return t.skip(why);
+  if (why) return cannotCompare(t, why);
   const ours = perfpokePokes('perf-alone');
   const kinds = new Set(ours.map((p) => p.kind));
   // What the workload did, and what each must look like (x86 encodings, independent of perfpoke):
@@ -355,7 +356,7 @@ test('real-kernel perf-alone: every real poke gets a kind (jump label, static ca
 
 test('real-kernel perf-alone: perfpoke check names the site of a poke dropped from the file (and perf reads the file)', async (t) => {
   const why = present('perf-alone');
-  if (why) return t.skip(why);
+  if (why) return cannotCompare(t, why);
   const m = await machine('perf-alone');
   // one poke of each kind that is not the last at its site, so a later poke there disagrees
   const kinds = new Map<string, { addr: string; fileOffset: number }>();
@@ -366,7 +367,7 @@ test('real-kernel perf-alone: perfpoke check names the site of a poke dropped fr
   }
   assert.ok(kinds.size >= 3, `kinds with a later poke at the site: ${[...kinds.keys()].join(', ')}`);
   const file = readFileSync(join(FIX, 'perf-alone', 'data'));
-  const tmp = mkdtempSync(join(tmpdir(), 'perfpoke-real-'));
+  const tmp = tempDir('perfpoke-real-');
   try {
     for (const [kind, p] of [...kinds].slice(0, 3)) {
       const dir = join(tmp, kind);
@@ -452,7 +453,7 @@ const byTime = (a: FilePoke, b: FilePoke): number => (a.time < b.time ? -1 : a.t
 
 test('real-kernel phase B: perf and perfpoke, recording at the same time, hold the same pokes', async (t) => {
   const why = present('perf-kcore', 'perfpoke-kcore');
-  if (why) return t.skip(why);
+  if (why) return cannotCompare(t, why);
   const perf = (await filePokes(join(FIX, 'perf-kcore', 'data'))).sort(byTime);
   const ours = (await filePokes(join(FIX, 'perfpoke-kcore', 'data'))).sort(byTime);
   assert.ok(ours.length > 50, `${ours.length} pokes`);
@@ -475,7 +476,7 @@ test('real-kernel phase B: perf and perfpoke, recording at the same time, hold t
 
 test('real-kernel phase B: Linux 6.1 inflates the records of all but the newest TEXT_POKE consumer; perf then reads time 0', async (t) => {
   const why = present('perf-kcore', 'perfpoke-kcore');
-  if (why) return t.skip(why);
+  if (why) return cannotCompare(t, why);
   const perf = await filePokes(join(FIX, 'perf-kcore', 'data'));
   const ours = await filePokes(join(FIX, 'perfpoke-kcore', 'data'));
   const inflated = perf.filter((p) => p.inflated > 0);
@@ -514,7 +515,7 @@ test('real-kernel phase B: Linux 6.1 inflates the records of all but the newest 
 
 test('real-kernel: the BPF fentry attach is a bpf-trampoline poke whose call target is named by its KSYMBOL (perf names it after a module symbol)', (t) => {
   const dir = join(FIX, 'perfpoke-kcore');
-  if (!existsSync(join(dir, 'data'))) return t.skip('no perfpoke-kcore fixture');
+  if (!existsSync(join(dir, 'data'))) return cannotCompare(t, 'no perfpoke-kcore fixture');
   const r = runCli(['pokes', '-i', dir, '--json']);
   assert.equal(r.status, 0, r.stderr);
   const pokes = flatPokes(r.stdout);

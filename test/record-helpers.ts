@@ -5,26 +5,48 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { repoRoot, runCli, runPerf } from './cli.js';
+import { cannotCompare, needTool, type SkippableContext, skipForKernel } from './require-tool.js';
 
 let verdict: string | null | undefined;
 
-/** null when `perfpoke record -a` works here, else the reason to skip. */
-export function cannotRecord(): string | null {
-  if (verdict !== undefined) return verdict;
-  if (!existsSync(join(repoRoot, 'build', 'Release', 'perfpoke_record.node'))) {
-    return (verdict = 'the native addon is not built (build/Release/perfpoke_record.node)');
+const ADDON = join(repoRoot, 'build', 'Release', 'perfpoke_record.node');
+
+/**
+ * Can this test record? perf missing (with `perf`, the default) or the addon not built:
+ * a comparison that cannot run (fails under CI). The kernel or privileges refusing
+ * `perfpoke record -a`: skipped with the reason, CI or not. false = the test must return.
+ */
+export function canRecord(t: SkippableContext, opts: { perf?: boolean } = {}): boolean {
+  if (opts.perf !== false && !needTool(t, 'perf')) return false;
+  if (!existsSync(ADDON)) {
+    cannotCompare(
+      t,
+      'the native addon is not built (build/Release/perfpoke_record.node): node scripts/build-addon.mjs',
+    );
+    return false;
   }
+  return skipForKernel(t, cannotRecord());
+}
+
+/** null when `perfpoke record -a` works here, else the reason to skip (probed once per process). */
+export function cannotRecord(): string | null {
+  if (verdict === undefined) verdict = probeRecord();
+  return verdict;
+}
+
+function probeRecord(): string | null {
+  if (!existsSync(ADDON)) return 'the native addon is not built (build/Release/perfpoke_record.node)';
   let paranoid = '?';
   try {
     paranoid = readFileSync('/proc/sys/kernel/perf_event_paranoid', 'utf8').trim();
   } catch {
-    return (verdict = 'no /proc/sys/kernel/perf_event_paranoid: not a perf-capable kernel');
+    return 'no /proc/sys/kernel/perf_event_paranoid: not a perf-capable kernel';
   }
   const dir = scratch('probe');
   const r = runCli(['record', '-a', '-o', join(dir, 'probe.data'), '--', 'true']);
-  if (r.status !== 0)
-    return (verdict = `perfpoke record -a fails here (perf_event_paranoid ${paranoid}, uid ${process.getuid?.()}): ${r.stderr.trim()}`);
-  return (verdict = null);
+  if (r.status === 0) return null;
+  const who = `perf_event_paranoid ${paranoid}, uid ${process.getuid?.()}`;
+  return `perfpoke record -a fails here (${who}): ${r.stderr.trim()}`;
 }
 
 export function perfMissing(): string | null {

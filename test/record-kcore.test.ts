@@ -11,11 +11,10 @@ import { join } from 'node:path';
 import { record } from '../src/record/session.js';
 import { fakeProc, STEXT, ETEXT } from './kcore-fixture.js';
 import { runPerf } from './cli.js';
-import { cannotRecord, perfMissing } from './record-helpers.js';
+import { canRecord } from './record-helpers.js';
 
 test('record --kcore writes OUTPUT/data and OUTPUT/kcore_dir, and perf reads them', async (t) => {
-  const why = perfMissing() ?? cannotRecord();
-  if (why) return t.skip(why);
+  if (!canRecord(t)) return;
   const proc = fakeProc();
   t.after(() => rmSync(proc, { recursive: true, force: true }));
   const out = join(proc, 'rec.data');
@@ -45,7 +44,8 @@ test('record --kcore writes OUTPUT/data and OUTPUT/kcore_dir, and perf reads the
   assert.match(
     d.stdout,
     new RegExp(
-      `PERF_RECORD_MMAP -1/0: \\[${hex(STEXT)}\\(${hex(ETEXT - STEXT)}\\) @ ${hex(STEXT)}\\]: x \\[kernel\\.kallsyms\\]_text`,
+      `PERF_RECORD_MMAP -1/0: \\[${hex(STEXT)}\\(${hex(ETEXT - STEXT)}\\) @ ${hex(STEXT)}\\]: ` +
+        'x \\[kernel\\.kallsyms\\]_text',
     ),
   );
   const s = runPerf(['report', '--stats', '-i', out])!;

@@ -14,7 +14,8 @@ import { onlineCpus } from '../src/record/cpus.js';
 import { trackingEvent } from '../src/record/events.js';
 import { HOST_LE } from '../src/record/file-output.js';
 import { loadRecorderAddon } from '../src/record/native.js';
-import { cannotRecord } from './record-helpers.js';
+import { canRecord } from './record-helpers.js';
+import { tempDir } from './temp-dir.js';
 
 function attrBytes(ev = trackingEvent({ switchEvents: true, ringBytes: 16 * 4096 })): Buffer {
   const w = new ByteWriter(HOST_LE);
@@ -23,8 +24,7 @@ function attrBytes(ev = trackingEvent({ switchEvents: true, ringBytes: 16 * 4096
 }
 
 test('chunk mode: whole records, FINISHED_ROUND per pass, counters match', async (t) => {
-  const why = cannotRecord();
-  if (why) return t.skip(why);
+  if (!canRecord(t, { perf: false })) return;
   const Recorder = loadRecorderAddon();
   const chunks: Buffer[] = [];
   let done!: () => void;
@@ -76,8 +76,7 @@ test('chunk mode: whole records, FINISHED_ROUND per pass, counters match', async
 });
 
 test('an event the kernel rejects names the CPU, the event and errno', (t) => {
-  const why = cannotRecord();
-  if (why) return t.skip(why);
+  if (!canRecord(t, { perf: false })) return;
   const Recorder = loadRecorderAddon();
   const ev = trackingEvent({ switchEvents: false, ringBytes: 4096 });
   ev.attr.type = 0x7fff; // no such PMU
@@ -89,13 +88,11 @@ test('an event the kernel rejects names the CPU, the event and errno', (t) => {
 });
 
 test('the JavaScript event loop stays responsive while recording 10 kHz samples in-process', async (t) => {
-  const why = cannotRecord();
-  if (why) return t.skip(why);
+  if (!canRecord(t, { perf: false })) return;
   const { record } = await import('../src/record/session.js');
-  const { mkdtempSync, rmSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
+  const { rmSync } = await import('node:fs');
   const { join } = await import('node:path');
-  const dir = mkdtempSync(join(tmpdir(), 'perfpoke-loop-'));
+  const dir = tempDir('perfpoke-loop-');
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   let ticks = 0;
   let worst = 0;

@@ -11,13 +11,13 @@ import { join } from 'node:path';
 import { recordTypeName, RecordType } from '../src/abi/record-type.js';
 import { PerfFile } from '../src/perfdata/perf-file.js';
 import { runCli } from './cli.js';
-import { buildBpfLoad, cannotRecord, perfMissing, perfStats, scratch } from './record-helpers.js';
+import { buildBpfLoad, canRecord, perfStats, scratch } from './record-helpers.js';
+import { cannotCompare } from './require-tool.js';
 
 test('PerfFile reads a perfpoke recording with the counts perf sees', async (t) => {
-  const why = perfMissing() ?? cannotRecord();
-  if (why) return t.skip(why);
+  if (!canRecord(t)) return;
   const bin = buildBpfLoad();
-  if (!bin) return t.skip('gcc cannot build tools/bpf-load here');
+  if (!bin) return cannotCompare(t, 'gcc cannot build tools/bpf-load here');
   const f = join(scratch('reader'), 'r.data');
   const r = runCli(['record', '-a', '-e', 'cpu-clock', '-F', '999', '-o', f, '--', bin, '1']);
   assert.equal(r.status, 0, r.stderr);

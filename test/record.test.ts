@@ -11,9 +11,8 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { repoRoot, runCli, runPerf } from './cli.js';
-import { buildBpfLoad, cannotRecord, perfMissing, perfStats, scratch } from './record-helpers.js';
-
-const skipReason = (): string | null => perfMissing() ?? cannotRecord();
+import { buildBpfLoad, canRecord, perfStats, scratch } from './record-helpers.js';
+import { cannotCompare, skipForKernel } from './require-tool.js';
 
 /** stderr of perf must hold no warning at all (perf prints them there). */
 function assertPerfQuiet(args: string[]): string {
@@ -79,7 +78,8 @@ test('record: without the addon it says what is missing, and other commands stil
 });
 
 test('record --kcore without /proc/kcore: one line, exit 2, no directory', (t) => {
-  if (existsSync('/proc/kcore')) return t.skip('/proc/kcore exists here; the missing-kcore path cannot be shown');
+  if (existsSync('/proc/kcore'))
+    return void skipForKernel(t, '/proc/kcore exists here; the missing-kcore path cannot be shown');
   const dir = scratch('kcore');
   const out = join(dir, 'kc.data');
   const r = runCli(['record', '-a', '--kcore', '-o', out, '--', 'true']);
@@ -91,16 +91,15 @@ test('record --kcore without /proc/kcore: one line, exit 2, no directory', (t) =
 });
 
 test('record: BPF program load/unload gives the same KSYMBOL and BPF_EVENT records as perf record', (t) => {
-  const why = skipReason();
-  if (why) return t.skip(why);
+  if (!canRecord(t)) return;
   const bin = buildBpfLoad();
-  if (!bin) return t.skip('gcc cannot build tools/bpf-load here');
+  if (!bin) return cannotCompare(t, 'gcc cannot build tools/bpf-load here');
   const dir = scratch('bpf');
   const ours = join(dir, 'ours.data');
   const theirs = join(dir, 'perf.data');
   const r = runCli(['record', '-a', '-o', ours, '--json', '--', bin, '2']);
   if (r.status !== 0 && /BPF_PROG_LOAD/.test(r.stdout + r.stderr))
-    return t.skip(`bpf(2) refused here: ${r.stderr.trim()}`);
+    return void skipForKernel(t, `bpf(2) refused here: ${r.stderr.trim()}`);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /\[ perfpoke record: Captured and wrote [\d.]+ MB .*ours\.data \(\d+ records, \d+ lost\) \]/);
   const tags = [...r.stdout.matchAll(/^tag ([0-9a-f]{16}) id (\d+)$/gm)];
@@ -133,8 +132,7 @@ test('record: BPF program load/unload gives the same KSYMBOL and BPF_EVENT recor
 });
 
 test('record: perf 6.1 reads the file without warnings (-D, --stats, --header-only, task events)', (t) => {
-  const why = skipReason();
-  if (why) return t.skip(why);
+  if (!canRecord(t)) return;
   const dir = scratch('quiet');
   const f = join(dir, 'q.data');
   const r = runCli(['record', '-a', '-o', f, '--', 'sh', '-c', 'ls / >/dev/null; sleep 0.2']);
@@ -157,7 +155,8 @@ test('record: perf 6.1 reads the file without warnings (-D, --stats, --header-on
   const km = (s: string): string | undefined =>
     /PERF_RECORD_MMAP -1\/0: (\[.*\]: x \[kernel\.kallsyms\]_text)/.exec(s)?.[1];
   assert.equal(km(d), km(assertPerfQuiet(['script', '-D', '-i', join(dir, 'p.data')])));
-  // processes running before the start get FORK, COMM and executable MMAP2 records, as perf synthesizes them (pid 1 here)
+  // processes running before the start get FORK, COMM and executable MMAP2 records,
+  // as perf synthesizes them (pid 1 here)
   const pid1 = (file: string): string[] =>
     assertPerfQuiet(['script', '--show-task-events', '--show-mmap-events', '-i', file])
       .split('\n')
@@ -176,8 +175,7 @@ test('record: perf 6.1 reads the file without warnings (-D, --stats, --header-on
 });
 
 test('record -e cpu-clock -F 999: samples with IP/TID/TIME/CPU/PERIOD that perf resolves', (t) => {
-  const why = skipReason();
-  if (why) return t.skip(why);
+  if (!canRecord(t)) return;
   const dir = scratch('samples');
   const f = join(dir, 's.data');
   const r = runCli([
@@ -214,8 +212,7 @@ test('record -e cpu-clock -F 999: samples with IP/TID/TIME/CPU/PERIOD that perf 
 });
 
 test('record -m 1: the ring wraps every 4 KiB; records survive and LOST counts match perf', (t) => {
-  const why = skipReason();
-  if (why) return t.skip(why);
+  if (!canRecord(t)) return;
   const dir = scratch('wrap');
   const f = join(dir, 'w.data');
   const r = runCli([
@@ -253,8 +250,7 @@ test('record -m 1: the ring wraps every 4 KiB; records survive and LOST counts m
 });
 
 test('record -a until SIGINT: the file is finished and no temporary file is left', async (t) => {
-  const why = skipReason();
-  if (why) return t.skip(why);
+  if (!canRecord(t)) return;
   const dir = scratch('sigint');
   const f = join(dir, 'i.data');
   const c = spawn(
@@ -283,8 +279,7 @@ test('record -a until SIGINT: the file is finished and no temporary file is left
 });
 
 test('record: the workload exit status becomes ours and the previous output is kept as .old (as perf)', (t) => {
-  const why = skipReason();
-  if (why) return t.skip(why);
+  if (!canRecord(t)) return;
   const dir = scratch('status');
   const f = join(dir, 'st.data');
   const a = runCli(['record', '-a', '--no-switch-events', '-o', f, '--', 'true']);

@@ -6,9 +6,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import fc from 'fast-check';
 import { repoRoot, runCli } from './cli.js';
 import { FormatError } from '../src/io/errors.js';
@@ -17,6 +16,7 @@ import { openSession } from '../src/session/session.js';
 import { collectStats } from '../src/session/stats.js';
 import { runScript, StringSink } from '../src/cli/commands/script.js';
 import { dumpToString } from '../src/cli/commands/dump.js';
+import { tempDir } from './temp-dir.js';
 
 const rec = join(repoRoot, 'test', 'fixtures', 'recorded');
 const load = (name: string): Uint8Array => new Uint8Array(readFileSync(join(rec, name)));
@@ -63,7 +63,7 @@ const COMMANDS: Record<Cmd, (path: string) => Promise<unknown>> = {
 
 let tmp: string;
 test.before(() => {
-  tmp = mkdtempSync(join(tmpdir(), 'perfpoke-robust-'));
+  tmp = tempDir('perfpoke-robust-');
 });
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 

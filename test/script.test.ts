@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { repoRoot, runCli, runPerf } from './cli.js';
 import { parseFields, runScript, StringSink, type ScriptOptions } from '../src/cli/commands/script.js';
+import { cannotCompare } from './require-tool.js';
 
 const dir = join(repoRoot, 'test', 'fixtures', 'recorded');
 const fixtures = existsSync(dir)
@@ -77,7 +78,7 @@ function firstDiff(a: string[], b: string[]): string {
 
 for (const fx of fixtures) {
   test(`script matches perf script: ${fx}`, async (t) => {
-    if (!havePerf) return t.skip('perf is not installed');
+    if (!havePerf) return cannotCompare(t, 'perf is not installed');
     if (SKIP[fx]) return t.skip(SKIP[fx]!);
     const file = join(dir, fx);
     let nonEmpty = 0;
@@ -124,15 +125,10 @@ test('script rejects fields it cannot print', () => {
  * so TEXT_POKE lines carry "sym+0xoff" — ours come from src/machine's symbolizer.
  */
 const realDir = join(repoRoot, 'test', 'fixtures', 'real-kernel');
-const REAL_TODO: Record<string, string> = {
-  'perfpoke-kcore':
-    'perf prints no symbol for pokes in ftrace trampolines of this perfpoke-written recording, the machine symbolizer prints ftrace_trampoline+0x…',
-};
 for (const d of ['perf-alone', 'perf-kcore', 'perfpoke-kcore']) {
-  const todo = REAL_TODO[d];
-  test(`script --show-text-poke-events matches perf on real-kernel/${d}`, { todo }, async (t) => {
-    if (!havePerf) return t.skip('perf is not installed');
-    if (!existsSync(join(realDir, d, 'data'))) return t.skip(`no fixture ${d}`);
+  test(`script --show-text-poke-events matches perf on real-kernel/${d}`, async (t) => {
+    if (!havePerf) return cannotCompare(t, 'perf is not installed');
+    if (!existsSync(join(realDir, d, 'data'))) return cannotCompare(t, `no fixture ${d}`);
     const args = [
       '-F',
       'comm,tid,pid,cpu,time,event',
@@ -167,14 +163,35 @@ for (const d of ['perf-alone', 'perf-kcore', 'perfpoke-kcore']) {
       t.diagnostic(`perf prints ${zero} lines at time 0; perfpoke places them at their real times`);
       return;
     }
+    if (d === 'perfpoke-kcore') {
+      // Known difference, asserted as it is today: in this perfpoke-written
+      // recording perf prints no symbol for pokes in ftrace trampolines and
+      // kprobe instruction pages; perfpoke's machine symbolizer names them
+      // (ftrace_trampoline+0x7e…). Every other line is identical. When perfpoke
+      // or this fixture changes so that they match, drop this branch.
+      const named = /PERF_RECORD_TEXT_POKE [0-9a-f]+ (ftrace_trampoline|kprobe_insn_page|kprobe_optinsn_page)\+0x/;
+      assert.equal(a.length, b.length);
+      const differing = a.filter((l, i) => l !== b[i]);
+      assert.ok(differing.length > 0, 'perfpoke now matches perf here: drop the known-difference branch');
+      assert.deepEqual(
+        differing.filter((l) => !named.test(l)),
+        [],
+        'only trampoline/kprobe-page poke symbols differ',
+      );
+      const unnamed = (l: string): string =>
+        named.test(l) ? l.replace(/(PERF_RECORD_TEXT_POKE [0-9a-f]+ )\S+\+0x[0-9a-f]+ (old len)/, '$1 $2') : l;
+      assert.equal(firstDiff(a.map(unnamed), b), 'equal');
+      t.diagnostic(`${differing.length} TEXT_POKE lines: perfpoke names the trampoline/kprobe page, perf prints none`);
+      return;
+    }
     assert.equal(firstDiff(a, b), 'equal');
   });
 }
 
 test('script reads a pipe on stdin and prints --json lines, one per perf line', (t) => {
-  if (!havePerf) return t.skip('perf is not installed');
+  if (!havePerf) return cannotCompare(t, 'perf is not installed');
   const pipe = join(dir, 'pipe.data');
-  if (!existsSync(pipe)) return t.skip('no pipe.data fixture');
+  if (!existsSync(pipe)) return cannotCompare(t, 'no pipe.data fixture');
   const args = ['-F', 'comm,tid,time,period,event,ip', '--show-task-events'];
   const perf = runPerf(['script', '-i', pipe, ...args])!;
   const r = runCli(['script', '-i', '-', ...args, '--json'], { input: readFileSync(pipe) });

@@ -5,16 +5,17 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { simulate, readTruth } from '../src/sim/simulate.js';
 import { generateProgram, NOP5, NOP2 } from '../src/sim/codegen.js';
 import { runCli, runPerf } from './cli.js';
 import iced from 'iced-x86';
+import { cannotCompare } from './require-tool.js';
+import { tempDir } from './temp-dir.js';
 
 const perfOk = existsSync('/usr/bin/perf') && runPerf(['--version']) !== null;
-const dir = mkdtempSync(join(tmpdir(), 'perfpoke-sim-'));
+const dir = tempDir('perfpoke-sim-');
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('same seed, same bytes; another seed, another recording', () => {
@@ -60,7 +61,7 @@ test('generated code is real x86-64: every planned instruction decodes with iced
 });
 
 test("perf sees the pokes: one TEXT_POKE per flip at the flip time, symbolized from kcore_dir/kallsyms, plus the trampoline's (old len 0)", (t) => {
-  if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
+  if (!perfOk) return cannotCompare(t, 'perf 6.1 not available at /usr/bin/perf');
   const out = join(dir, 'p');
   const s = simulate({ out, seed: 5, size: 30_000, flips: 5 });
   const r = runPerf(['script', '-i', out, '--show-text-poke-events', '--itrace=']);
@@ -96,7 +97,7 @@ test('ground truth size equals what perf decodes; CLI sim prints a summary and r
   const bad = runCli(['sim', '-o', out, '--cpus', 'x']);
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /--cpus must be an integer/);
-  if (!perfOk) return t.skip('perf 6.1 not available at /usr/bin/perf');
+  if (!perfOk) return cannotCompare(t, 'perf 6.1 not available at /usr/bin/perf');
   const p = runPerf(['script', '-i', out, '--itrace=i0ns', '-F', 'ip']);
   assert.ok(p && p.status === 0);
   assert.equal(p!.stdout.split('\n').filter(Boolean).length, s.instructions);

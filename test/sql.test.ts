@@ -7,13 +7,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { repoRoot, runCli } from './cli.js';
 import { expandGlob } from '../src/export/inputs.js';
 import { recordingName } from '../src/export/collect.js';
+import { tempDir } from './temp-dir.js';
 
 const real = (n: string): string => join(repoRoot, 'test', 'fixtures', 'real-kernel', n);
 const A = real('perf-alone');
@@ -26,7 +26,7 @@ let lake: string;
 let jsonl: string;
 
 before(() => {
-  dir = mkdtempSync(join(tmpdir(), 'perfpoke-sql-'));
+  dir = tempDir('perfpoke-sql-');
   lake = join(dir, 'lake');
   jsonl = join(dir, 'jsonl');
   const r = runCli(['export', '-i', A, B, C, '-o', lake]);

@@ -1,18 +1,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { runPerf, repoRoot } from './cli.js';
 import { copyPerfData } from '../src/perfdata/writer-copy.js';
+import { needTool } from './require-tool.js';
+import { tempDir } from './temp-dir.js';
 
 /**
  * perf 6.1 must read what the writer makes without a warning, and show the
  * same records as for the input. perf script's default output has no file
  * offsets, so the text must be identical.
  */
-const tmp = mkdtempSync(join(tmpdir(), 'perfpoke-writer-perf-'));
+const tmp = tempDir('perfpoke-writer-perf-');
 const FIXTURES = [
   'recorded/sw.data',
   'recorded/zstd.data',
@@ -30,7 +31,7 @@ function perfClean(args: string[], what: string): string {
 }
 
 test('perf 6.1 reads every file the writer makes, without warnings, with the same records', async (t) => {
-  if (!runPerf(['--version'])) return t.skip('perf not installed');
+  if (!needTool(t, 'perf')) return;
   for (const fx of FIXTURES) {
     const input = join(repoRoot, 'test/fixtures', fx);
     const want = runPerf(['script', '-i', input])!.stdout;
@@ -71,7 +72,7 @@ test('perf 6.1 reads every file the writer makes, without warnings, with the sam
 });
 
 test('pipe-mode output (-o -) is read by perf with the same records', (t) => {
-  if (!runPerf(['--version'])) return t.skip('perf not installed');
+  if (!needTool(t, 'perf')) return;
   for (const fx of ['recorded/tp.data', 'recorded/pipe.data']) {
     const input = join(repoRoot, 'test/fixtures', fx);
     const r = spawnSync(

@@ -8,7 +8,7 @@
  * inconsistencies), 2 bad input or usage, 3 internal error.
  */
 import { Command, CommanderError } from 'commander';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -26,7 +26,7 @@ export async function buildProgram(only?: string): Promise<Command> {
     .description(
       'Read, write, record, check and decode Linux perf.data files, with first-class PERF_RECORD_TEXT_POKE support',
     )
-    .version('0.1.0')
+    .version((JSON.parse(readFileSync(join(here, '..', '..', 'package.json'), 'utf8')) as { version: string }).version)
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   const dir = join(here, 'commands');

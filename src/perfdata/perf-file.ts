@@ -12,6 +12,7 @@ import { Window, streamFill, type FillFn, DEFAULT_WINDOW } from './window.js';
 import { decodeHeaderAttr, decodeIdIndex, structureName } from './records/index.js';
 import { featureName, Feature } from '../abi/feature.js';
 import { decodeFeature } from './features/codec.js';
+import { ZSTD_MAX_WINDOW, zstdFrameWindow } from './zstd-window.js';
 
 export interface ReaderOptions {
   /** How to read type 19: 'final' (upstream: CGROUP) or 'rfc' (the seed's TEXT_POKE). Default 'final'. */
@@ -453,6 +454,15 @@ class Decompressor {
       const n = r.u64n('COMPRESSED2 (83).data_size');
       data = r.borrow(n);
     }
+    const win = zstdFrameWindow(data);
+    if (win !== undefined && win > ZSTD_MAX_WINDOW)
+      throw new FormatError({
+        kind: 'unsupported',
+        offset: raw.fileOffset + 8,
+        structure: `${structureName(raw.type)} zstd frame header`,
+        actual: win,
+        expected: `a zstd window of at most ${ZSTD_MAX_WINDOW} bytes`,
+      });
     try {
       this.z.push(data.slice());
     } catch (e) {

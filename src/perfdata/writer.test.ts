@@ -1,14 +1,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, writeFileSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
 import { RecordType } from '../abi/record-type.js';
 import { PerfFile } from './perf-file.js';
 import { copyPerfData } from './writer-copy.js';
 import { PerfDataWriter } from './writer.js';
 import { readFileFeatures } from './features/index.js';
 import { encodeRecordBytes, type PerfRecord } from './records/index.js';
+import { tempDir } from '../../test/temp-dir.js';
 
 const root = join(import.meta.dirname, '../..');
 function fixtures(): string[] {
@@ -19,7 +19,7 @@ function fixtures(): string[] {
   }
   return out;
 }
-const tmp = mkdtempSync(join(tmpdir(), 'perfpoke-writer-'));
+const tmp = tempDir('perfpoke-writer-');
 // pipe-only records; tracing data becomes the TRACING_DATA feature in file mode
 const PIPE_ONLY = new Set<number>([
   RecordType.HEADER_ATTR,

@@ -1,12 +1,13 @@
 /**
  * Lazy access to the optional native addon (src/record/native/recorder.cc,
- * built by node-gyp at `npm ci` into build/Release/perfpoke_record.node).
+ * built by scripts/build-addon.mjs — the package's `install` script — into
+ * build/Release/perfpoke_record.node when a C++ toolchain is there).
  * Only `perfpoke record` loads it, so every other command works on machines
  * where it did not build.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join, relative } from 'node:path';
+import { delimiter, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Counters kept by the native reader thread. */
@@ -74,13 +75,35 @@ export class AddonMissingError extends Error {
 
 let cached: NativeRecorderCtor | undefined;
 
+/** The build tools node-gyp needs that are not on PATH now (what to install before rebuilding). */
+function missingTools(): string[] {
+  const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
+  const has = (name: string): boolean =>
+    dirs.some((d) => {
+      try {
+        return statSync(join(d, name)).isFile();
+      } catch {
+        return false;
+      }
+    });
+  const out: string[] = [];
+  if (!has('g++') && !has('c++')) out.push('g++');
+  if (!has('make')) out.push('make');
+  if (!has('python3') && !has('python')) out.push('python3');
+  return out;
+}
+
 /** Load the addon on first use. Throws AddonMissingError saying what to do. */
 export function loadRecorderAddon(): NativeRecorderCtor {
   if (cached) return cached;
-  const shown = relative(process.cwd(), ADDON_PATH).startsWith('..') ? ADDON_PATH : relative(process.cwd(), ADDON_PATH);
+  const rel = relative(process.cwd(), ADDON_PATH);
+  const shown = rel.startsWith('..') ? ADDON_PATH : rel;
   if (!existsSync(ADDON_PATH)) {
+    const missing = missingTools();
+    const tools = missing.length ? `install ${missing.join(', ')} (missing from PATH)` : 'with g++, make and python3';
     throw new AddonMissingError(
-      `perfpoke record needs the native addon ${shown}; run \`npm rebuild\` (or \`node scripts/build-addon.mjs\`) with g++, make and python3 available`,
+      `record needs the native addon ${shown}, which is not built: ${tools}, then run \`npm rebuild perfpoke\`` +
+        ' (in a clone: `node scripts/build-addon.mjs`)',
     );
   }
   try {
@@ -88,8 +111,9 @@ export function loadRecorderAddon(): NativeRecorderCtor {
     cached = mod.Recorder;
     return cached;
   } catch (e) {
+    const first = (e as Error).message.split('\n')[0];
     throw new AddonMissingError(
-      `perfpoke record: the native addon ${shown} does not load (${(e as Error).message}); rebuild it with \`npm rebuild\``,
+      `record: the native addon ${shown} does not load (${first}); rebuild it with \`npm rebuild perfpoke\``,
     );
   }
 }

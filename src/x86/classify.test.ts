@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { classifyInsn, BlockCache, type InsnOp } from './index.js';
+import { cannotCompare } from '../../test/require-tool.js';
 
 /**
  * Cross-check against a real disassembler: GNU objdump's decode of a
@@ -77,7 +78,7 @@ function objdumpKind(i: ObjInsn): { op: InsnOp; indirect: boolean; target?: bigi
 
 test('classifyInsn agrees with objdump on lengths, branch kinds and targets', (t) => {
   const insns = objdumpText();
-  if (typeof insns === 'string') return t.skip(insns);
+  if (typeof insns === 'string') return cannotCompare(t, insns);
   assert.ok(insns.length > 3000, `only ${insns.length} instructions from objdump`);
   const counts: Record<string, number> = {};
   let compared = 0;
@@ -100,7 +101,7 @@ test('classifyInsn agrees with objdump on lengths, branch kinds and targets', (t
 
 test('BlockCache walks the same instructions as objdump and invalidates overlapping blocks', (t) => {
   const insns = objdumpText();
-  if (typeof insns === 'string') return t.skip(insns);
+  if (typeof insns === 'string') return cannotCompare(t, insns);
   const base = insns[0]!.addr;
   const last = insns[insns.length - 1]!;
   const mem = new Uint8Array(Number(last.addr - base) + last.bytes.length);

@@ -1,7 +1,8 @@
 /**
  * Builds (once per process, on demand) and locates the libipt reference
- * harness. Tests call `libiptHarness()` and skip with the returned reason
- * when gcc or libipt-dev is missing.
+ * harness. Tests call `libiptHarness()` and, when gcc or libipt-dev is
+ * missing, pass the returned reason to test/require-tool.ts's cannotCompare:
+ * a failure under CI (.ci/run installs libipt-dev), a printed skip elsewhere.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -14,7 +15,11 @@ export const harnessDir = join(here, '..', '..', 'build', 'libipt-harness');
 let cached: { ptEnc: string; ptPkts: string } | { skip: string } | undefined;
 
 export function libiptHarness(): { ptEnc: string; ptPkts: string } | { skip: string } {
-  if (cached) return cached;
+  cached ??= buildHarness();
+  return cached;
+}
+
+function buildHarness(): { ptEnc: string; ptPkts: string } | { skip: string } {
   const ptEnc = join(harnessDir, 'pt-enc');
   const ptPkts = join(harnessDir, 'pt-pkts');
   const srcTime = Math.max(statSync(join(here, 'pt-enc.c')).mtimeMs, statSync(join(here, 'pt-pkts.c')).mtimeMs);
@@ -24,13 +29,13 @@ export function libiptHarness(): { ptEnc: string; ptPkts: string } | { skip: str
     statSync(ptEnc).mtimeMs >= srcTime &&
     statSync(ptPkts).mtimeMs >= srcTime;
   if (!fresh) {
-    if (spawnSync('gcc', ['--version']).status !== 0) return (cached = { skip: 'gcc not installed' });
+    if (spawnSync('gcc', ['--version']).status !== 0) return { skip: 'gcc not installed' };
     if (!existsSync('/usr/include/intel-pt.h'))
-      return (cached = { skip: 'libipt-dev not installed (apt-get install -y libipt-dev)' });
+      return { skip: 'libipt-dev not installed (apt-get install -y libipt-dev)' };
     const r = spawnSync('sh', [join(here, 'build.sh'), harnessDir], { encoding: 'utf8' });
-    if (r.status !== 0) return (cached = { skip: `libipt harness build failed: ${r.stderr}` });
+    if (r.status !== 0) return { skip: `libipt harness build failed: ${r.stderr}` };
   }
-  return (cached = { ptEnc, ptPkts });
+  return { ptEnc, ptPkts };
 }
 
 /** Encodes a text description (pt-enc syntax) with libipt; throws with libipt's message if it refuses. */

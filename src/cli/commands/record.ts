@@ -86,8 +86,9 @@ export function register(program: Command): void {
           if (r.commandExit !== undefined && r.commandExit !== 0)
             process.stderr.write(`perfpoke record: the command exited with ${r.commandExit}\n`);
           process.stderr.write(`[ perfpoke record: Woken up ${r.wakeups} times to write data ]\n`);
+          const mb = (r.fileBytes / 1048576).toFixed(3);
           process.stderr.write(
-            `[ perfpoke record: Captured and wrote ${(r.fileBytes / 1048576).toFixed(3)} MB ${r.output} (${r.records} records, ${r.lost} lost) ]\n`,
+            `[ perfpoke record: Captured and wrote ${mb} MB ${r.output} (${r.records} records, ${r.lost} lost) ]\n`,
           );
           if (opts.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
           // like perf record: the workload's exit status becomes ours

@@ -1,12 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { iteratePackets, type Packet, type PacketError, ptdumpLines } from './index.js';
 import { libiptHarness, libiptEncode, libiptEncodeMany, libiptPackets } from '../../../tools/libipt-harness/harness.js';
+import { cannotCompare } from '../../../test/require-tool.js';
+import { tempDir } from '../../../test/temp-dir.js';
 
 /**
  * Field-by-field comparison with Intel's libipt: streams are encoded by
@@ -167,8 +168,8 @@ pad
 
 test('every packet kind and IP compression decodes as libipt decodes it', (t) => {
   const hv = libiptHarness();
-  if ('skip' in hv) return t.skip(hv.skip);
-  const dir = mkdtempSync(join(tmpdir(), 'pt-libipt-'));
+  if ('skip' in hv) return cannotCompare(t, hv.skip);
+  const dir = tempDir('pt-libipt-');
   const bytes = libiptEncode(hv.ptEnc, EVERY_KIND);
   compare(hv.ptPkts, bytes, dir);
   // the 'libipt' dialect knows the newer packets too, but agrees on all of these
@@ -219,8 +220,8 @@ const packetLine = fc.oneof(
 
 test('random streams (fast-check → pt-enc): ours and libipt agree packet by packet, errors and resyncs included', (t) => {
   const hv = libiptHarness();
-  if ('skip' in hv) return t.skip(hv.skip);
-  const dir = mkdtempSync(join(tmpdir(), 'pt-libipt-'));
+  if ('skip' in hv) return cannotCompare(t, hv.skip);
+  const dir = tempDir('pt-libipt-');
   // fast-check generates the streams; they are encoded and decoded in batches (3 processes, not 3 per stream)
   const cases = fc.sample(fc.array(packetLine, { minLength: 1, maxLength: 100 }), 300).map((l) => l.join('\n') + '\n');
   const streams = libiptEncodeMany(hv.ptEnc, cases, dir);
@@ -229,7 +230,7 @@ test('random streams (fast-check → pt-enc): ours and libipt agree packet by pa
 
 test('ptdump text: leading bytes skipped, payload spelling, error lines', (t) => {
   const hv = libiptHarness();
-  if ('skip' in hv) return t.skip(hv.skip);
+  if ('skip' in hv) return cannotCompare(t, hv.skip);
   const lead = [...ptdumpLines(libiptEncode(hv.ptEnc, 'raw 00 19\npsb\n'))];
   // ptdump starts at the first PSB, so the bytes before it are not shown
   assert.deepEqual(lead, ['0000000000000002  psb']);
@@ -237,13 +238,13 @@ test('ptdump text: leading bytes skipped, payload spelling, error lines', (t) =>
   const lines = [...ptdumpLines(bytes)];
   assert.ok(lines.some((l) => /^[0-9a-f]{16} {2}fup {8}3: 0000000000001000$/.test(l)));
   assert.ok(lines.some((l) => /^\[[0-9a-f]+: error decoding packet: unknown opcode\]$/.test(l)));
-  compare(hv.ptPkts, bytes, mkdtempSync(join(tmpdir(), 'pt-libipt-')));
+  compare(hv.ptPkts, bytes, tempDir('pt-libipt-'));
 });
 
 test('resync after an error: a PSB partly consumed by the bad packet is found (libipt starts ≤ 15 bytes early), the PSB just left is not', (t) => {
   const hv = libiptHarness();
-  if ('skip' in hv) return t.skip(hv.skip);
-  const dir = mkdtempSync(join(tmpdir(), 'pt-libipt-'));
+  if ('skip' in hv) return cannotCompare(t, hv.skip);
+  const dir = tempDir('pt-libipt-');
   // found by the random-stream property: "91 58" starts a TIP.PGE whose payload eats the PSB's first bytes
   const partly =
     'cyc 0x1f058b3966906db0\ntip.pgd 6 0x4704407d24870638\npad\ncyc 0x3b5914077\ntsc 0xea778b8db24a0\nraw 91 58\npsb\nvmcs 0x5aa9ca10fdb000\ntsc 0x66ec2ebeeb0963\n';

@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "perfpoke_record",
-      "sources": ["src/record/native/recorder.cc"],
+      "sources": ["recorder.cc"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": ["NAPI_VERSION=8", "NAPI_DISABLE_CPP_EXCEPTIONS"],
       "cflags_cc": ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"],
