@@ -1,8 +1,14 @@
 /**
- * Read what the flow decoder needs from an intel_pt recording: the AUX data
- * per CPU (AUXTRACE records, concatenated in file order per queue), the
- * intel_pt AUXTRACE_INFO (time conversion, TSC and return-compression bits),
- * and the code image with its pokes (src/machine).
+ * Read what the flow decoder needs from an intel_pt recording: the per-CPU
+ * queues of AUXTRACE buffers (src/intelpt/aux-queues.ts; a queue's buffers
+ * in AUX offset order make that CPU's trace), the intel_pt AUXTRACE_INFO
+ * (time conversion, TSC and return-compression bits), and the code image
+ * with its pokes (src/machine).
+ *
+ * The AUX data is not kept: each queue remembers where its buffers' data sits
+ * in the file, and the decoder reads it from there through a bounded window
+ * (QueueTrace, packet-reader.ts), so memory stays flat as the trace grows.
+ * Input read from a pipe ('-') cannot be read again: its buffers are kept.
  */
 import { PerfFile } from '../../perfdata/perf-file.js';
 import { RecordType } from '../../abi/record-type.js';
@@ -11,11 +17,13 @@ import { loadMachine, type Machine } from '../../machine/from-perf-data.js';
 import type { PtTimeConv } from './time-conv.js';
 import type { FlowPoke } from './decode.js';
 import { INTEL_PT_PRIV } from '../auxtrace-info.js';
+import { AuxQueues, type AuxBuffer } from '../aux-queues.js';
+import { QueueTrace, type TraceSource } from './trace-source.js';
 
 export interface PtBuffer {
   /** Offset of the AUXTRACE record in the file. */
   fileOffset: number;
-  /** Offset of this buffer in the CPU's concatenated trace. */
+  /** Offset of this buffer in the CPU's trace (its queue's buffers back to back). */
   start: number;
   size: number;
   auxOffset: bigint;
@@ -23,7 +31,8 @@ export interface PtBuffer {
 
 export interface PtRecording {
   machine: Machine;
-  cpus: { cpu: number; trace: Uint8Array; buffers: PtBuffer[] }[];
+  /** One per AUX queue: the CPU (the mmap index for a per-thread queue), its trace, its buffers. */
+  cpus: { cpu: number; trace: TraceSource; buffers: PtBuffer[] }[];
   pokes: FlowPoke[];
   timeConv?: PtTimeConv;
   retCompression: boolean;
@@ -34,7 +43,10 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
   const machine = await loadMachine(input);
   const f = await PerfFile.open(machine.dataFile);
   let priv: bigint[] | undefined;
-  const chunks = new Map<number, { data: Uint8Array; fileOffset: number; auxOffset: bigint }[]>();
+  // Queues by CPU (by thread for cpu -1), as the decoder always keyed them.
+  const queues = new AuxQueues(true);
+  const recordOffset = new Map<AuxBuffer, number>();
+  const keep = input === '-';
   try {
     for await (const raw of f.records()) {
       if (raw.type === RecordType.AUXTRACE_INFO) {
@@ -43,10 +55,18 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
       } else if (raw.type === RecordType.AUXTRACE) {
         const r = raw.decode();
         if (r.kind !== 'auxtrace' || !raw.auxData) continue;
-        const q = r.cpu >= 0 ? r.cpu : r.idx;
-        let l = chunks.get(q);
-        if (!l) chunks.set(q, (l = []));
-        l.push({ data: raw.auxData.slice(), fileOffset: raw.fileOffset, auxOffset: r.offset });
+        const b: AuxBuffer = {
+          offset: r.offset,
+          size: raw.auxData.length,
+          reference: r.reference,
+          idx: r.idx,
+          tid: r.tid,
+          cpu: r.cpu,
+          fileOffset: raw.fileOffset + raw.size,
+          ...(keep ? { data: raw.auxData.slice() } : {}),
+        };
+        queues.addBuffer(b);
+        recordOffset.set(b, raw.fileOffset);
       }
     }
   } finally {
@@ -81,20 +101,23 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
     : undefined;
   const noret = p(INTEL_PT_PRIV.NORETCOMP_BIT);
   const retCompression = !(noret && config & noret);
-  const cpus = [...chunks.entries()]
-    .sort((a, b) => a[0] - b[0])
-    .map(([cpu, l]) => {
-      const total = l.reduce((a, c) => a + c.data.length, 0);
-      const trace = new Uint8Array(total);
+  const cpus = queues
+    .all()
+    .filter((q) => q.buffers.length > 0)
+    .map((q) => {
       const buffers: PtBuffer[] = [];
       let pos = 0;
-      for (const c of l) {
-        trace.set(c.data, pos);
-        buffers.push({ fileOffset: c.fileOffset, start: pos, size: c.data.length, auxOffset: c.auxOffset });
-        pos += c.data.length;
+      for (const b of q.buffers) {
+        buffers.push({ fileOffset: recordOffset.get(b)!, start: pos, size: b.size, auxOffset: b.offset });
+        pos += b.size;
       }
-      return { cpu, trace, buffers };
-    });
+      const trace = new QueueTrace(
+        machine.dataFile,
+        q.buffers.map((b) => ({ dataOffset: b.fileOffset!, size: b.size, ...(b.data ? { data: b.data } : {}) })),
+      );
+      return { cpu: q.cpu >= 0 ? q.cpu : q.buffers[0]!.idx, trace, buffers };
+    })
+    .sort((a, b) => a.cpu - b.cpu);
   const pokes: FlowPoke[] = machine.image.pokes.map((pp) => ({
     time: pp.poke.time,
     addr: pp.poke.addr,

@@ -1,0 +1,199 @@
+/**
+ * The packet side of the flow decoder below its IN_SYNC walks: reading
+ * packets (a bad one is reported here), the pause check before timing points,
+ * and the states that look for a place to start decoding: NO_PSB (sync, then
+ * PSB+), NO_IP and ERR_RESYNC (syncIp: the next packet that gives an IP).
+ * CpuFlow (cpu-flow.ts) extends it with the run loop and the IN_SYNC walks.
+ */
+import { PT } from '../packets/kinds.js';
+import { FlowWalker } from './code-walk.js';
+import { PtErr } from './flow-errors.js';
+import { BranchKind, FlowState, type Step } from './flow-types.js';
+import { PACKET_BAD, PACKET_END } from './packet-reader.js';
+
+/** run()'s stop TSC when there is none. */
+export const NO_STOP = 1n << 62n;
+
+export class FlowSync extends FlowWalker {
+  /** TNT outcomes left in the TNT packet being walked. */
+  protected tntCount = 0;
+  protected stopTsc = NO_STOP;
+  /** MODE.Exec seen since the last enable (libipt reports it after [enabled]). */
+  protected execMode64: boolean | undefined;
+
+  // ---- packets ---------------------------------------------------------
+
+  /** The next packet (PAD skipped); a bad one is reported here and the reader moved to the next PSB. */
+  protected next(): number {
+    const t = this.reader.next();
+    if (t === PACKET_BAD) {
+      this.fail(PtErr.BADPKT, this.reader.badReason, FlowState.NoPsb);
+      this.reader.syncToPsb(false);
+    }
+    return t;
+  }
+
+  /** Would the packet at the cursor move time to ≥ stopTsc? (checked where run() can pause and resume) */
+  protected atStop(): boolean {
+    if (this.stopTsc === NO_STOP) return false;
+    const t = this.reader.timingTscAhead();
+    return t !== undefined && t >= this.stopTsc;
+  }
+
+  protected setTsc(): void {
+    this.tsc = this.reader.tscValue();
+    this.sinceTsc = 0;
+  }
+
+  protected setIp(): void {
+    this.reader.applyIp();
+    this.ip = this.reader.lastIp;
+  }
+
+  protected modeExec(): void {
+    this.execMode64 = (this.reader.raw.lo & 1) === 1;
+  }
+
+  protected enabled(): void {
+    if (!this.sink.event) return;
+    const at = this.reader.lastOffset;
+    this.sink.event(this.cpu, 'enabled', this.ip, at);
+    if (this.execMode64) this.sink.event(this.cpu, 'exec-mode-64', this.ip, at);
+    this.execMode64 = undefined;
+  }
+
+  protected traceBegin(): void {
+    this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceBegin, this.tsc);
+  }
+
+  // ---- sync --------------------------------------------------------------
+
+  protected sync(): Step {
+    const rd = this.reader;
+    this.pge = false;
+    rd.haveLastIp = false;
+    rd.lastIp = 0n;
+    this.ip = 0n;
+    this.stack.length = 0;
+    this.tntCount = 0;
+    if (!rd.syncToPsb(true)) return 'end';
+    if (this.atStop()) return 'pause';
+    rd.haveLastIp = true;
+    this.st = FlowState.NoIp;
+    const r = this.walkPsb();
+    if (r !== 'ok') return r;
+    if (this.ip) this.st = FlowState.InSync;
+    return 'ok';
+  }
+
+  /** Read PSB+ (cursor at the PSB) up to and including PSBEND. */
+  protected walkPsb(): Step {
+    const rd = this.reader;
+    const t = this.next();
+    if (t !== PT.PSB) return t === PACKET_END ? 'end' : 'ok';
+    this.sink.event?.(this.cpu, 'psb', 0n, rd.lastOffset);
+    rd.lastIp = 0n;
+    rd.haveLastIp = true;
+    this.stack.length = 0;
+    for (;;) {
+      switch (this.next()) {
+        case PACKET_END:
+          return 'end';
+        case PACKET_BAD:
+          return 'error';
+        case PT.PSBEND:
+          return 'ok';
+        case PT.TSC:
+          this.setTsc();
+          break;
+        case PT.MODE_EXEC:
+          this.modeExec();
+          break;
+        case PT.FUP:
+          if (rd.haveIp()) {
+            this.setIp();
+            this.pge = true;
+          }
+          break;
+        case PT.OVF:
+          return this.overflow();
+        default:
+          break;
+      }
+    }
+  }
+
+  /** intel_pt_sync_ip / intel_pt_walk_to_ip */
+  protected syncIp(): Step {
+    const rd = this.reader;
+    for (;;) {
+      if (this.atStop()) return 'pause';
+      switch (this.next()) {
+        case PACKET_END:
+          return 'end';
+        case PACKET_BAD:
+          return 'error';
+        case PT.TIP_PGD:
+          this.pge = false;
+          if (rd.haveIp()) this.setIp();
+          if (!this.ip) break;
+          this.st = FlowState.InSync;
+          this.sink.event?.(this.cpu, 'disabled', this.ip, rd.lastOffset);
+          this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceEnd, this.tsc);
+          return 'ok';
+        case PT.TIP_PGE:
+          this.pge = true;
+          if (rd.haveIp()) this.setIp();
+          if (!this.ip) break;
+          this.st = FlowState.InSync;
+          this.enabled();
+          this.traceBegin();
+          return 'ok';
+        case PT.TIP:
+          this.pge = true;
+          if (rd.haveIp()) this.setIp();
+          if (!this.ip) break;
+          this.st = FlowState.InSync;
+          this.traceBegin();
+          return 'ok';
+        case PT.FUP:
+          if (rd.haveIp()) this.setIp();
+          if (this.ip) {
+            this.st = FlowState.InSync;
+            this.traceBegin();
+            return 'ok';
+          }
+          break;
+        case PT.PSB: {
+          rd.unread();
+          const hadFup = rd.psbFupIp() !== undefined;
+          const r = this.walkPsb();
+          if (r !== 'ok') return r;
+          if (this.ip) {
+            this.st = FlowState.InSync;
+            if (hadFup) this.traceBegin();
+            return 'ok';
+          }
+          break;
+        }
+        case PT.TSC:
+          this.setTsc();
+          break;
+        case PT.MODE_EXEC:
+          this.modeExec();
+          break;
+        case PT.OVF:
+          return this.overflow();
+        default:
+          break;
+      }
+    }
+  }
+
+  protected overflow(): Step {
+    this.sink.event?.(this.cpu, 'overflow', 0n, this.reader.lastOffset);
+    this.pge = false;
+    this.tntCount = 0;
+    return this.fail(PtErr.OVR, 'overflow packet', FlowState.ErrResync);
+  }
+}
