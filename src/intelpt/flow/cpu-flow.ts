@@ -46,7 +46,7 @@ export interface CpuFlowOptions {
   /** Returns may be compressed into TNT bits (the recording's noretcomp bit clear). Default true. */
   retCompression?: boolean;
   errors?: FlowErrorOptions;
-  /** Bytes of a TraceSource's trace held in memory at a time (default 4 MiB; a Uint8Array is used whole). */
+  /** Bytes of a TraceSource's trace held in memory at a time (default TRACE_WINDOW, 256 KiB; a Uint8Array is used whole). */
   window?: number;
 }
 

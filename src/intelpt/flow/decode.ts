@@ -27,7 +27,7 @@ export interface FlowInput {
   retCompression?: boolean;
   /** Where decoding resumes after the errors perf's build decides (default: as perf without INTEL_PT_STRICT). */
   errors?: FlowErrorOptions;
-  /** Bytes of each CPU's trace held in memory at a time, for TraceSources (default 4 MiB). */
+  /** Bytes of each CPU's trace held in memory at a time, for TraceSources (default 256 KiB). */
   window?: number;
   sink: FlowSink;
 }

@@ -12,7 +12,6 @@
  * whole trace would show it, and decoding through the window gives what
  * decoding the whole trace at once gives (cpu-flow.test.ts checks that).
  */
-import { DEFAULT_WINDOW } from '../../perfdata/window.js';
 import { PacketCursor } from '../packets/cursor.js';
 import { CTX_NONE, PT } from '../packets/kinds.js';
 import { ERR_BAD_OPCODE, NEED_MORE_BYTES, findPsb, type RawPacket } from '../packets/raw-decode.js';
@@ -23,6 +22,12 @@ export const PACKET_END = -1;
 /** next(): bytes that are no packet; see badReason. */
 export const PACKET_BAD = -2;
 
+/**
+ * Bytes of trace a reader holds by default: large enough that a refill (one
+ * pread) is rare next to the decoding of what it brings, small enough that
+ * a trace of any size costs the same memory per CPU.
+ */
+export const TRACE_WINDOW = 256 << 10;
 /** Bytes kept past the next packet (the largest packet, PSB, is 16). */
 const AHEAD = 64;
 /** Bytes kept past a probe's start: a probe reads at most 64 packets of at most 16 bytes. */
@@ -59,7 +64,7 @@ export class PacketReader {
   /** `window`: bytes to hold at a time (the window grows past it only for a packet run or PSB search longer). */
   constructor(
     private readonly src: TraceSource,
-    window = DEFAULT_WINDOW,
+    window = TRACE_WINDOW,
   ) {
     this.bytes = src.whole ?? new Uint8Array(Math.min(src.size, Math.max(window, AHEAD)));
     this.len = src.whole ? src.size : 0;

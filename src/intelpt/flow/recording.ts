@@ -10,7 +10,12 @@
  * (QueueTrace, packet-reader.ts), so memory stays flat as the trace grows.
  * Input read from a pipe ('-') cannot be read again: its buffers are kept.
  */
+import { open, stat } from 'node:fs/promises';
+import { Feature } from '../../abi/feature.js';
 import { PerfFile } from '../../perfdata/perf-file.js';
+import { RawRecord } from '../../perfdata/raw-record.js';
+import type { AuxtraceRecord } from '../../perfdata/records/auxtrace.js';
+import { decodeFeature } from '../../perfdata/features/codec.js';
 import { RecordType } from '../../abi/record-type.js';
 import { FormatError } from '../../io/errors.js';
 import { loadMachine, type Machine } from '../../machine/from-perf-data.js';
@@ -46,27 +51,35 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
   // Queues by CPU (by thread for cpu -1), as the decoder always keyed them.
   const queues = new AuxQueues(true);
   const recordOffset = new Map<AuxBuffer, number>();
+  const add = (rec: AuxBufferRecord, recOffset: number, dataOffset: number, data?: Uint8Array): void => {
+    const b: AuxBuffer = {
+      offset: rec.offset,
+      size: Number(rec.dataSize),
+      reference: rec.reference,
+      idx: rec.idx,
+      tid: rec.tid,
+      cpu: rec.cpu,
+      fileOffset: dataOffset,
+      ...(data ? { data } : {}),
+    };
+    queues.addBuffer(b);
+    recordOffset.set(b, recOffset);
+  };
   const keep = input === '-';
   try {
+    // With perf's AUXTRACE index (HEADER_AUXTRACE) the buffers are found without reading the AUX data,
+    // as perf queues them (auxtrace_queues__process_index); the record pass then stops at AUXTRACE_INFO.
+    const indexed = !keep && (await queueFromIndex(f, add));
     for await (const raw of f.records()) {
       if (raw.type === RecordType.AUXTRACE_INFO) {
         const r = raw.decode();
         if (r.kind === 'auxtrace_info' && r.auxType === 1) priv = r.priv;
-      } else if (raw.type === RecordType.AUXTRACE) {
+        if (priv && indexed) break;
+      } else if (raw.type === RecordType.AUXTRACE && !indexed) {
         const r = raw.decode();
         if (r.kind !== 'auxtrace' || !raw.auxData) continue;
-        const b: AuxBuffer = {
-          offset: r.offset,
-          size: raw.auxData.length,
-          reference: r.reference,
-          idx: r.idx,
-          tid: r.tid,
-          cpu: r.cpu,
-          fileOffset: raw.fileOffset + raw.size,
-          ...(keep ? { data: raw.auxData.slice() } : {}),
-        };
-        queues.addBuffer(b);
-        recordOffset.set(b, raw.fileOffset);
+        const data = keep ? raw.auxData.slice() : undefined;
+        add({ ...r, dataSize: BigInt(raw.auxData.length) }, raw.fileOffset, raw.fileOffset + raw.size, data);
       }
     }
   } finally {
@@ -124,4 +137,47 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
     len: Math.max(pp.poke.oldBytes.length, pp.poke.newBytes.length),
   }));
   return { machine, cpus, pokes, timeConv, retCompression, pmuType };
+}
+
+/** PERF_RECORD_AUXTRACE without its data: header, size, offset, reference, idx, tid, cpu, reserved. */
+const AUXTRACE_RECORD_SIZE = 48;
+
+/** What a queued buffer needs of its AUXTRACE record. */
+type AuxBufferRecord = Pick<AuxtraceRecord, 'dataSize' | 'offset' | 'reference' | 'idx' | 'tid' | 'cpu'>;
+
+/**
+ * Queue every AUXTRACE record the file's AUXTRACE index lists, reading only
+ * the 48-byte records. False (nothing queued) when there is no index or an
+ * entry does not point at an AUXTRACE record whose data fits in the file.
+ */
+async function queueFromIndex(
+  f: PerfFile,
+  add: (rec: AuxBufferRecord, recOffset: number, dataOffset: number) => void,
+): Promise<boolean> {
+  if (f.pipe) return false;
+  const bytes = await f.readFeature(Feature.AUXTRACE);
+  if (!bytes) return false;
+  const feat = decodeFeature(Feature.AUXTRACE, bytes, f.le);
+  if (feat.kind !== 'auxtrace' || feat.entries.length === 0) return false;
+  const size = (await stat(f.path)).size;
+  const fh = await open(f.path, 'r');
+  const found: [AuxBufferRecord, number, number][] = [];
+  try {
+    const head = new Uint8Array(AUXTRACE_RECORD_SIZE);
+    for (const e of feat.entries) {
+      const { bytesRead } = await fh.read(head, 0, head.length, e.fileOffset);
+      if (bytesRead < head.length) return false;
+      const raw = new RawRecord(head, e.fileOffset, f.le, undefined, f.textPokeAbi);
+      if (raw.type !== RecordType.AUXTRACE || raw.size !== AUXTRACE_RECORD_SIZE) return false;
+      const r = raw.decode();
+      if (r.kind !== 'auxtrace') return false;
+      const data = e.fileOffset + raw.size;
+      if (data + Number(r.dataSize) > size) return false;
+      found.push([{ ...r }, e.fileOffset, data]);
+    }
+  } finally {
+    await fh.close();
+  }
+  for (const [r, at, data] of found) add(r, at, data);
+  return true;
 }
