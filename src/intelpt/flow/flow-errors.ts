@@ -43,8 +43,10 @@ export const PT_ERR_MESSAGES: Record<number, string> = {
 export interface FlowErrorOptions {
   /**
    * After code that cannot be read (error 5, perf's ERR2):
-   * - 'next-ip' (default): keep the last IP, resume at the next packet that gives an IP (ERR_RESYNC);
-   * - 'forget-ip': forget the last IP first (NO_IP, what perf's source names for a non-strict build);
+   * - 'next-ip' (default, this decoder's behaviour so far): keep the last IP, resume at the next
+   *   packet that gives an IP (ERR_RESYNC);
+   * - 'forget-ip': forget the last IP first (NO_IP): perf 6.1 as built by Debian, which gives the
+   *   same errors as this (test/flow-resync.test.ts);
    * - 'next-psb': resume at the next PSB (NO_PSB, a strict build).
    */
   afterUnreadableCode?: 'next-ip' | 'forget-ip' | 'next-psb';
