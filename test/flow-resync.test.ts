@@ -55,14 +55,13 @@ async function ourErrors(rec: string, errors: FlowErrorOptions): Promise<string[
     retCompression: r.retCompression,
     errors,
     sink: {
-      error: (e) =>
-        lines.push(`${ns(tscToPerfTime(e.estTsc, r.timeConv!))} ${e.cpu} 0x${e.ip.toString(16)} ${e.code}`),
+      error: (e) => lines.push(`${ns(tscToPerfTime(e.estTsc, r.timeConv!))} ${e.cpu} 0x${e.ip.toString(16)} ${e.code}`),
     },
   });
   return lines.sort();
 }
 
-test('after unreadable code, forget-ip and next-psb give perf 6.1's error list; next-ip reports more', async (t) => {
+test('after unreadable code, forget-ip and next-psb give the error list of perf 6.1; next-ip reports more', async (t) => {
   if (!perfOk) {
     if (process.env.CI === 'true') assert.fail('perf 6.1 (/usr/bin/perf) is needed for this comparison');
     return t.skip('perf not installed');
