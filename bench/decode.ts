@@ -95,21 +95,21 @@ async function memoryCase(out: string): Promise<void> {
 }
 
 export async function run(): Promise<void> {
-  const out0 = join(here, 'out');
-  mkdirSync(out0, { recursive: true });
-  await memoryCase(out0);
-  if (process.env.PERFPOKE_BENCH_DECODE_SKIP_SPEED === '1') return;
-  const size = Number(process.env.PERFPOKE_BENCH_DECODE_SIZE ?? 52_000_000); // simulates ≥ 50 M
   const out = join(here, 'out');
   mkdirSync(out, { recursive: true });
+  await memoryCase(out);
+  if (process.env.PERFPOKE_BENCH_DECODE_SKIP_SPEED === '1') return;
+  const size = Number(process.env.PERFPOKE_BENCH_DECODE_SIZE ?? 52_000_000); // simulates ≥ 50 M
   const dir = join(out, `decode-${size}`);
   const dirNo = join(out, `decode-${size}-nopoke`);
   const opts = { seed: 42, cpus: 2, flips: 40, size, truth: false };
   let t0 = performance.now();
   const s = simulate({ out: dir, ...opts });
   simulate({ out: dirNo, ...opts, textPokes: false });
+  const simSecs = (performance.now() - t0) / 1000;
   console.log(
-    `sim: ${s.instructions} instructions, ${s.perCpu.reduce((a, c) => a + c.traceBytes, 0)} trace bytes, 2 files in ${((performance.now() - t0) / 1000).toFixed(1)} s (${((s.instructions * 2) / ((performance.now() - t0) / 1000) / 1e6).toFixed(2)} M insn/s)`,
+    `sim: ${s.instructions} instructions, ${s.perCpu.reduce((a, c) => a + c.traceBytes, 0)} trace bytes, ` +
+      `2 files in ${simSecs.toFixed(1)} s (${((s.instructions * 2) / simSecs / 1e6).toFixed(2)} M insn/s)`,
   );
 
   t0 = performance.now();
@@ -147,7 +147,8 @@ export async function run(): Promise<void> {
     `wall ${t.secs.toFixed(2)} s (${rate(t.secs)})` +
     (t.cpu !== null ? `, cpu ${t.cpu.toFixed(2)} s (${rate(t.cpu)})` : '');
   console.log(
-    `perfpoke decodeFlow, in process, no output: ${libSecs.toFixed(2)} s (${rate(libSecs)}) + ${loadSecs.toFixed(2)} s load`,
+    `perfpoke decodeFlow, in process, no output: ${libSecs.toFixed(2)} s (${rate(libSecs)})` +
+      ` + ${loadSecs.toFixed(2)} s load`,
   );
   console.log(`perfpoke decode --itrace=i -F cpu,ip > /dev/null: ${both(cli)}`);
   if (perf) {
@@ -174,7 +175,8 @@ export async function run(): Promise<void> {
       .split('\n')
       .filter((l) => l.includes('instruction trace error')).length;
     console.log(
-      `without TEXT_POKEs: perfpoke ${ourErrors} errors, perf ${perfErrors} errors${ourErrors === perfErrors ? ' (equal)' : ' (DIFFER)'}`,
+      `without TEXT_POKEs: perfpoke ${ourErrors} errors, perf ${perfErrors} errors` +
+        (ourErrors === perfErrors ? ' (equal)' : ' (DIFFER)'),
     );
   } else console.log(`without TEXT_POKEs: perfpoke ${ourErrors} errors`);
 }

@@ -61,7 +61,7 @@ async function ourErrors(rec: string, errors: FlowErrorOptions): Promise<string[
   return lines.sort();
 }
 
-test('after unreadable code, forget-ip and next-psb give the error list of perf 6.1; next-ip reports more', async (t) => {
+test('after unreadable code: forget-ip and next-psb give the errors of perf 6.1, next-ip more', async (t) => {
   if (!perfOk) {
     if (process.env.CI === 'true') assert.fail('perf 6.1 (/usr/bin/perf) is needed for this comparison');
     return t.skip('perf not installed');

@@ -46,12 +46,13 @@ export interface CpuFlowOptions {
   /** Returns may be compressed into TNT bits (the recording's noretcomp bit clear). Default true. */
   retCompression?: boolean;
   errors?: FlowErrorOptions;
-  /** Bytes of a TraceSource's trace held in memory at a time (default TRACE_WINDOW, 256 KiB; a Uint8Array is used whole). */
+  /** Bytes of a TraceSource's trace held at a time (default TRACE_WINDOW, 256 KiB); a Uint8Array is used whole. */
   window?: number;
 }
 
 export class CpuFlow extends FlowSync {
-  private tntBits = 0; // bit (tntCount-1) is the next outcome
+  /** The TNT packet's outcomes: bit tntCount-1 is the next one (1 = taken). */
+  private tntBits = 0;
   /** The TIP (or TIP.PGD) being walked to: its IP compression (0 = no IP given). */
   private tipIpc = 0;
   private readonly retCompression: boolean;

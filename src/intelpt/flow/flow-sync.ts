@@ -68,6 +68,11 @@ export class FlowSync extends FlowWalker {
 
   // ---- sync --------------------------------------------------------------
 
+  /**
+   * NO_PSB: forget the IP state and find a PSB (pausing before it when it is
+   * a timing point at or after the stop TSC); read its PSB+; in sync if that
+   * gave an IP (a FUP), else NO_IP.
+   */
   protected sync(): Step {
     const rd = this.reader;
     this.pge = false;
@@ -86,10 +91,14 @@ export class FlowSync extends FlowWalker {
     return 'ok';
   }
 
-  /** Read PSB+ (cursor at the PSB) up to and including PSBEND. */
+  /**
+   * Read PSB+ (the reader on its PSB) up to and including PSBEND; the last IP
+   * is 0 there and the return stack is cleared.
+   */
   protected walkPsb(): Step {
     const rd = this.reader;
     const t = this.next();
+    // not a PSB: the end, or a bad packet next() reported (its resync state stands)
     if (t !== PT.PSB) return t === PACKET_END ? 'end' : 'ok';
     this.sink.event?.(this.cpu, 'psb', 0n, rd.lastOffset);
     rd.lastIp = 0n;
@@ -123,7 +132,11 @@ export class FlowSync extends FlowWalker {
     }
   }
 
-  /** intel_pt_sync_ip / intel_pt_walk_to_ip */
+  /**
+   * NO_IP / ERR_RESYNC (perf's intel_pt_sync_ip, intel_pt_walk_to_ip): read
+   * packets until one gives an IP, then go in sync there (a PSB+ counts only
+   * when it gives one; it reports a trace begin only when it held a FUP).
+   */
   protected syncIp(): Step {
     const rd = this.reader;
     for (;;) {
