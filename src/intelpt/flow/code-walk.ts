@@ -12,7 +12,11 @@ import { flowError, PtErr, type PtErrCode, type ResyncStates } from './flow-erro
 import { BranchKind, FlowState, type BlockSource, type FlowSink, type Step, type WalkStop } from './flow-types.js';
 import type { PacketReader } from './packet-reader.js';
 
-/** perf's INTEL_PT_MAX_LOOPS in 6.1: unconditional branches in a row with no packet consumed. */
+/**
+ * Unconditional branches walked in a row (no packet consumed) before a
+ * never-ending-loop error. perf's INTEL_PT_MAX_LOOPS is 10000 in current
+ * sources; the stuck-IP check in loopCheck() usually stops a real loop first.
+ */
 const MAX_LOOPS = 100000;
 
 export class FlowWalker {

@@ -5,8 +5,8 @@
  * (the FUP inside a PSB+, the time a coming timing point would set).
  *
  * Offsets given out (lastOffset) are in the CPU's whole trace, whatever part
- * of it the window holds. The window keeps every byte from the packet being
- * decoded on (from the start of a PSB search while searching), and before each
+ * of it the window holds. The window keeps every byte from the next packet to
+ * decode on (from the start of a PSB search while searching), and before each
  * packet or probe it holds at least AHEAD or PROBE bytes past it unless the
  * trace ends sooner; so each packet, probe and PSB search sees the bytes the
  * whole trace would show it, and decoding through the window gives what
@@ -116,7 +116,8 @@ export class PacketReader {
     const from = this.base + this.cursor.pos + (orHere ? 0 : 1);
     for (;;) {
       const q = findPsb(this.bytes, from - this.base, this.len);
-      // A PSB found ≥ 17 bytes before the window's end ends there (findPsb reads the 02 82 run after it).
+      // findPsb also reads the 02 82 pairs after a PSB: one found 18 or more bytes before the window's
+      // end is the one the whole trace gives; one nearer is searched for again with more bytes.
       const c = this.cursor;
       if (q >= 0 && (this.complete || q + 17 < this.len)) {
         // what PacketCursor.syncForward does on finding one
@@ -137,6 +138,7 @@ export class PacketReader {
   /** Give up on the rest of the trace. */
   toEnd(): void {
     if (!this.complete) {
+      this.lastBefore = this.lastOffset;
       this.base = this.src.size;
       this.len = 0;
       this.complete = true;
@@ -186,7 +188,7 @@ export class PacketReader {
     return (BigInt(r.hi) << 32n) | BigInt(r.lo >>> 0);
   }
 
-  /** The IP of the FUP inside the PSB+ at the cursor (last IP is 0 there), if it has one. */
+  /** The IP of the FUP inside the PSB+ at the cursor, when it has one giving the IP in full (IPBytes 3 or 6). */
   psbFupIp(): bigint | undefined {
     const c = this.ahead(PROBE);
     const probe = new PacketCursor(c.bytes, { start: c.pos, end: this.len, dialect: 'perf' });
