@@ -9,7 +9,7 @@
  */
 import type { Insn } from '../../x86/block-cache.js';
 import { flowError, PtErr, type PtErrCode, type ResyncStates } from './flow-errors.js';
-import { BranchKind, FlowState, type BlockSource, type FlowSink, type Step, type WalkStop } from './flow-types.js';
+import { BranchKind, FlowState, Step, WalkStop, type BlockSource, type FlowSink } from './flow-types.js';
 import type { PacketReader } from './packet-reader.js';
 
 /**
@@ -66,7 +66,7 @@ export class FlowWalker {
         offset: this.reader.lastOffset,
       }),
     );
-    return 'error';
+    return Step.Error;
   }
 
   /**
@@ -77,7 +77,7 @@ export class FlowWalker {
    */
   protected walkInsn(toIp: bigint): WalkStop {
     for (;;) {
-      if (toIp && this.ip === toIp) return 'reached';
+      if (toIp && this.ip === toIp) return WalkStop.Reached;
       const b = this.blocks.get(this.ip);
       const insns = b.insns;
       const n = insns.length;
@@ -93,7 +93,7 @@ export class FlowWalker {
           if (upto > 0) this.emit(insns, 0, upto);
           this.ip = toIp;
           this.noProgress = 0;
-          return 'reached';
+          return WalkStop.Reached;
         }
       }
       if (b.stop !== 'branch') {
@@ -102,7 +102,7 @@ export class FlowWalker {
         if (b.stop === 'limit') continue;
         this.noProgress = 0;
         this.fail(PtErr.NOINSN, 'Failed to get instruction', this.resync.unreadableCode);
-        return 'error';
+        return WalkStop.Error;
       }
       const last = insns[n - 1]!;
       this.ip = last.ip;
@@ -115,7 +115,7 @@ export class FlowWalker {
       switch (last.op) {
         case 'jcc':
           this.noProgress = 0;
-          return 'conditional';
+          return WalkStop.Conditional;
         case 'jmp':
         case 'call':
           if (!last.indirect) {
@@ -127,19 +127,19 @@ export class FlowWalker {
             this.ip = last.target!;
             const kind = last.op === 'call' ? BranchKind.call : BranchKind.jmp;
             this.sink.branch?.(this.cpu, from, this.ip, kind, this.tsc);
-            if (this.loopCheck()) return 'error';
+            if (this.loopCheck()) return WalkStop.Error;
             continue;
           }
           if (last.op === 'call') this.stack.push(last.ip + BigInt(last.length));
           this.noProgress = 0;
-          return 'indirect';
+          return WalkStop.Indirect;
         case 'ret':
           this.retAddr = this.stack.pop() ?? 0n;
           this.noProgress = 0;
-          return 'indirect';
+          return WalkStop.Indirect;
         default:
           this.noProgress = 0;
-          return 'indirect';
+          return WalkStop.Indirect;
       }
     }
   }

@@ -27,7 +27,7 @@
 import { PT } from '../packets/kinds.js';
 import { PtErr, resyncStates, type FlowErrorOptions } from './flow-errors.js';
 import { FlowSync, NO_STOP } from './flow-sync.js';
-import { BranchKind, FlowState, type BlockSource, type FlowSink, type Step } from './flow-types.js';
+import { BranchKind, FlowState, Step, WalkStop, type BlockSource, type FlowSink } from './flow-types.js';
 import { PACKET_BAD, PACKET_END, PacketReader } from './packet-reader.js';
 import { memoryTrace, type TraceSource } from './trace-source.js';
 
@@ -80,7 +80,7 @@ export class CpuFlow extends FlowSync {
   run(stopTsc: bigint = NO_STOP): boolean {
     this.stopTsc = stopTsc;
     for (;;) {
-      let r: Step = 'ok';
+      let r: Step = Step.Ok;
       switch (this.st) {
         case FlowState.NoPsb:
           r = this.sync();
@@ -106,11 +106,11 @@ export class CpuFlow extends FlowSync {
           break;
         case FlowState.Fup:
           r = this.walkFup();
-          if (r === 'again') r = this.walkFupTip();
+          if (r === Step.Again) r = this.walkFupTip();
           break;
       }
-      if (r === 'pause') return false;
-      if (r === 'end') {
+      if (r === Step.Pause) return false;
+      if (r === Step.End) {
         this.st = FlowState.NoPsb;
         this.reader.toEnd();
         return true;
@@ -123,12 +123,12 @@ export class CpuFlow extends FlowSync {
   private walkTrace(): Step {
     const rd = this.reader;
     for (;;) {
-      if (this.atStop()) return 'pause';
+      if (this.atStop()) return Step.Pause;
       switch (this.next()) {
         case PACKET_END:
-          return 'end';
+          return Step.End;
         case PACKET_BAD:
-          return 'error';
+          return Step.Error;
         case PT.TNT8:
         case PT.TNT64: {
           const r = rd.raw;
@@ -137,7 +137,7 @@ export class CpuFlow extends FlowSync {
           this.tntBits = r.hi * 4294967296 + (r.lo >>> 0);
           this.st = FlowState.Tnt;
           const w = this.walkTnt();
-          if (w === 'again') break;
+          if (w === Step.Again) break;
           return w;
         }
         case PT.TIP_PGD:
@@ -151,7 +151,7 @@ export class CpuFlow extends FlowSync {
           this.setIp();
           this.enabled();
           this.traceBegin();
-          return 'ok';
+          return Step.Ok;
         case PT.OVF:
           return this.overflow();
         case PT.TIP:
@@ -168,7 +168,7 @@ export class CpuFlow extends FlowSync {
           }
           this.st = FlowState.Fup;
           const w = this.walkFup();
-          if (w !== 'again') return w;
+          if (w !== Step.Again) return w;
           return this.walkFupTip();
         }
         case PT.PSB:
@@ -193,9 +193,10 @@ export class CpuFlow extends FlowSync {
     const fup = this.pge ? this.reader.psbFupIp() : undefined;
     if (fup !== undefined) {
       const c = this.walkInsn(fup);
-      if (c === 'error') return 'error';
-      if (c === 'indirect') return this.fail(PtErr.MISMAT, 'Unexpected indirect branch', FlowState.ErrResync);
-      if (c === 'conditional') return this.fail(PtErr.MISMAT, 'Unexpected conditional branch', FlowState.ErrResync);
+      if (c === WalkStop.Error) return Step.Error;
+      if (c === WalkStop.Indirect) return this.fail(PtErr.MISMAT, 'Unexpected indirect branch', FlowState.ErrResync);
+      if (c === WalkStop.Conditional)
+        return this.fail(PtErr.MISMAT, 'Unexpected conditional branch', FlowState.ErrResync);
     }
     return this.walkPsb(); // which clears the return stack, as every PSB+ read does
   }
@@ -210,9 +211,9 @@ export class CpuFlow extends FlowSync {
     const missing = this.resync.missingPacket;
     for (;;) {
       const c = this.walkInsn(0n);
-      if (c === 'error') {
+      if (c === WalkStop.Error) {
         this.tntCount = 0;
-        return 'error';
+        return Step.Error;
       }
       const insn = this.lastInsn!;
       if (insn.op === 'ret') {
@@ -227,15 +228,15 @@ export class CpuFlow extends FlowSync {
         this.sink.branch?.(this.cpu, from, this.ip, BranchKind.ret, this.tsc);
         if (!this.tntCount) {
           this.st = FlowState.InSync;
-          return 'ok';
+          return Step.Ok;
         }
         continue;
       }
-      if (c === 'indirect') {
+      if (c === WalkStop.Indirect) {
         // Indirect branch while TNT bits remain: a deferred TIP must follow.
         const t = this.next();
-        if (t === PACKET_END) return 'end';
-        if (t === PACKET_BAD) return 'error';
+        if (t === PACKET_END) return Step.End;
+        if (t === PACKET_BAD) return Step.Error;
         if (t !== PT.TIP || this.reader.raw.ipc === 0) {
           this.reader.unread();
           return this.fail(PtErr.MISMAT, 'Missing deferred TIP for indirect branch', missing);
@@ -259,15 +260,15 @@ export class CpuFlow extends FlowSync {
       }
       if (!this.tntCount) {
         this.st = FlowState.InSync;
-        return taken ? 'ok' : 'again';
+        return taken ? Step.Ok : Step.Again;
       }
     }
   }
 
   private walkTip(): Step {
     const c = this.walkInsn(0n);
-    if (c === 'error') return 'error';
-    if (c === 'conditional')
+    if (c === WalkStop.Error) return Step.Error;
+    if (c === WalkStop.Conditional)
       return this.fail(PtErr.MISMAT, 'Conditional branch when expecting indirect branch', FlowState.ErrResync);
     this.commit();
     const from = this.ip;
@@ -282,18 +283,18 @@ export class CpuFlow extends FlowSync {
     } else {
       this.sink.branch?.(this.cpu, from, to, BranchKind.indirect, this.tsc);
     }
-    return 'ok';
+    return Step.Ok;
   }
 
-  /** Walk to the FUP's IP (the last IP): 'again' when reached, the TIP comes next. */
+  /** Walk to the FUP's IP (the last IP): Step.Again when reached, the TIP comes next. */
   private walkFup(): Step {
     const c = this.walkInsn(this.reader.lastIp);
-    if (c === 'reached') {
+    if (c === WalkStop.Reached) {
       this.st = FlowState.InSync;
-      return 'again';
+      return Step.Again;
     }
-    if (c === 'error') return 'error';
-    if (c === 'indirect') return this.fail(PtErr.MISMAT, 'Unexpected indirect branch', FlowState.ErrResync);
+    if (c === WalkStop.Error) return Step.Error;
+    if (c === WalkStop.Indirect) return this.fail(PtErr.MISMAT, 'Unexpected indirect branch', FlowState.ErrResync);
     return this.fail(PtErr.MISMAT, 'Unexpected conditional branch', FlowState.ErrResync);
   }
 
@@ -303,9 +304,9 @@ export class CpuFlow extends FlowSync {
     for (;;) {
       switch (this.next()) {
         case PACKET_END:
-          return 'end';
+          return Step.End;
         case PACKET_BAD:
-          return 'error';
+          return Step.Error;
         case PT.MODE_EXEC:
           continue;
         case PT.TIP_PGD: {
@@ -315,7 +316,7 @@ export class CpuFlow extends FlowSync {
           if (rd.raw.ipc) this.setIp();
           this.sink.branch?.(this.cpu, from, rd.raw.ipc ? this.ip : 0n, BranchKind.traceEnd, this.tsc);
           this.sink.event?.(this.cpu, 'disabled', from, rd.lastOffset);
-          return 'ok';
+          return Step.Ok;
         }
         case PT.TIP_PGE:
         case PT.TIP: {
@@ -324,7 +325,7 @@ export class CpuFlow extends FlowSync {
           if (rd.raw.ipc) this.setIp();
           this.sink.event?.(this.cpu, 'interrupt', from, rd.lastOffset);
           this.sink.branch?.(this.cpu, from, this.ip, BranchKind.async, this.tsc);
-          return 'ok';
+          return Step.Ok;
         }
         default:
           rd.unread(); // not consumed (perf's pkt_step = 0)

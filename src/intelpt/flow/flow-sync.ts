@@ -8,7 +8,7 @@
 import { PT } from '../packets/kinds.js';
 import { FlowWalker } from './code-walk.js';
 import { PtErr } from './flow-errors.js';
-import { BranchKind, FlowState, type Step } from './flow-types.js';
+import { BranchKind, FlowState, Step } from './flow-types.js';
 import { PACKET_BAD, PACKET_END } from './packet-reader.js';
 
 /** run()'s stop TSC when there is none. */
@@ -25,7 +25,14 @@ export class FlowSync extends FlowWalker {
 
   /** The next packet (PAD skipped); a bad one is reported here and the reader moved to the next PSB. */
   protected next(): number {
-    const t = this.reader.next();
+    const rd = this.reader;
+    const c = rd.cursor;
+    // the common case inline: a whole packet in the window, not a PAD (else the reader does it all)
+    if (rd.packetAhead(c)) {
+      const n = c.next();
+      if (n > 0 && c.raw.type !== PT.PAD) return c.raw.type;
+    }
+    const t = rd.next();
     if (t === PACKET_BAD) {
       this.fail(PtErr.BADPKT, this.reader.badReason, FlowState.NoPsb);
       this.reader.syncToPsb(false);
@@ -81,14 +88,14 @@ export class FlowSync extends FlowWalker {
     this.ip = 0n;
     this.stack.length = 0;
     this.tntCount = 0;
-    if (!rd.syncToPsb(true)) return 'end';
-    if (this.atStop()) return 'pause';
+    if (!rd.syncToPsb(true)) return Step.End;
+    if (this.atStop()) return Step.Pause;
     rd.haveLastIp = true;
     this.st = FlowState.NoIp;
     const r = this.walkPsb();
-    if (r !== 'ok') return r;
+    if (r !== Step.Ok) return r;
     if (this.ip) this.st = FlowState.InSync;
-    return 'ok';
+    return Step.Ok;
   }
 
   /**
@@ -99,7 +106,7 @@ export class FlowSync extends FlowWalker {
     const rd = this.reader;
     const t = this.next();
     // not a PSB: the end, or a bad packet next() reported (its resync state stands)
-    if (t !== PT.PSB) return t === PACKET_END ? 'end' : 'ok';
+    if (t !== PT.PSB) return t === PACKET_END ? Step.End : Step.Ok;
     this.sink.event?.(this.cpu, 'psb', 0n, rd.lastOffset);
     rd.lastIp = 0n;
     rd.haveLastIp = true;
@@ -107,11 +114,11 @@ export class FlowSync extends FlowWalker {
     for (;;) {
       switch (this.next()) {
         case PACKET_END:
-          return 'end';
+          return Step.End;
         case PACKET_BAD:
-          return 'error';
+          return Step.Error;
         case PT.PSBEND:
-          return 'ok';
+          return Step.Ok;
         case PT.TSC:
           this.setTsc();
           break;
@@ -140,12 +147,12 @@ export class FlowSync extends FlowWalker {
   protected syncIp(): Step {
     const rd = this.reader;
     for (;;) {
-      if (this.atStop()) return 'pause';
+      if (this.atStop()) return Step.Pause;
       switch (this.next()) {
         case PACKET_END:
-          return 'end';
+          return Step.End;
         case PACKET_BAD:
-          return 'error';
+          return Step.Error;
         case PT.TIP_PGD:
           this.pge = false;
           if (rd.haveIp()) this.setIp();
@@ -153,7 +160,7 @@ export class FlowSync extends FlowWalker {
           this.st = FlowState.InSync;
           this.sink.event?.(this.cpu, 'disabled', this.ip, rd.lastOffset);
           this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceEnd, this.tsc);
-          return 'ok';
+          return Step.Ok;
         case PT.TIP_PGE:
           this.pge = true;
           if (rd.haveIp()) this.setIp();
@@ -161,31 +168,31 @@ export class FlowSync extends FlowWalker {
           this.st = FlowState.InSync;
           this.enabled();
           this.traceBegin();
-          return 'ok';
+          return Step.Ok;
         case PT.TIP:
           this.pge = true;
           if (rd.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = FlowState.InSync;
           this.traceBegin();
-          return 'ok';
+          return Step.Ok;
         case PT.FUP:
           if (rd.haveIp()) this.setIp();
           if (this.ip) {
             this.st = FlowState.InSync;
             this.traceBegin();
-            return 'ok';
+            return Step.Ok;
           }
           break;
         case PT.PSB: {
           rd.unread();
           const hadFup = rd.psbFupIp() !== undefined;
           const r = this.walkPsb();
-          if (r !== 'ok') return r;
+          if (r !== Step.Ok) return r;
           if (this.ip) {
             this.st = FlowState.InSync;
             if (hadFup) this.traceBegin();
-            return 'ok';
+            return Step.Ok;
           }
           break;
         }

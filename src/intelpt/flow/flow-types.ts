@@ -4,44 +4,55 @@
  */
 import type { Block, Insn } from '../../x86/block-cache.js';
 
-/** perf's intel_pt_pkt_state values that this decoder has (intel-pt-decoder.c). */
+/** perf's intel_pt_pkt_state values that this decoder has (intel-pt-decoder.c: INTEL_PT_STATE_NO_PSB …). */
 export enum FlowState {
   /** Scan to a PSB, read PSB+ (TSC, MODE, FUP); → InSync if that gave an IP. */
-  NoPsb = 'NO_PSB',
+  NoPsb,
   /** Forget the last IP, then as ErrResync. */
-  NoIp = 'NO_IP',
+  NoIp,
   /** Skip to the next packet that gives an IP (TIP, TIP.PGE, TIP.PGD, FUP, PSB+ with FUP). */
-  ErrResync = 'ERR_RESYNC',
+  ErrResync,
   /** Read packets and walk the code they describe. */
-  InSync = 'IN_SYNC',
+  InSync,
   /** Walking conditional branches (and compressed returns) against a TNT packet's bits. */
-  Tnt = 'TNT',
+  Tnt,
   /** Walking to the indirect branch a TIP names the target of. */
-  Tip = 'TIP',
+  Tip,
   /** As Tip, for a TIP.PGD: tracing stops at that branch. */
-  TipPgd = 'TIP_PGD',
+  TipPgd,
   /** Walking to a FUP's IP; then the TIP (or TIP.PGD) that must follow. */
-  Fup = 'FUP',
+  Fup,
 }
 
 /**
  * What a step of the decoder returns (perf's return codes):
- * - ok: the step is done; the run loop continues in the state it left;
- * - again: perf's -EAGAIN, the step's work continues in the caller (a TNT
+ * - Ok: the step is done; the run loop continues in the state it left;
+ * - Again: perf's -EAGAIN, the step's work continues in the caller (a TNT
  *   packet used up on a not-taken branch: read the next packet; a FUP's IP
  *   reached: the TIP after it comes next);
- * - pause: stopped before a timing point at or after the stop TSC;
- * - end: the trace ended;
- * - error: an error was reported and the state set to where decoding resumes.
+ * - Pause: stopped before a timing point at or after the stop TSC;
+ * - End: the trace ended;
+ * - Error: an error was reported and the state set to where decoding resumes.
  */
-export type Step = 'ok' | 'again' | 'pause' | 'end' | 'error';
+export enum Step {
+  Ok,
+  Again,
+  Pause,
+  End,
+  Error,
+}
 
 /**
  * Where a code walk stopped: at a conditional branch, at an indirect branch
  * (or a return: both need the trace to go on), at the IP it was asked to reach
  * (not executed), or at an error already reported.
  */
-export type WalkStop = 'conditional' | 'indirect' | 'reached' | 'error';
+export enum WalkStop {
+  Conditional,
+  Indirect,
+  Reached,
+  Error,
+}
 
 export const BranchKind = {
   cond: 'jcc',

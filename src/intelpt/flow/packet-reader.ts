@@ -86,10 +86,16 @@ export class PacketReader {
     return this.complete && this.cursor.pos >= this.len;
   }
 
+  /** Can `c` (this.cursor) decode its next packet without a refill? (A failed decode there does not move it.) */
+  packetAhead(c: PacketCursor): boolean {
+    return this.complete ? c.pos < this.len : this.len - c.pos >= AHEAD;
+  }
+
   /** The next packet other than PAD: its type (PT.*), PACKET_END or PACKET_BAD (the cursor does not move then). */
   next(): number {
     for (;;) {
-      const c = this.ahead(AHEAD);
+      let c = this.cursor;
+      if (!this.complete && this.len - c.pos < AHEAD) c = this.fill(this.base + c.pos, this.base + c.pos + AHEAD);
       if (c.pos >= this.len) return PACKET_END;
       const n = c.next();
       if (n > 0) {
@@ -211,8 +217,24 @@ export class PacketReader {
    * a TSC packet, or a PSB+ holding one before its PSBEND. Undefined otherwise.
    */
   timingTscAhead(): bigint | undefined {
-    let c = this.ahead(PROBE);
+    // Fast path (checked before most packets while a poke is due): the next
+    // packet is inside the window and starts with neither TSC nor PSB.
+    let c = this.cursor;
+    if (!this.complete && this.len - c.pos < PROBE) c = this.fill(this.base + c.pos, this.base + c.pos + PROBE);
+    const b = c.bytes;
     let p = c.pos;
+    while (p < this.len && b[p] === 0) p++;
+    if (p < this.len) {
+      const x = b[p];
+      if (x !== 0x19 && x !== 0x02) return undefined;
+    } else if (this.complete) return undefined;
+    return this.timingTscAt(p);
+  }
+
+  /** timingTscAhead for a packet starting at p, or PADs running past the window's end. */
+  private timingTscAt(at: number): bigint | undefined {
+    let c = this.cursor;
+    let p = at;
     for (;;) {
       const b = c.bytes;
       while (p < this.len && b[p] === 0) p++;
