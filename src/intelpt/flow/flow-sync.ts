@@ -27,7 +27,8 @@ export class FlowSync extends FlowWalker {
   protected next(): number {
     const rd = this.reader;
     const c = rd.cursor;
-    // the common case inline: a whole packet in the window, not a PAD (else the reader does it all)
+    // The common case inline, for speed: the window holds the packet and it is no PAD. Otherwise (a PAD,
+    // a refill due, a bad or cut-off packet, which leave the cursor where it was) the reader goes on.
     if (rd.packetAhead(c)) {
       const n = c.next();
       if (n > 0 && c.raw.type !== PT.PAD) return c.raw.type;
