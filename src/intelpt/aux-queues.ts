@@ -80,7 +80,10 @@ export class AuxQueues {
   queue(cpu: number, tid: number): AuxQueue {
     const [key, c, t] = this.keyOf(cpu, tid);
     let q = this.byKey.get(key);
-    if (!q) this.byKey.set(key, (q = { key, cpu: c, tid: t, buffers: [], auxEvents: [], itraceStarts: [] }));
+    if (!q) {
+      q = { key, cpu: c, tid: t, buffers: [], auxEvents: [], itraceStarts: [] };
+      this.byKey.set(key, q);
+    }
     return q;
   }
 
