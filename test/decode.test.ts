@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { simulate } from '../src/sim/simulate.js';
 import { loadPtRecording } from '../src/intelpt/flow/recording.js';
 import { PerfFile } from '../src/perfdata/perf-file.js';
+import { readWholeTrace } from '../src/intelpt/flow/trace-source.js';
 import { runCli, runPerf, repoRoot } from './cli.js';
 import { cannotCompare } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
@@ -79,7 +80,7 @@ test("raw mode prints what libipt's instruction decoder does (ptxed --no-inst)",
   for (const c of rec.cpus) {
     const trace = join(dir, `cpu${c.cpu}.pt`);
     const text = join(dir, 'text.bin');
-    writeFileSync(trace, c.trace);
+    writeFileSync(trace, readWholeTrace(c.trace));
     const seg = rec.machine.image.segments[0]!;
     writeFileSync(text, seg.bytes);
     const img = `${text}:0x${seg.vaddr.toString(16)}`;

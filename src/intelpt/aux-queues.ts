@@ -8,11 +8,13 @@ import { decodeAuxtracePriv, type AuxtraceInfo } from './auxtrace-info.js';
 
 /**
  * AUXTRACE buffers grouped into per-CPU (or, for per-thread mmaps, per-thread)
- * queues in offset order — perf's auxtrace_queues (util/auxtrace.c): with
- * per-CPU mmaps the queue is the CPU, else the thread (cpu -1). Each buffer
- * remembers where its data sits in the file so a decoder can read it lazily.
- * AUX records (flags: truncated, overwrite, partial, collision) and
- * ITRACE_START are kept per queue for the flow decoder's reports.
+ * queues in offset order, after perf's auxtrace_queues (util/auxtrace.c, which
+ * queues by the AUXTRACE record's mmap index): with per-CPU mmaps the queue is
+ * the CPU, else the thread (cpu -1). Each buffer remembers where its data sits
+ * in the file so a decoder can read it lazily (the flow decoder does:
+ * src/intelpt/flow/recording.ts). AUX records (flags: truncated, overwrite,
+ * partial, collision) and ITRACE_START are kept per queue for reports about
+ * the trace (loadAuxQueues; the flow decoder does not use them).
  */
 export interface AuxBuffer {
   /** Offset of the data inside the AUX area (AUXTRACE.offset). */
@@ -78,7 +80,10 @@ export class AuxQueues {
   queue(cpu: number, tid: number): AuxQueue {
     const [key, c, t] = this.keyOf(cpu, tid);
     let q = this.byKey.get(key);
-    if (!q) this.byKey.set(key, (q = { key, cpu: c, tid: t, buffers: [], auxEvents: [], itraceStarts: [] }));
+    if (!q) {
+      q = { key, cpu: c, tid: t, buffers: [], auxEvents: [], itraceStarts: [] };
+      this.byKey.set(key, q);
+    }
     return q;
   }
 

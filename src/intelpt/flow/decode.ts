@@ -1,37 +1,34 @@
 /**
  * Decode every CPU's trace over a code image that changes with text pokes,
- * the way perf's intel-pt.c drives its decoders: before a TEXT_POKE at time
- * T takes effect, every CPU's decoder runs up to its first timing point at
- * or after T (notes item 6); then the instruction cache is invalidated over
- * the poked range (the seed's intel_pt_text_poke) and reads see the new bytes.
- * Without timestamps (timeless decoding) perf applies every poke before
- * decoding anything (notes item 5): so do we.
+ * the way perf's intel-pt.c drives its decoders (poke-schedule.ts says when a
+ * poke takes effect). Each CPU's trace is a TraceSource (a recording's queue
+ * of AUXTRACE buffers read from the file through a window) or bytes in memory.
  */
 import { BlockCache } from '../../x86/block-cache.js';
-import { CpuFlow, type FlowSink } from './cpu-flow.js';
-import { perfTimeToTsc, type PtTimeConv } from './time-conv.js';
+import { CpuFlow, type FlowErrorOptions, type FlowSink } from './cpu-flow.js';
+import { runWithPokes, type FlowPoke, type ImageClock } from './poke-schedule.js';
+import type { PtTimeConv } from './time-conv.js';
+import type { TraceSource } from './trace-source.js';
+
+export type { FlowPoke } from './poke-schedule.js';
 
 /** Bytes of code at an address as of a perf time (src/machine's CodeImage fits). */
 export interface FlowCodeReader {
   read(addr: bigint, len: number, time?: bigint): Uint8Array;
 }
 
-export interface FlowPoke {
-  /** perf time of the TEXT_POKE record. */
-  time: bigint;
-  addr: bigint;
-  /** Bytes touched: max(old_len, new_len). */
-  len: number;
-}
-
 export interface FlowInput {
-  cpus: { cpu: number; trace: Uint8Array }[];
+  cpus: { cpu: number; trace: TraceSource | Uint8Array }[];
   /** Pokes perf applies (kernel cpumode), in apply order. */
   pokes: FlowPoke[];
   code: FlowCodeReader;
   /** Absent = timeless decoding. */
   timeConv?: PtTimeConv;
   retCompression?: boolean;
+  /** Where decoding resumes after the errors perf's build decides (default: as perf without INTEL_PT_STRICT). */
+  errors?: FlowErrorOptions;
+  /** Bytes of each CPU's trace held in memory at a time, for TraceSources (default 256 KiB). */
+  window?: number;
   sink: FlowSink;
 }
 
@@ -44,24 +41,19 @@ export interface FlowResult {
 }
 
 export function decodeFlow(input: FlowInput): FlowResult {
-  const timed = input.timeConv !== undefined;
-  let imageTime = timed ? -1n : (1n << 63n) - 1n;
+  // Before the first poke, code is read as of time -1: the image before any poke.
+  const clock: ImageClock = { time: -1n };
   const cache = new BlockCache((addr, len) => {
-    const b = input.code.read(addr, len, imageTime);
+    const b = input.code.read(addr, len, clock.time);
     return b.length ? b : undefined;
   });
-  const flows = input.cpus.map((c) => new CpuFlow(c.cpu, c.trace, cache, input.sink, input.retCompression ?? true));
-  if (timed) {
-    for (const p of input.pokes) {
-      const stop = perfTimeToTsc(p.time, input.timeConv!);
-      for (const f of flows) f.run(stop);
-      imageTime = p.time;
-      // Drop every cached block overlapping the poked bytes (perf walks back
-      // from addr+len-1 for at most 4096+len bytes; BlockCache indexes by page).
-      cache.invalidate(p.addr, p.addr + BigInt(Math.max(1, p.len)));
-    }
+  const opts = { retCompression: input.retCompression ?? true, errors: input.errors, window: input.window };
+  const flows = input.cpus.map((c) => new CpuFlow(c.cpu, c.trace, cache, input.sink, opts));
+  try {
+    runWithPokes(flows, input.pokes, cache, clock, input.timeConv);
+  } finally {
+    for (const c of input.cpus) if (!(c.trace instanceof Uint8Array)) c.trace.close();
   }
-  for (const f of flows) f.run();
   return {
     errors: flows.reduce((a, f) => a + f.errors, 0),
     instructions: flows.reduce((a, f) => a + f.insnCount, 0),

@@ -1,21 +1,34 @@
 /**
- * Read what the flow decoder needs from an intel_pt recording: the AUX data
- * per CPU (AUXTRACE records, concatenated in file order per queue), the
- * intel_pt AUXTRACE_INFO (time conversion, TSC and return-compression bits),
- * and the code image with its pokes (src/machine).
+ * Read what the flow decoder needs from an intel_pt recording: the per-CPU
+ * queues of AUXTRACE buffers (src/intelpt/aux-queues.ts; a queue's buffers
+ * in AUX offset order make that CPU's trace), the intel_pt AUXTRACE_INFO
+ * (time conversion, TSC and return-compression bits), and the code image
+ * with its pokes (src/machine).
+ *
+ * The AUX data is not kept: each queue remembers where its buffers' data sits
+ * in the file, and the decoder reads it from there through a bounded window
+ * (QueueTrace, packet-reader.ts), so memory stays flat as the trace grows.
+ * Input read from a pipe ('-') cannot be read again: its buffers are kept.
  */
+import { open, stat } from 'node:fs/promises';
+import { Feature } from '../../abi/feature.js';
 import { PerfFile } from '../../perfdata/perf-file.js';
+import { RawRecord } from '../../perfdata/raw-record.js';
+import type { AuxtraceRecord } from '../../perfdata/records/auxtrace.js';
+import { decodeFeature } from '../../perfdata/features/codec.js';
 import { RecordType } from '../../abi/record-type.js';
 import { FormatError } from '../../io/errors.js';
 import { loadMachine, type Machine } from '../../machine/from-perf-data.js';
 import type { PtTimeConv } from './time-conv.js';
 import type { FlowPoke } from './decode.js';
 import { INTEL_PT_PRIV } from '../auxtrace-info.js';
+import { AuxQueues, type AuxBuffer } from '../aux-queues.js';
+import { QueueTrace, type TraceSource } from './trace-source.js';
 
 export interface PtBuffer {
   /** Offset of the AUXTRACE record in the file. */
   fileOffset: number;
-  /** Offset of this buffer in the CPU's concatenated trace. */
+  /** Offset of this buffer in the CPU's trace (its queue's buffers back to back). */
   start: number;
   size: number;
   auxOffset: bigint;
@@ -23,7 +36,8 @@ export interface PtBuffer {
 
 export interface PtRecording {
   machine: Machine;
-  cpus: { cpu: number; trace: Uint8Array; buffers: PtBuffer[] }[];
+  /** One per AUX queue: the CPU (the mmap index for a per-thread queue), its trace, its buffers. */
+  cpus: { cpu: number; trace: TraceSource; buffers: PtBuffer[] }[];
   pokes: FlowPoke[];
   timeConv?: PtTimeConv;
   retCompression: boolean;
@@ -34,19 +48,38 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
   const machine = await loadMachine(input);
   const f = await PerfFile.open(machine.dataFile);
   let priv: bigint[] | undefined;
-  const chunks = new Map<number, { data: Uint8Array; fileOffset: number; auxOffset: bigint }[]>();
+  // Queues by CPU (by thread for cpu -1), as the decoder always keyed them.
+  const queues = new AuxQueues(true);
+  const recordOffset = new Map<AuxBuffer, number>();
+  const add = (rec: AuxBufferRecord, recOffset: number, dataOffset: number, data?: Uint8Array): void => {
+    const b: AuxBuffer = {
+      offset: rec.offset,
+      size: Number(rec.dataSize),
+      reference: rec.reference,
+      idx: rec.idx,
+      tid: rec.tid,
+      cpu: rec.cpu,
+      fileOffset: dataOffset,
+      ...(data ? { data } : {}),
+    };
+    queues.addBuffer(b);
+    recordOffset.set(b, recOffset);
+  };
+  const keep = input === '-';
   try {
+    // With perf's AUXTRACE index (HEADER_AUXTRACE) the buffers are found without reading the AUX data,
+    // as perf queues them (auxtrace_queues__process_index); the record pass then stops at AUXTRACE_INFO.
+    const indexed = !keep && (await queueFromIndex(f, add));
     for await (const raw of f.records()) {
       if (raw.type === RecordType.AUXTRACE_INFO) {
         const r = raw.decode();
         if (r.kind === 'auxtrace_info' && r.auxType === 1) priv = r.priv;
-      } else if (raw.type === RecordType.AUXTRACE) {
+        if (priv && indexed) break;
+      } else if (raw.type === RecordType.AUXTRACE && !indexed) {
         const r = raw.decode();
         if (r.kind !== 'auxtrace' || !raw.auxData) continue;
-        const q = r.cpu >= 0 ? r.cpu : r.idx;
-        let l = chunks.get(q);
-        if (!l) chunks.set(q, (l = []));
-        l.push({ data: raw.auxData.slice(), fileOffset: raw.fileOffset, auxOffset: r.offset });
+        const data = keep ? raw.auxData.slice() : undefined;
+        add({ ...r, dataSize: BigInt(raw.auxData.length) }, raw.fileOffset, raw.fileOffset + raw.size, data);
       }
     }
   } finally {
@@ -81,24 +114,70 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
     : undefined;
   const noret = p(INTEL_PT_PRIV.NORETCOMP_BIT);
   const retCompression = !(noret && config & noret);
-  const cpus = [...chunks.entries()]
-    .sort((a, b) => a[0] - b[0])
-    .map(([cpu, l]) => {
-      const total = l.reduce((a, c) => a + c.data.length, 0);
-      const trace = new Uint8Array(total);
+  const cpus = queues
+    .all()
+    .filter((q) => q.buffers.length > 0)
+    .map((q) => {
       const buffers: PtBuffer[] = [];
       let pos = 0;
-      for (const c of l) {
-        trace.set(c.data, pos);
-        buffers.push({ fileOffset: c.fileOffset, start: pos, size: c.data.length, auxOffset: c.auxOffset });
-        pos += c.data.length;
+      for (const b of q.buffers) {
+        buffers.push({ fileOffset: recordOffset.get(b)!, start: pos, size: b.size, auxOffset: b.offset });
+        pos += b.size;
       }
-      return { cpu, trace, buffers };
-    });
+      const trace = new QueueTrace(
+        machine.dataFile,
+        q.buffers.map((b) => ({ dataOffset: b.fileOffset!, size: b.size, ...(b.data ? { data: b.data } : {}) })),
+      );
+      return { cpu: q.cpu >= 0 ? q.cpu : q.buffers[0]!.idx, trace, buffers };
+    })
+    .sort((a, b) => a.cpu - b.cpu);
   const pokes: FlowPoke[] = machine.image.pokes.map((pp) => ({
     time: pp.poke.time,
     addr: pp.poke.addr,
     len: Math.max(pp.poke.oldBytes.length, pp.poke.newBytes.length),
   }));
   return { machine, cpus, pokes, timeConv, retCompression, pmuType };
+}
+
+/** PERF_RECORD_AUXTRACE without its data: header, size, offset, reference, idx, tid, cpu, reserved. */
+const AUXTRACE_RECORD_SIZE = 48;
+
+/** What a queued buffer needs of its AUXTRACE record. */
+type AuxBufferRecord = Pick<AuxtraceRecord, 'dataSize' | 'offset' | 'reference' | 'idx' | 'tid' | 'cpu'>;
+
+/**
+ * Queue every AUXTRACE record the file's AUXTRACE index lists, reading only
+ * the 48-byte records. False (nothing queued) when there is no index or an
+ * entry does not point at an AUXTRACE record whose data fits in the file.
+ */
+async function queueFromIndex(
+  f: PerfFile,
+  add: (rec: AuxBufferRecord, recOffset: number, dataOffset: number) => void,
+): Promise<boolean> {
+  if (f.pipe) return false;
+  const bytes = await f.readFeature(Feature.AUXTRACE);
+  if (!bytes) return false;
+  const feat = decodeFeature(Feature.AUXTRACE, bytes, f.le);
+  if (feat.kind !== 'auxtrace' || feat.entries.length === 0) return false;
+  const size = (await stat(f.path)).size;
+  const fh = await open(f.path, 'r');
+  const found: [AuxBufferRecord, number, number][] = [];
+  try {
+    const head = new Uint8Array(AUXTRACE_RECORD_SIZE);
+    for (const e of feat.entries) {
+      const { bytesRead } = await fh.read(head, 0, head.length, e.fileOffset);
+      if (bytesRead < head.length) return false;
+      const raw = new RawRecord(head, e.fileOffset, f.le, undefined, f.textPokeAbi);
+      if (raw.type !== RecordType.AUXTRACE || raw.size !== AUXTRACE_RECORD_SIZE) return false;
+      const r = raw.decode();
+      if (r.kind !== 'auxtrace') return false;
+      const data = e.fileOffset + raw.size;
+      if (data + Number(r.dataSize) > size) return false;
+      found.push([{ ...r }, e.fileOffset, data]);
+    }
+  } finally {
+    await fh.close();
+  }
+  for (const [r, at, data] of found) add(r, at, data);
+  return true;
 }

@@ -1,0 +1,182 @@
+/**
+ * The code-walking half of the flow decoder (perf's intel_pt_walk_insn and
+ * the decoder state it keeps): from the current IP, run through the code
+ * image block by block up to the next branch the trace must decide, reporting
+ * executed instructions; follow direct jumps and calls on the way (with the
+ * return stack for compressed returns and perf's never-ending-loop check).
+ * It also holds error reporting (fail), since a walk can fail on its own.
+ * CpuFlow (cpu-flow.ts) adds the packet-driven state machine on top.
+ */
+import type { Insn } from '../../x86/block-cache.js';
+import { flowError, PtErr, type PtErrCode, type ResyncStates } from './flow-errors.js';
+import { BranchKind, FlowState, Step, WalkStop, type BlockSource, type FlowSink } from './flow-types.js';
+import type { PacketReader } from './packet-reader.js';
+
+/**
+ * Unconditional branches walked in a row (no packet consumed) before a
+ * never-ending-loop error. perf's INTEL_PT_MAX_LOOPS is 10000 in current
+ * sources; the stuck-IP check in loopCheck() usually stops a real loop first.
+ */
+const MAX_LOOPS = 100000;
+
+export class FlowWalker {
+  st: FlowState = FlowState.NoPsb;
+  /** The decoder's IP: where execution is, as far as the trace has told. */
+  ip = 0n;
+  /** Last TSC packet's value (0 before any). */
+  tsc = 0n;
+  errors = 0;
+  /** Instructions reported to the sink. */
+  insnCount = 0;
+  /** Is tracing enabled (perf's pge)? */
+  protected pge = false;
+  /** Return addresses of the calls walked, for compressed returns. */
+  protected readonly stack: bigint[] = [];
+  /** The address the last return walked to pops off the stack (0 when it was empty). */
+  protected retAddr = 0n;
+  /** The branch instruction the last walk stopped at. */
+  protected lastInsn: Insn | undefined;
+  /** The block whose last instruction (the branch a walk stopped at) is not reported yet. */
+  private pending: readonly Insn[] | undefined;
+  /** Instructions walked since the last TSC packet (perf's timestamp_insn_cnt). */
+  protected sinceTsc = 0;
+  private noProgress = 0;
+  private stuckIp = 0n;
+  private stuckPrd = 0;
+  private stuckCnt = 0;
+
+  constructor(
+    readonly cpu: number,
+    protected readonly reader: PacketReader,
+    private readonly blocks: BlockSource,
+    protected readonly sink: FlowSink,
+    protected readonly resync: ResyncStates,
+  ) {}
+
+  /** Report an error (perf's codes), move to the state decoding resumes in. */
+  protected fail(code: PtErrCode, reason: string, next: FlowState): Step {
+    this.pending = undefined;
+    this.st = next;
+    this.errors++;
+    this.sink.error?.(
+      flowError(this.cpu, code, reason, {
+        ip: this.ip,
+        tsc: this.tsc,
+        sinceTsc: this.sinceTsc,
+        offset: this.reader.lastOffset,
+      }),
+    );
+    return Step.Error;
+  }
+
+  /**
+   * Walk from this.ip to the next branch that needs the trace, reporting the
+   * instructions executed, or to `toIp` when it is not 0. At a conditional or
+   * indirect branch, this.ip and this.lastInsn are that branch, not reported
+   * yet (commit() reports it once the trace confirms it).
+   */
+  protected walkInsn(toIp: bigint): WalkStop {
+    for (;;) {
+      if (toIp && this.ip === toIp) return WalkStop.Reached;
+      const b = this.blocks.get(this.ip);
+      const insns = b.insns;
+      const n = insns.length;
+      if (toIp && toIp > b.start && toIp < b.end) {
+        let upto = n;
+        for (let i = 0; i < n; i++) {
+          if (insns[i]!.ip === toIp) {
+            upto = i;
+            break;
+          }
+        }
+        if (upto < n) {
+          if (upto > 0) this.emit(insns, 0, upto);
+          this.ip = toIp;
+          this.noProgress = 0;
+          return WalkStop.Reached;
+        }
+      }
+      if (b.stop !== 'branch') {
+        if (n) this.emit(insns, 0, n);
+        this.ip = b.end;
+        if (b.stop === 'limit') continue;
+        this.noProgress = 0;
+        this.fail(PtErr.NOINSN, 'Failed to get instruction', this.resync.unreadableCode);
+        return WalkStop.Error;
+      }
+      const last = insns[n - 1]!;
+      this.ip = last.ip;
+      this.lastInsn = last;
+      // The branch itself is reported only once the trace confirms it
+      // (perf synthesizes no instruction sample for a branch that errors).
+      if (n > 1) this.emit(insns, 0, n - 1);
+      this.pending = insns;
+      this.sinceTsc++;
+      switch (last.op) {
+        case 'jcc':
+          this.noProgress = 0;
+          return WalkStop.Conditional;
+        case 'jmp':
+        case 'call':
+          if (!last.indirect) {
+            this.commit();
+            const next = last.ip + BigInt(last.length);
+            // a call to the next instruction (getting the IP) pushes nothing, as in perf
+            if (last.op === 'call' && last.target !== next) this.stack.push(next);
+            const from = last.ip;
+            this.ip = last.target!;
+            const kind = last.op === 'call' ? BranchKind.call : BranchKind.jmp;
+            this.sink.branch?.(this.cpu, from, this.ip, kind, this.tsc);
+            if (this.loopCheck()) return WalkStop.Error;
+            continue;
+          }
+          if (last.op === 'call') this.stack.push(last.ip + BigInt(last.length));
+          this.noProgress = 0;
+          return WalkStop.Indirect;
+        case 'ret':
+          this.retAddr = this.stack.pop() ?? 0n;
+          this.noProgress = 0;
+          return WalkStop.Indirect;
+        default:
+          this.noProgress = 0;
+          return WalkStop.Indirect;
+      }
+    }
+  }
+
+  /** perf's stuck-IP detector for chains of unconditional branches; true when it reported an error. */
+  private loopCheck(): boolean {
+    const cnt = this.noProgress++;
+    if (cnt) {
+      if (cnt === 1) {
+        this.stuckIp = this.ip;
+        this.stuckPrd = 1;
+        this.stuckCnt = 1;
+      } else if (cnt > MAX_LOOPS || this.ip === this.stuckIp) {
+        this.fail(PtErr.NELOOP, 'Never-ending loop', FlowState.ErrResync);
+        return true;
+      } else if (!--this.stuckCnt) {
+        this.stuckPrd += 1;
+        this.stuckCnt = this.stuckPrd;
+        this.stuckIp = this.ip;
+      }
+    }
+    return false;
+  }
+
+  /** Report the branch instruction the last walk stopped at. */
+  protected commit(): void {
+    const p = this.pending;
+    if (p) {
+      this.pending = undefined;
+      this.sinceTsc--;
+      this.emit(p, p.length - 1, p.length);
+    }
+  }
+
+  protected emit(insns: readonly Insn[], from: number, to: number): void {
+    this.insnCount += to - from;
+    this.sinceTsc += to - from;
+    this.sink.insns?.(this.cpu, insns, from, to, this.tsc);
+  }
+}

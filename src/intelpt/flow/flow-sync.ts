@@ -1,0 +1,220 @@
+/**
+ * The packet side of the flow decoder below its IN_SYNC walks: reading
+ * packets (a bad one is reported here), the pause check before timing points,
+ * and the states that look for a place to start decoding: NO_PSB (sync, then
+ * PSB+), NO_IP and ERR_RESYNC (syncIp: the next packet that gives an IP).
+ * CpuFlow (cpu-flow.ts) extends it with the run loop and the IN_SYNC walks.
+ */
+import { PT } from '../packets/kinds.js';
+import { FlowWalker } from './code-walk.js';
+import { PtErr } from './flow-errors.js';
+import { BranchKind, FlowState, Step } from './flow-types.js';
+import { PACKET_BAD, PACKET_END } from './packet-reader.js';
+
+/** run()'s stop TSC when there is none. */
+export const NO_STOP = 1n << 62n;
+
+export class FlowSync extends FlowWalker {
+  /** TNT outcomes left in the TNT packet being walked. */
+  protected tntCount = 0;
+  protected stopTsc = NO_STOP;
+  /** MODE.Exec seen since the last enable (libipt reports it after [enabled]). */
+  protected execMode64: boolean | undefined;
+
+  // ---- packets ---------------------------------------------------------
+
+  /** The next packet (PAD skipped); a bad one is reported here and the reader moved to the next PSB. */
+  protected next(): number {
+    const rd = this.reader;
+    const c = rd.cursor;
+    // The common case inline, for speed: the window holds the packet and it is no PAD. Otherwise (a PAD,
+    // a refill due, a bad or cut-off packet, which leave the cursor where it was) the reader goes on.
+    if (rd.packetAhead(c)) {
+      const n = c.next();
+      if (n > 0 && c.raw.type !== PT.PAD) return c.raw.type;
+    }
+    const t = rd.next();
+    if (t === PACKET_BAD) {
+      this.fail(PtErr.BADPKT, this.reader.badReason, FlowState.NoPsb);
+      this.reader.syncToPsb(false);
+    }
+    return t;
+  }
+
+  /** Would the packet at the cursor move time to ≥ stopTsc? (checked where run() can pause and resume) */
+  protected atStop(): boolean {
+    if (this.stopTsc === NO_STOP) return false;
+    const t = this.reader.timingTscAhead();
+    return t !== undefined && t >= this.stopTsc;
+  }
+
+  protected setTsc(): void {
+    this.tsc = this.reader.tscValue();
+    this.sinceTsc = 0;
+  }
+
+  protected setIp(): void {
+    this.reader.applyIp();
+    this.ip = this.reader.lastIp;
+  }
+
+  protected modeExec(): void {
+    this.execMode64 = (this.reader.raw.lo & 1) === 1;
+  }
+
+  protected enabled(): void {
+    if (!this.sink.event) return;
+    const at = this.reader.lastOffset;
+    this.sink.event(this.cpu, 'enabled', this.ip, at);
+    if (this.execMode64) this.sink.event(this.cpu, 'exec-mode-64', this.ip, at);
+    this.execMode64 = undefined;
+  }
+
+  protected traceBegin(): void {
+    this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceBegin, this.tsc);
+  }
+
+  // ---- sync --------------------------------------------------------------
+
+  /**
+   * NO_PSB: forget the IP state and find a PSB (pausing before it when it is
+   * a timing point at or after the stop TSC); read its PSB+; in sync if that
+   * gave an IP (a FUP), else NO_IP.
+   */
+  protected sync(): Step {
+    const rd = this.reader;
+    this.pge = false;
+    rd.haveLastIp = false;
+    rd.lastIp = 0n;
+    this.ip = 0n;
+    this.stack.length = 0;
+    this.tntCount = 0;
+    if (!rd.syncToPsb(true)) return Step.End;
+    if (this.atStop()) return Step.Pause;
+    rd.haveLastIp = true;
+    this.st = FlowState.NoIp;
+    const r = this.walkPsb();
+    if (r !== Step.Ok) return r;
+    if (this.ip) this.st = FlowState.InSync;
+    return Step.Ok;
+  }
+
+  /**
+   * Read PSB+ (the reader on its PSB) up to and including PSBEND; the last IP
+   * is 0 there and the return stack is cleared.
+   */
+  protected walkPsb(): Step {
+    const rd = this.reader;
+    const t = this.next();
+    // not a PSB: the end, or a bad packet next() reported (its resync state stands)
+    if (t !== PT.PSB) return t === PACKET_END ? Step.End : Step.Ok;
+    this.sink.event?.(this.cpu, 'psb', 0n, rd.lastOffset);
+    rd.lastIp = 0n;
+    rd.haveLastIp = true;
+    this.stack.length = 0;
+    for (;;) {
+      switch (this.next()) {
+        case PACKET_END:
+          return Step.End;
+        case PACKET_BAD:
+          return Step.Error;
+        case PT.PSBEND:
+          return Step.Ok;
+        case PT.TSC:
+          this.setTsc();
+          break;
+        case PT.MODE_EXEC:
+          this.modeExec();
+          break;
+        case PT.FUP:
+          if (rd.haveIp()) {
+            this.setIp();
+            this.pge = true;
+          }
+          break;
+        case PT.OVF:
+          return this.overflow();
+        default:
+          break;
+      }
+    }
+  }
+
+  /**
+   * NO_IP / ERR_RESYNC (perf's intel_pt_sync_ip, intel_pt_walk_to_ip): read
+   * packets until one gives an IP, then go in sync there (a PSB+ counts only
+   * when it gives one; it reports a trace begin only when it held a FUP).
+   */
+  protected syncIp(): Step {
+    const rd = this.reader;
+    for (;;) {
+      if (this.atStop()) return Step.Pause;
+      switch (this.next()) {
+        case PACKET_END:
+          return Step.End;
+        case PACKET_BAD:
+          return Step.Error;
+        case PT.TIP_PGD:
+          this.pge = false;
+          if (rd.haveIp()) this.setIp();
+          if (!this.ip) break;
+          this.st = FlowState.InSync;
+          this.sink.event?.(this.cpu, 'disabled', this.ip, rd.lastOffset);
+          this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceEnd, this.tsc);
+          return Step.Ok;
+        case PT.TIP_PGE:
+          this.pge = true;
+          if (rd.haveIp()) this.setIp();
+          if (!this.ip) break;
+          this.st = FlowState.InSync;
+          this.enabled();
+          this.traceBegin();
+          return Step.Ok;
+        case PT.TIP:
+          this.pge = true;
+          if (rd.haveIp()) this.setIp();
+          if (!this.ip) break;
+          this.st = FlowState.InSync;
+          this.traceBegin();
+          return Step.Ok;
+        case PT.FUP:
+          if (rd.haveIp()) this.setIp();
+          if (this.ip) {
+            this.st = FlowState.InSync;
+            this.traceBegin();
+            return Step.Ok;
+          }
+          break;
+        case PT.PSB: {
+          rd.unread();
+          const hadFup = rd.psbFupIp() !== undefined;
+          const r = this.walkPsb();
+          if (r !== Step.Ok) return r;
+          if (this.ip) {
+            this.st = FlowState.InSync;
+            if (hadFup) this.traceBegin();
+            return Step.Ok;
+          }
+          break;
+        }
+        case PT.TSC:
+          this.setTsc();
+          break;
+        case PT.MODE_EXEC:
+          this.modeExec();
+          break;
+        case PT.OVF:
+          return this.overflow();
+        default:
+          break;
+      }
+    }
+  }
+
+  protected overflow(): Step {
+    this.sink.event?.(this.cpu, 'overflow', 0n, this.reader.lastOffset);
+    this.pge = false;
+    this.tntCount = 0;
+    return this.fail(PtErr.OVR, 'overflow packet', FlowState.ErrResync);
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The flow decoder's vocabulary: its states, the results its steps return,
+ * and what it reports to its caller (FlowSink).
+ */
+import type { Block, Insn } from '../../x86/block-cache.js';
+
+/** perf's intel_pt_pkt_state values that this decoder has (intel-pt-decoder.c: INTEL_PT_STATE_NO_PSB …). */
+export enum FlowState {
+  /** Scan to a PSB, read PSB+ (TSC, MODE, FUP); → InSync if that gave an IP. */
+  NoPsb,
+  /** Forget the last IP, then as ErrResync. */
+  NoIp,
+  /** Skip to the next packet that gives an IP (TIP, TIP.PGE, TIP.PGD, FUP, PSB+ with FUP). */
+  ErrResync,
+  /** Read packets and walk the code they describe. */
+  InSync,
+  /** Walking conditional branches (and compressed returns) against a TNT packet's bits. */
+  Tnt,
+  /** Walking to the indirect branch a TIP names the target of. */
+  Tip,
+  /** As Tip, for a TIP.PGD: tracing stops at that branch. */
+  TipPgd,
+  /** Walking to a FUP's IP; then the TIP (or TIP.PGD) that must follow. */
+  Fup,
+}
+
+/**
+ * What a step of the decoder returns (perf's return codes):
+ * - Ok: the step is done; the run loop continues in the state it left;
+ * - Again: perf's -EAGAIN, the step's work continues in the caller (a TNT
+ *   packet used up on a not-taken branch: read the next packet; a FUP's IP
+ *   reached: the TIP after it comes next);
+ * - Pause: stopped before a timing point at or after the stop TSC;
+ * - End: the trace ended;
+ * - Error: an error was reported and the state set to where decoding resumes.
+ */
+export enum Step {
+  Ok,
+  Again,
+  Pause,
+  End,
+  Error,
+}
+
+/**
+ * Where a code walk stopped: at a conditional branch, at an indirect branch
+ * (or a return: both need the trace to go on), at the IP it was asked to reach
+ * (not executed), or at an error already reported.
+ */
+export enum WalkStop {
+  Conditional,
+  Indirect,
+  Reached,
+  Error,
+}
+
+export const BranchKind = {
+  cond: 'jcc',
+  jmp: 'jmp',
+  call: 'call',
+  ret: 'ret',
+  indirect: 'ind',
+  traceBegin: 'tr strt',
+  traceEnd: 'tr end',
+  async: 'async',
+} as const;
+
+export interface FlowError {
+  cpu: number;
+  code: number;
+  message: string;
+  /** Decoder IP at the error (0 when unknown). */
+  ip: bigint;
+  /** Last TSC seen (0 when none). */
+  tsc: bigint;
+  /** perf's est_timestamp: last TSC + 2 ticks per instruction walked since it (matches perf 6.1 on simulated files). */
+  estTsc: bigint;
+  /** Offset of the packet last read when the error was found, in this CPU's trace (-1 before any). */
+  offset: number;
+  /** What went wrong, in perf's debug-log words. */
+  reason: string;
+}
+
+export type FlowEvent = 'enabled' | 'disabled' | 'overflow' | 'interrupt' | 'exec-mode-64' | 'psb';
+
+export interface FlowSink {
+  /** Instructions insns[from..to) of a block were executed. */
+  insns?(cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint): void;
+  branch?(cpu: number, from: bigint, to: bigint, kind: string, tsc: bigint): void;
+  error?(e: FlowError): void;
+  /** Events for ptxed-style output; `offset` is the packet's in the CPU's trace. */
+  event?(cpu: number, what: FlowEvent, ip: bigint, offset: number): void;
+}
+
+export interface BlockSource {
+  get(start: bigint): Block;
+}
