@@ -13,19 +13,31 @@
 //
 // JS API (see src/record/native.ts for the typed view):
 //   new Recorder({ cpus: number[], attrs: Buffer[], pages: number, pollMs: number,
-//                  sampleTimeOffset?: number },
+//                  sampleTimeOffset?: number, pids?: number[], enable?: boolean },
 //                onChunk(chunk: Buffer | null, final: boolean))
-//   ids(): bigint[][]            ids[attrIndex][cpuIndex] (PERF_EVENT_IOC_ID)
+//                                pids: the tasks to follow (default [-1] = every task
+//                                on each CPU); one event per CPU and task, as perf opens
+//                                them, the tasks of one CPU sharing the first one's ring
+//                                (PERF_EVENT_IOC_SET_OUTPUT). enable: false leaves the
+//                                events to attr.enable_on_exec (perf's workload mode).
+//   ids(): bigint[][]            ids[attrIndex][cpuIndex * pids + pidIndex] (PERF_EVENT_IOC_ID)
 //   start(fd?, offset?)          enable all events, start the reader thread. With fd,
 //                                the thread appends to that file at offset itself (one
 //                                pwritev per pass, like perf) and onChunk only gets the
-//                                final call; without, every pass arrives as a chunk.
+//                                final call; offset -1 streams to fd with writev instead
+//                                (a pipe: no seeks). Without fd, every pass is a chunk.
 //   stop()                       disable, final drain, join; final chunk follows
 //   stats(): { bytes, records, lost, lostRecords, passes, wakeups, types: number[],
-//              fileEnd, writeErrno, firstSample?, lastSample? }   (SAMPLE times, direct mode)
+//              fileEnd, writeErrno, firstSample?, lastSample?, ended }
+//                                ended: every followed task exited (all fds hung up);
+//                                the thread then made its final pass by itself.
+//   Recorder.bpfPrograms(): { progs: BpfProg[], errno: number }   the BPF programs loaded
+//                                now, from bpf(2) (perf's perf_event__synthesize_bpf_events).
 #include <napi.h>
 
+#include <linux/bpf.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -75,7 +87,8 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     Napi::Function f = DefineClass(env, "Recorder",
                                    {InstanceMethod("ids", &Recorder::Ids), InstanceMethod("start", &Recorder::Start),
                                     InstanceMethod("stop", &Recorder::Stop), InstanceMethod("stats", &Recorder::Stats),
-                                    InstanceMethod("close", &Recorder::Close)});
+                                    InstanceMethod("close", &Recorder::Close),
+                                    StaticMethod("bpfPrograms", &BpfPrograms)});
     exports.Set("Recorder", f);
     return exports;
   }
@@ -93,6 +106,13 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     uint32_t pages = o.Get("pages").As<Napi::Number>().Uint32Value();
     if (o.Has("pollMs")) pollMs_ = o.Get("pollMs").As<Napi::Number>().Int32Value();
     if (o.Has("sampleTimeOffset")) sampleTimeOffset_ = o.Get("sampleTimeOffset").As<Napi::Number>().Int32Value();
+    if (o.Has("enable")) enableOnStart_ = o.Get("enable").ToBoolean().Value();
+    std::vector<int> pids;
+    if (o.Has("pids") && o.Get("pids").IsArray()) {
+      Napi::Array pa = o.Get("pids").As<Napi::Array>();
+      for (uint32_t i = 0; i < pa.Length(); i++) pids.push_back(pa.Get(i).As<Napi::Number>().Int32Value());
+    }
+    if (pids.empty()) pids.push_back(-1);
 
     if (pages == 0 || (pages & (pages - 1)) != 0) {
       Napi::RangeError::New(env, "pages must be a power of two").ThrowAsJavaScriptException();
@@ -114,40 +134,56 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
         alignas(8) uint8_t raw[512];
         memset(raw, 0, sizeof raw);
         memcpy(raw, b.Data(), std::min(b.Length(), sizeof raw));
-        long fd = perfEventOpen(reinterpret_cast<perf_event_attr*>(raw), -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-        if (fd < 0) {
-          int e = errno;
-          Fail(env, "perf_event_open(cpu " + std::to_string(cpu) + ", event " + std::to_string(ai) + "): " + errnoText(e));
-          return;
+        int ringFd = -1;
+        for (int pid : pids) {
+          long fd = perfEventOpen(reinterpret_cast<perf_event_attr*>(raw), pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+          if (fd < 0) {
+            int e = errno;
+            std::string who = pid == -1 ? "" : "pid " + std::to_string(pid) + ", ";
+            Fail(env, "perf_event_open(" + who + "cpu " + std::to_string(cpu) + ", event " + std::to_string(ai) +
+                          "): " + errnoText(e));
+            return;
+          }
+          fds_[ai].push_back(static_cast<int>(fd));
+          allFds_.push_back({static_cast<int>(fd), static_cast<uint32_t>(rings_.size())});
+          uint64_t id = 0;
+          if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) < 0) {
+            int e = errno;
+            Fail(env, "PERF_EVENT_IOC_ID: " + errnoText(e));
+            return;
+          }
+          ids_[ai].push_back(id);
+          if (ringFd >= 0) {
+            // further tasks on this CPU write into the first one's ring, as perf's per-CPU mmaps
+            if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, ringFd) < 0) {
+              int e = errno;
+              Fail(env, "PERF_EVENT_IOC_SET_OUTPUT (pid " + std::to_string(pid) + "): " + errnoText(e));
+              return;
+            }
+            continue;
+          }
+          ringFd = static_cast<int>(fd);
+          // One ring per event and CPU, as perf 6.1 does for its sampling and
+          // tracking events: side-band records do not compete with samples for
+          // space, and each event gets the full -m pages.
+          Ring ring;
+          ring.cpu = cpu;
+          ring.fd = ringFd;
+          ring.mapLen = static_cast<size_t>(pageSize) * (pages + 1);
+          void* p = mmap(nullptr, ring.mapLen, PROT_READ | PROT_WRITE, MAP_SHARED, ring.fd, 0);
+          if (p == MAP_FAILED) {
+            int e = errno;
+            Fail(env, "mmap of the ring buffer (cpu " + std::to_string(cpu) + ", " + std::to_string(pages) +
+                          " pages): " + errnoText(e) + "; try a smaller -m");
+            return;
+          }
+          ring.base = static_cast<uint8_t*>(p);
+          auto* pc = reinterpret_cast<perf_event_mmap_page*>(ring.base);
+          // data_offset/data_size exist since Linux 4.1; fall back to one page in.
+          ring.dataOffset = pc->data_offset ? pc->data_offset : static_cast<uint64_t>(pageSize);
+          ring.dataSize = pc->data_size ? pc->data_size : static_cast<uint64_t>(pageSize) * pages;
+          rings_.push_back(ring);
         }
-        fds_[ai].push_back(static_cast<int>(fd));
-        uint64_t id = 0;
-        if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) < 0) {
-          int e = errno;
-          Fail(env, "PERF_EVENT_IOC_ID: " + errnoText(e));
-          return;
-        }
-        ids_[ai].push_back(id);
-        // One ring per event and CPU, as perf 6.1 does for its sampling and
-        // tracking events: side-band records do not compete with samples for
-        // space, and each event gets the full -m pages.
-        Ring ring;
-        ring.cpu = cpu;
-        ring.fd = static_cast<int>(fd);
-        ring.mapLen = static_cast<size_t>(pageSize) * (pages + 1);
-        void* p = mmap(nullptr, ring.mapLen, PROT_READ | PROT_WRITE, MAP_SHARED, ring.fd, 0);
-        if (p == MAP_FAILED) {
-          int e = errno;
-          Fail(env, "mmap of the ring buffer (cpu " + std::to_string(cpu) + ", " + std::to_string(pages) +
-                        " pages): " + errnoText(e) + "; try a smaller -m");
-          return;
-        }
-        ring.base = static_cast<uint8_t*>(p);
-        auto* pc = reinterpret_cast<perf_event_mmap_page*>(ring.base);
-        // data_offset/data_size exist since Linux 4.1; fall back to one page in.
-        ring.dataOffset = pc->data_offset ? pc->data_offset : static_cast<uint64_t>(pageSize);
-        ring.dataSize = pc->data_size ? pc->data_size : static_cast<uint64_t>(pageSize) * pages;
-        rings_.push_back(ring);
       }
     }
 
@@ -161,12 +197,17 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     ev.events = EPOLLIN;
     ev.data.u32 = UINT32_MAX;
     epoll_ctl(epollFd_, EPOLL_CTL_ADD, wakeFd_, &ev);
-    for (uint32_t i = 0; i < rings_.size(); i++) {
+    // Every fd is watched, not only the ring owners: a task event hangs up
+    // (EPOLLHUP) once its task and all tasks it was inherited by have exited,
+    // and recording of tasks ends when every fd did (perf's fdarray__filter).
+    for (uint32_t i = 0; i < allFds_.size(); i++) {
       epoll_event re{};
       re.events = EPOLLIN;
       re.data.u32 = i;
-      epoll_ctl(epollFd_, EPOLL_CTL_ADD, rings_[i].fd, &re);
+      epoll_ctl(epollFd_, EPOLL_CTL_ADD, allFds_[i].fd, &re);
     }
+    liveFds_ = allFds_.size();
+    followsTasks_ = pids.front() != -1;
     tsfn_ = Napi::ThreadSafeFunction::New(env, info[1].As<Napi::Function>(), "perfpoke-record", 0, 1);
     tsfnLive_ = true;
   }
@@ -191,6 +232,7 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
       r.base = nullptr;
     }
     rings_.clear();
+    allFds_.clear();
     for (auto& v : fds_)
       for (int fd : v) close(fd);
     fds_.clear();
@@ -322,8 +364,15 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
       uint64_t done = 0;
       while (k < iov.size()) {
         int cnt = static_cast<int>(std::min<size_t>(iov.size() - k, IOV_MAX));
-        ssize_t n = pwritev(outFd_, iov.data() + k, cnt, static_cast<off_t>(outPos_ + done));
+        ssize_t n = stream_ ? writev(outFd_, iov.data() + k, cnt)
+                            : pwritev(outFd_, iov.data() + k, cnt, static_cast<off_t>(outPos_ + done));
         if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+          // a non-blocking pipe (Node may have made stdout one) is full: wait for the reader
+          pollfd pf{outFd_, POLLOUT, 0};
+          (void)poll(&pf, 1, 1000);
+          continue;
+        }
         if (n <= 0) {
           writeErrno_ = n < 0 ? errno : ENOSPC;
           break;
@@ -388,12 +437,22 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
   }
 
   void Loop() {
-    std::vector<epoll_event> evs(rings_.size() + 1);
+    std::vector<epoll_event> evs(allFds_.size() + 1);
     while (!stop_.load()) {
       int n = epoll_wait(epollFd_, evs.data(), static_cast<int>(evs.size()), pollMs_);
       if (n < 0 && errno != EINTR) break;
       if (n > 0) wakeups_.fetch_add(1, std::memory_order_relaxed);
+      for (int i = 0; i < n; i++) {
+        uint32_t k = evs[i].data.u32;
+        if (k == UINT32_MAX || (evs[i].events & (EPOLLHUP | EPOLLERR)) == 0) continue;
+        epoll_ctl(epollFd_, EPOLL_CTL_DEL, allFds_[k].fd, nullptr);  // level-triggered HUP would spin
+        if (liveFds_ > 0) liveFds_--;
+      }
       Pass(false);
+      if (followsTasks_ && liveFds_ == 0) {
+        ended_.store(true);
+        break;
+      }
     }
     Pass(true);
   }
@@ -416,10 +475,12 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     }
     if (info.Length() >= 2 && info[0].IsNumber() && info[1].IsNumber()) {
       outFd_ = info[0].As<Napi::Number>().Int32Value();
-      outPos_ = static_cast<uint64_t>(info[1].As<Napi::Number>().Int64Value());
+      int64_t at = info[1].As<Napi::Number>().Int64Value();
+      stream_ = at < 0;
+      outPos_ = stream_ ? 0 : static_cast<uint64_t>(at);
     }
     started_ = true;
-    ForEachFd(PERF_EVENT_IOC_ENABLE);
+    if (enableOnStart_) ForEachFd(PERF_EVENT_IOC_ENABLE);
     thread_ = std::thread([this] { Loop(); });
     return info.Env().Undefined();
   }
@@ -435,6 +496,120 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     (void)!write(wakeFd_, &one, sizeof one);
     if (thread_.joinable()) thread_.join();
     return info.Env().Undefined();
+  }
+
+  static long SysBpf(int cmd, bpf_attr* a) { return syscall(SYS_bpf, cmd, a, sizeof(*a)); }
+
+  // bpf_prog_info of one program with the arrays perf asks for (its
+  // get_bpf_prog_info_linear): jited_ksyms, jited_func_lens, prog_tags,
+  // func_info; the counts come from a first call, the arrays from a second.
+  static Napi::Value ProgInfo(Napi::Env env, int fd, int* err) {
+    bpf_prog_info info{};
+    bpf_attr q{};
+    q.info.bpf_fd = static_cast<uint32_t>(fd);
+    q.info.info_len = sizeof info;
+    q.info.info = reinterpret_cast<uintptr_t>(&info);
+    if (SysBpf(BPF_OBJ_GET_INFO_BY_FD, &q) < 0) {
+      *err = errno;
+      return env.Null();
+    }
+    std::vector<uint64_t> ksyms(info.nr_jited_ksyms);
+    std::vector<uint32_t> lens(info.nr_jited_func_lens);
+    std::vector<uint8_t> tags(static_cast<size_t>(info.nr_prog_tags) * BPF_TAG_SIZE);
+    std::vector<uint8_t> finfo(static_cast<size_t>(info.nr_func_info) * info.func_info_rec_size);
+    bpf_prog_info full{};
+    full.nr_jited_ksyms = info.nr_jited_ksyms;
+    full.jited_ksyms = reinterpret_cast<uintptr_t>(ksyms.data());
+    full.nr_jited_func_lens = info.nr_jited_func_lens;
+    full.jited_func_lens = reinterpret_cast<uintptr_t>(lens.data());
+    full.nr_prog_tags = info.nr_prog_tags;
+    full.prog_tags = reinterpret_cast<uintptr_t>(tags.data());
+    full.nr_func_info = info.nr_func_info;
+    full.func_info_rec_size = info.func_info_rec_size;
+    full.func_info = reinterpret_cast<uintptr_t>(finfo.data());
+    q.info.info_len = sizeof full;
+    q.info.info = reinterpret_cast<uintptr_t>(&full);
+    if (SysBpf(BPF_OBJ_GET_INFO_BY_FD, &q) < 0) {
+      *err = errno;
+      return env.Null();
+    }
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("id", Napi::Number::New(env, full.id));
+    o.Set("type", Napi::Number::New(env, full.type));
+    o.Set("name", Napi::String::New(env, std::string(full.name, strnlen(full.name, sizeof full.name))));
+    o.Set("tag", Napi::Buffer<uint8_t>::Copy(env, full.tag, BPF_TAG_SIZE));
+    size_t nk = std::min<size_t>(full.nr_jited_ksyms, ksyms.size());
+    Napi::Array ka = Napi::Array::New(env, nk);
+    for (size_t i = 0; i < nk; i++) ka.Set(i, Napi::BigInt::New(env, ksyms[i]));
+    o.Set("jitedKsyms", ka);
+    size_t nl = std::min<size_t>(full.nr_jited_func_lens, lens.size());
+    Napi::Array la = Napi::Array::New(env, nl);
+    for (size_t i = 0; i < nl; i++) la.Set(i, Napi::Number::New(env, lens[i]));
+    o.Set("jitedFuncLens", la);
+    o.Set("progTags", Napi::Buffer<uint8_t>::Copy(env, tags.data(), tags.size()));
+    o.Set("btfId", Napi::Number::New(env, full.btf_id));
+    o.Set("funcInfoRecSize", Napi::Number::New(env, full.func_info_rec_size));
+    o.Set("funcInfo", Napi::Buffer<uint8_t>::Copy(env, finfo.data(), finfo.size()));
+    if (full.btf_id != 0) {
+      // the raw BTF (perf: btf__load_from_kernel_by_id) names the sub-programs
+      bpf_attr g{};
+      g.btf_id = full.btf_id;
+      long bfd = SysBpf(BPF_BTF_GET_FD_BY_ID, &g);
+      if (bfd >= 0) {
+        bpf_btf_info bi{};
+        bpf_attr bq{};
+        bq.info.bpf_fd = static_cast<uint32_t>(bfd);
+        bq.info.info_len = sizeof bi;
+        bq.info.info = reinterpret_cast<uintptr_t>(&bi);
+        if (SysBpf(BPF_OBJ_GET_INFO_BY_FD, &bq) == 0 && bi.btf_size > 0) {
+          std::vector<uint8_t> raw(bi.btf_size);
+          bpf_btf_info b2{};
+          b2.btf = reinterpret_cast<uintptr_t>(raw.data());
+          b2.btf_size = bi.btf_size;
+          bq.info.info_len = sizeof b2;
+          bq.info.info = reinterpret_cast<uintptr_t>(&b2);
+          if (SysBpf(BPF_OBJ_GET_INFO_BY_FD, &bq) == 0)
+            o.Set("btf", Napi::Buffer<uint8_t>::Copy(env, raw.data(), std::min<size_t>(raw.size(), b2.btf_size)));
+        }
+        close(static_cast<int>(bfd));
+      }
+    }
+    return o;
+  }
+
+  // Walk the loaded programs as perf's perf_event__synthesize_bpf_events does:
+  // GET_NEXT_ID, GET_FD_BY_ID (a program unloaded meanwhile is skipped), info.
+  // errno is that of the call that ended the walk early (0: walked them all).
+  static Napi::Value BpfPrograms(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Napi::Array progs = Napi::Array::New(env);
+    int err = 0;
+    uint32_t id = 0;
+    for (;;) {
+      bpf_attr a{};
+      a.start_id = id;
+      if (SysBpf(BPF_PROG_GET_NEXT_ID, &a) < 0) {
+        if (errno != ENOENT) err = errno;
+        break;
+      }
+      id = a.next_id;
+      bpf_attr g{};
+      g.prog_id = id;
+      long fd = SysBpf(BPF_PROG_GET_FD_BY_ID, &g);
+      if (fd < 0) {
+        if (errno == ENOENT) continue;
+        err = errno;
+        break;
+      }
+      Napi::Value p = ProgInfo(env, static_cast<int>(fd), &err);
+      close(static_cast<int>(fd));
+      if (p.IsNull()) break;
+      progs.Set(progs.Length(), p);
+    }
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("progs", progs);
+    out.Set("errno", Napi::Number::New(env, err));
+    return out;
   }
 
   Napi::Value Close(const Napi::CallbackInfo& info) {
@@ -457,13 +632,24 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     }
     o.Set("fileEnd", Napi::Number::New(env, static_cast<double>(outPos_)));
     o.Set("writeErrno", Napi::Number::New(env, writeErrno_));
+    o.Set("ended", Napi::Boolean::New(env, ended_.load()));
     Napi::Array t = Napi::Array::New(env, kTypeSlots);
     for (int i = 0; i < kTypeSlots; i++) t.Set(i, Napi::Number::New(env, static_cast<double>(types_[i].load())));
     o.Set("types", t);
     return o;
   }
 
+  struct WatchedFd {
+    int fd;
+    uint32_t ring;  // index in rings_ of the ring it writes into
+  };
   std::vector<Ring> rings_;
+  std::vector<WatchedFd> allFds_;
+  size_t liveFds_ = 0;         // fds not hung up yet (reader thread only)
+  bool followsTasks_ = false;  // opened for tasks (pids), not CPU wide: ends when they all exit
+  bool enableOnStart_ = true;
+  bool stream_ = false;        // direct mode to a pipe: writev, no offsets
+  std::atomic<bool> ended_{false};
   std::vector<std::vector<int>> fds_;
   std::vector<std::vector<uint64_t>> ids_;
   int wakeFd_ = -1;
