@@ -224,8 +224,10 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
   }
   const cpus = onlineCpus();
   const target = chooseTarget(o, proc);
+  // perf's rules: -t turns inherit off (cmd_record: no_inherit when a tid is given); a workload enables on exec
+  const inherit = (o.tids?.length ?? 0) === 0;
   if (target.kind !== 'system')
-    for (const ev of events) forTasks(ev, { inherit: true, enableOnExec: target.kind === 'workload' });
+    for (const ev of events) forTasks(ev, { inherit, enableOnExec: target.kind === 'workload' });
 
   let rec: NativeRecorder;
   const warnings: string[] = [];
