@@ -21,7 +21,8 @@ function skipOrFail(t: TestContext): boolean {
   return true;
 }
 
-const perfpoke = `${JSON.stringify(process.execPath)} --import tsx ${JSON.stringify(join(repoRoot, 'src', 'cli', 'main.ts'))}`;
+const mainTs = join(repoRoot, 'src', 'cli', 'main.ts');
+const perfpoke = `${JSON.stringify(process.execPath)} --import tsx ${JSON.stringify(mainTs)}`;
 
 function sh(script: string): { status: number; stdout: string; stderr: string } {
   const r = spawnSync('/bin/sh', ['-c', script], { cwd: repoRoot, encoding: 'utf8', maxBuffer: 1 << 28 });
