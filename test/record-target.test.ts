@@ -64,6 +64,10 @@ function idCount(file: string, event: string): number {
 function samplePids(file: string): { samples: Set<number>; forked: [number, number][]; execs: number[] } {
   const r = runPerf(['script', '--show-task-events', '-i', file])!;
   assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stderr, '', `perf script ${file} warned`);
+  const d = runPerf(['script', '-D', '-i', file])!;
+  assert.equal(d.status, 0, d.stderr);
+  assert.equal(d.stderr, '', `perf script -D ${file} warned`);
   const samples = new Set<number>();
   const forked: [number, number][] = [];
   const execs: number[] = [];
