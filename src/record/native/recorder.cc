@@ -35,9 +35,7 @@
 //                                now, from bpf(2) (perf's perf_event__synthesize_bpf_events).
 #include <napi.h>
 
-#include <linux/bpf.h>
 #include <linux/perf_event.h>
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -54,32 +52,24 @@
 #include <thread>
 #include <vector>
 
+#include "bpf-progs.h"
+#include "ring-io.h"
+
 namespace {
+
+using perfpoke_ring::errnoText;
+using perfpoke_ring::perfEventOpen;
+using perfpoke_ring::Ring;
+using perfpoke_ring::RingCopy;
+using perfpoke_ring::WriteAll;
 
 constexpr uint32_t kFinishedRound = 68;  // PERF_RECORD_FINISHED_ROUND (perf user type)
 constexpr int kTypeSlots = 128;
-
-struct Ring {
-  int cpu = -1;
-  int fd = -1;  // the event whose buffer this is
-  uint8_t* base = nullptr;
-  size_t mapLen = 0;
-  uint64_t dataSize = 0;
-  uint64_t dataOffset = 0;
-};
 
 struct Chunk {
   std::vector<uint8_t> bytes;
   bool final = false;
 };
-
-long perfEventOpen(perf_event_attr* attr, pid_t pid, int cpu, int group, unsigned long flags) {
-  return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
-}
-
-std::string errnoText(int e) {
-  return std::string(strerror(e)) + " (errno " + std::to_string(e) + ")";
-}
 
 class Recorder : public Napi::ObjectWrap<Recorder> {
  public:
@@ -88,7 +78,7 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
                                    {InstanceMethod("ids", &Recorder::Ids), InstanceMethod("start", &Recorder::Start),
                                     InstanceMethod("stop", &Recorder::Stop), InstanceMethod("stats", &Recorder::Stats),
                                     InstanceMethod("close", &Recorder::Close),
-                                    StaticMethod("bpfPrograms", &BpfPrograms)});
+                                    StaticMethod("bpfPrograms", &perfpoke_bpf::BpfPrograms)});
     exports.Set("Recorder", f);
     return exports;
   }
@@ -268,40 +258,8 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     uint64_t first = std::min(len, r.dataSize - start);
     memcpy(out.data() + at, data + start, first);
     if (first < len) memcpy(out.data() + at + first, data, len - first);
+    CountRing(r, tail, tail + len);
     __atomic_store_n(&pc->data_tail, head, __ATOMIC_RELEASE);
-    Count(out.data() + at, len);
-  }
-
-  void Count(const uint8_t* p, uint64_t len) {
-    uint64_t off = 0;
-    while (off + sizeof(perf_event_header) <= len) {
-      perf_event_header h;
-      memcpy(&h, p + off, sizeof h);
-      if (h.size < sizeof h || off + h.size > len) break;  // never loop on a zero size
-      records_.fetch_add(1, std::memory_order_relaxed);
-      types_[h.type < kTypeSlots ? h.type : kTypeSlots - 1].fetch_add(1, std::memory_order_relaxed);
-      if (h.type == PERF_RECORD_LOST && h.size >= 24) {
-        uint64_t n;
-        memcpy(&n, p + off + 16, 8);  // struct { header; u64 id; u64 lost; }
-        lost_.fetch_add(n, std::memory_order_relaxed);
-        lostRecords_.fetch_add(1, std::memory_order_relaxed);
-      } else if (h.type == PERF_RECORD_LOST_SAMPLES && h.size >= 16) {
-        uint64_t n;
-        memcpy(&n, p + off + 8, 8);  // struct { header; u64 lost; }
-        lost_.fetch_add(n, std::memory_order_relaxed);
-        lostRecords_.fetch_add(1, std::memory_order_relaxed);
-      }
-      off += h.size;
-    }
-  }
-
-  // Bytes [pos, pos+n) of a ring's data area, following the wrap.
-  static void RingCopy(const Ring& r, uint64_t pos, void* dst, uint64_t n) {
-    const uint8_t* data = r.base + r.dataOffset;
-    uint64_t start = pos & (r.dataSize - 1);
-    uint64_t first = std::min(n, r.dataSize - start);
-    memcpy(dst, data + start, first);
-    if (first < n) memcpy(static_cast<uint8_t*>(dst) + first, data, n - first);
   }
 
   // Count records in place (a header may straddle the wrap, hence RingCopy).
@@ -359,37 +317,7 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     static perf_event_header fr{kFinishedRound, 0, sizeof(perf_event_header)};
     iov.push_back({&fr, sizeof fr});
     total += sizeof fr;
-    if (writeErrno_ == 0) {
-      size_t k = 0;
-      uint64_t done = 0;
-      while (k < iov.size()) {
-        int cnt = static_cast<int>(std::min<size_t>(iov.size() - k, IOV_MAX));
-        ssize_t n = stream_ ? writev(outFd_, iov.data() + k, cnt)
-                            : pwritev(outFd_, iov.data() + k, cnt, static_cast<off_t>(outPos_ + done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-          // a non-blocking pipe (Node may have made stdout one) is full: wait for the reader
-          pollfd pf{outFd_, POLLOUT, 0};
-          (void)poll(&pf, 1, 1000);
-          continue;
-        }
-        if (n <= 0) {
-          writeErrno_ = n < 0 ? errno : ENOSPC;
-          break;
-        }
-        done += static_cast<uint64_t>(n);
-        // skip the iovecs written, trim a partly written one
-        while (k < iov.size() && static_cast<uint64_t>(n) >= iov[k].iov_len) {
-          n -= static_cast<ssize_t>(iov[k].iov_len);
-          k++;
-        }
-        if (k < iov.size() && n > 0) {
-          iov[k].iov_base = static_cast<uint8_t*>(iov[k].iov_base) + n;
-          iov[k].iov_len -= static_cast<size_t>(n);
-        }
-      }
-      outPos_ += done;
-    }
+    if (writeErrno_ == 0) outPos_ += WriteAll(outFd_, iov, stream_ ? -1 : static_cast<int64_t>(outPos_), &writeErrno_);
     for (size_t i = 0; i < rings_.size(); i++) {
       auto* pc = reinterpret_cast<perf_event_mmap_page*>(rings_[i].base);
       __atomic_store_n(&pc->data_tail, heads[i], __ATOMIC_RELEASE);
@@ -496,120 +424,6 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     (void)!write(wakeFd_, &one, sizeof one);
     if (thread_.joinable()) thread_.join();
     return info.Env().Undefined();
-  }
-
-  static long SysBpf(int cmd, bpf_attr* a) { return syscall(SYS_bpf, cmd, a, sizeof(*a)); }
-
-  // bpf_prog_info of one program with the arrays perf asks for (its
-  // get_bpf_prog_info_linear): jited_ksyms, jited_func_lens, prog_tags,
-  // func_info; the counts come from a first call, the arrays from a second.
-  static Napi::Value ProgInfo(Napi::Env env, int fd, int* err) {
-    bpf_prog_info info{};
-    bpf_attr q{};
-    q.info.bpf_fd = static_cast<uint32_t>(fd);
-    q.info.info_len = sizeof info;
-    q.info.info = reinterpret_cast<uintptr_t>(&info);
-    if (SysBpf(BPF_OBJ_GET_INFO_BY_FD, &q) < 0) {
-      *err = errno;
-      return env.Null();
-    }
-    std::vector<uint64_t> ksyms(info.nr_jited_ksyms);
-    std::vector<uint32_t> lens(info.nr_jited_func_lens);
-    std::vector<uint8_t> tags(static_cast<size_t>(info.nr_prog_tags) * BPF_TAG_SIZE);
-    std::vector<uint8_t> finfo(static_cast<size_t>(info.nr_func_info) * info.func_info_rec_size);
-    bpf_prog_info full{};
-    full.nr_jited_ksyms = info.nr_jited_ksyms;
-    full.jited_ksyms = reinterpret_cast<uintptr_t>(ksyms.data());
-    full.nr_jited_func_lens = info.nr_jited_func_lens;
-    full.jited_func_lens = reinterpret_cast<uintptr_t>(lens.data());
-    full.nr_prog_tags = info.nr_prog_tags;
-    full.prog_tags = reinterpret_cast<uintptr_t>(tags.data());
-    full.nr_func_info = info.nr_func_info;
-    full.func_info_rec_size = info.func_info_rec_size;
-    full.func_info = reinterpret_cast<uintptr_t>(finfo.data());
-    q.info.info_len = sizeof full;
-    q.info.info = reinterpret_cast<uintptr_t>(&full);
-    if (SysBpf(BPF_OBJ_GET_INFO_BY_FD, &q) < 0) {
-      *err = errno;
-      return env.Null();
-    }
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("id", Napi::Number::New(env, full.id));
-    o.Set("type", Napi::Number::New(env, full.type));
-    o.Set("name", Napi::String::New(env, std::string(full.name, strnlen(full.name, sizeof full.name))));
-    o.Set("tag", Napi::Buffer<uint8_t>::Copy(env, full.tag, BPF_TAG_SIZE));
-    size_t nk = std::min<size_t>(full.nr_jited_ksyms, ksyms.size());
-    Napi::Array ka = Napi::Array::New(env, nk);
-    for (size_t i = 0; i < nk; i++) ka.Set(i, Napi::BigInt::New(env, ksyms[i]));
-    o.Set("jitedKsyms", ka);
-    size_t nl = std::min<size_t>(full.nr_jited_func_lens, lens.size());
-    Napi::Array la = Napi::Array::New(env, nl);
-    for (size_t i = 0; i < nl; i++) la.Set(i, Napi::Number::New(env, lens[i]));
-    o.Set("jitedFuncLens", la);
-    o.Set("progTags", Napi::Buffer<uint8_t>::Copy(env, tags.data(), tags.size()));
-    o.Set("btfId", Napi::Number::New(env, full.btf_id));
-    o.Set("funcInfoRecSize", Napi::Number::New(env, full.func_info_rec_size));
-    o.Set("funcInfo", Napi::Buffer<uint8_t>::Copy(env, finfo.data(), finfo.size()));
-    if (full.btf_id != 0) {
-      // the raw BTF (perf: btf__load_from_kernel_by_id) names the sub-programs
-      bpf_attr g{};
-      g.btf_id = full.btf_id;
-      long bfd = SysBpf(BPF_BTF_GET_FD_BY_ID, &g);
-      if (bfd >= 0) {
-        bpf_btf_info bi{};
-        bpf_attr bq{};
-        bq.info.bpf_fd = static_cast<uint32_t>(bfd);
-        bq.info.info_len = sizeof bi;
-        bq.info.info = reinterpret_cast<uintptr_t>(&bi);
-        if (SysBpf(BPF_OBJ_GET_INFO_BY_FD, &bq) == 0 && bi.btf_size > 0) {
-          std::vector<uint8_t> raw(bi.btf_size);
-          bpf_btf_info b2{};
-          b2.btf = reinterpret_cast<uintptr_t>(raw.data());
-          b2.btf_size = bi.btf_size;
-          bq.info.info_len = sizeof b2;
-          bq.info.info = reinterpret_cast<uintptr_t>(&b2);
-          if (SysBpf(BPF_OBJ_GET_INFO_BY_FD, &bq) == 0)
-            o.Set("btf", Napi::Buffer<uint8_t>::Copy(env, raw.data(), std::min<size_t>(raw.size(), b2.btf_size)));
-        }
-        close(static_cast<int>(bfd));
-      }
-    }
-    return o;
-  }
-
-  // Walk the loaded programs as perf's perf_event__synthesize_bpf_events does:
-  // GET_NEXT_ID, GET_FD_BY_ID (a program unloaded meanwhile is skipped), info.
-  // errno is that of the call that ended the walk early (0: walked them all).
-  static Napi::Value BpfPrograms(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    Napi::Array progs = Napi::Array::New(env);
-    int err = 0;
-    uint32_t id = 0;
-    for (;;) {
-      bpf_attr a{};
-      a.start_id = id;
-      if (SysBpf(BPF_PROG_GET_NEXT_ID, &a) < 0) {
-        if (errno != ENOENT) err = errno;
-        break;
-      }
-      id = a.next_id;
-      bpf_attr g{};
-      g.prog_id = id;
-      long fd = SysBpf(BPF_PROG_GET_FD_BY_ID, &g);
-      if (fd < 0) {
-        if (errno == ENOENT) continue;
-        err = errno;
-        break;
-      }
-      Napi::Value p = ProgInfo(env, static_cast<int>(fd), &err);
-      close(static_cast<int>(fd));
-      if (p.IsNull()) break;
-      progs.Set(progs.Length(), p);
-    }
-    Napi::Object out = Napi::Object::New(env);
-    out.Set("progs", progs);
-    out.Set("errno", Napi::Number::New(env, err));
-    return out;
   }
 
   Napi::Value Close(const Napi::CallbackInfo& info) {
