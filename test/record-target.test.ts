@@ -130,13 +130,15 @@ test('record -- CMD follows the command and its children only, with perf record 
 test('record -p PID / -t TID attach to a running process, end when it exits, as perf record -p/-t', async (t) => {
   if (skipOrFail(t)) return;
   const dir = scratch('target-attach');
-  // a multi-threaded target (node's worker threads) that busies its main thread for a while
-  const target = spawn(process.execPath, ['-e', 'const e = Date.now() + 6000; while (Date.now() < e);'], {
-    stdio: 'ignore',
-  });
+  // a multi-threaded target (node's platform threads exist once its script runs) that busies its main thread
+  const target = spawn(
+    process.execPath,
+    ['-e', 'process.stdout.write("ready\\n"); const e = Date.now() + 8000; while (Date.now() < e);'],
+    { stdio: ['ignore', 'pipe', 'ignore'] },
+  );
   t.after(() => target.kill('SIGKILL'));
   const pid = target.pid!;
-  await new Promise((res) => setTimeout(res, 300));
+  await new Promise<void>((res) => target.stdout.once('data', () => res()));
   const threads = readdirSync(`/proc/${pid}/task`).length;
   assert.ok(threads > 1, 'node runs several threads');
   const f = (n: string): string => join(dir, n);
