@@ -103,7 +103,7 @@ export class RecordError extends Error {
   readonly exitCode = 2;
 }
 
-function openHint(msg: string): string {
+function openHint(msg: string, systemWide: boolean): string {
   if (/EACCES|EPERM|errno 1[^0-9]|errno 13/.test(msg) || /Permission denied|Operation not permitted/.test(msg)) {
     let paranoid = '?';
     try {
@@ -111,7 +111,10 @@ function openHint(msg: string): string {
     } catch {
       // leave '?'
     }
-    return `${msg}; system-wide recording needs root or CAP_PERFMON (perf_event_paranoid is ${paranoid})`;
+    const what = systemWide
+      ? 'system-wide recording needs root or CAP_PERFMON'
+      : 'recording tasks needs perf_event_paranoid ≤ 2 (≤ 1 for kernel samples), and -p/-t of others ptrace rights';
+    return `${msg}; ${what} (perf_event_paranoid is ${paranoid})`;
   }
   if (/ENOENT|No such file|errno 2[^0-9]|EOPNOTSUPP|errno 95/.test(msg))
     return `${msg}; this kernel or CPU does not support the event`;
@@ -272,7 +275,7 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
     target.workload?.cancel();
     if (/ESRCH|errno 3\)/.test((e as Error).message))
       throw new TargetError(`${(e as Error).message}: the task exited before recording started`);
-    throw new RecordError(openHint((e as Error).message));
+    throw new RecordError(openHint((e as Error).message, target.kind === 'system'));
   }
   const ids = rec.ids();
   const outEvents = events.map((event, k) => ({ event, ids: ids[k] ?? [] }));
@@ -304,7 +307,13 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
         ? { bytes: new Uint8Array(0), records: 0, fork: 0, comm: 0, mmap2: 0 }
         : synthesizeTasks(HOST_LE, sid.id, proc, target.tasks);
     const listed = Recorder.bpfPrograms?.();
-    if (listed && listed.errno !== 0)
+    // perf stays silent on EPERM (no CAP_BPF) and EINVAL (old kernel), and so do we
+    if (
+      listed &&
+      listed.errno !== 0 &&
+      listed.errno !== constants.errno.EPERM &&
+      listed.errno !== constants.errno.EINVAL
+    )
       warnings.push(`cannot list the loaded BPF programs (${osErrorName(listed.errno)}): their code stays unnamed`);
     const bpf = synthesizeBpfPrograms(HOST_LE, listed?.progs ?? [], sid);
     for (const block of [synth.bytes, tasks.bytes, bpf.bytes]) {
