@@ -6,8 +6,8 @@
  */
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { onlineCpus } from '../src/record/cpus.js';
@@ -83,6 +83,8 @@ function samplePids(file: string): { samples: Set<number>; forked: [number, numb
 }
 
 const cpuCount = (): number => onlineCpus().length;
+/** tsx's loader by path: `--import tsx` resolves from the cwd, which for another user is a scratch folder. */
+const tsxLoader = import.meta.resolve('tsx');
 
 test('record -- CMD follows the command and its children only, with perf record -- CMD attrs', async (t) => {
   if (skipOrFail(t)) return;
@@ -190,4 +192,45 @@ test('record -p of a missing process and a missing command: one line, exit 2, no
   const u = runCli(['record', '-g', '-o', join(dir, 'z.data'), '--', 'true']);
   assert.equal(u.status, 2);
   assert.equal(u.stderr, 'perfpoke: record: -g: this perf record option is not supported by perfpoke record\n');
+});
+
+test('record -- CMD as an unprivileged user: user space only (:u), as perf falls back', (t) => {
+  if (skipOrFail(t)) return;
+  const paranoid = Number(readFileSync('/proc/sys/kernel/perf_event_paranoid', 'utf8'));
+  const runuser = spawnSync('runuser', ['-u', 'nobody', '--', 'true']);
+  if (process.getuid?.() !== 0 || runuser.status !== 0 || paranoid < 2)
+    return t.skip(`needs root, runuser and perf_event_paranoid ≥ 2 (uid ${process.getuid?.()}, paranoid ${paranoid})`);
+  const dir = scratch('target-nobody');
+  chmodSync(dir, 0o777);
+  const ours = join(dir, 'ours.data');
+  const theirs = join(dir, 'perf.data');
+  const main = join(repoRoot, 'src', 'cli', 'main.ts');
+  const asNobody = (cmd: string[]) =>
+    spawnSync('runuser', ['-u', 'nobody', '--', ...cmd], { cwd: dir, encoding: 'utf8' });
+  const r = asNobody([
+    process.execPath,
+    '--import',
+    tsxLoader,
+    main,
+    'record',
+    '-e',
+    'cpu-clock',
+    '-o',
+    ours,
+    '--',
+    'true',
+  ]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stderr, /recording user space only \(:u\), as perf/);
+  const p = asNobody(['/usr/bin/perf', 'record', '-e', 'cpu-clock', '-o', theirs, '--', 'true']);
+  assert.equal(p.status, 0, p.stderr);
+  const bits = (file: string): string => {
+    const e = runPerf(['evlist', '-f', '-v', '-i', file])!;
+    const line = e.stdout.split('\n').find((l) => l.startsWith('cpu-clock'))!;
+    assert.ok(line, e.stdout + e.stderr);
+    const name = line.slice(0, line.indexOf(': type'));
+    return [name, ...['exclude_kernel', 'exclude_hv'].filter((b) => line.includes(`${b}: 1`))].join(' ');
+  };
+  assert.equal(bits(ours), 'cpu-clock:u exclude_kernel exclude_hv');
+  assert.equal(bits(ours), bits(theirs));
 });

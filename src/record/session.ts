@@ -154,6 +154,42 @@ function moveAside(path: string): void {
   renameSync(path, old);
 }
 
+/**
+ * Open, falling back as perf's evsel__fallback does: kernels before 5.9
+ * reject text_poke (EINVAL on the tracking event): record without it. With
+ * perf_event_paranoid 2 an unprivileged user may only watch their own tasks
+ * in user space (EACCES): count user space only (`:u`). Each fallback is said.
+ */
+function openWithFallbacks(
+  open: () => NativeRecorder,
+  events: RecordEvent[],
+  perTask: boolean,
+  warnings: string[],
+): NativeRecorder {
+  for (;;) {
+    try {
+      return open();
+    } catch (e) {
+      const msg = (e as Error).message;
+      const tracking = events[0]!.attr;
+      if (/event 0\): .*errno 22/.test(msg) && attrFlag(tracking, 'text_poke')) {
+        tracking.flags = withAttrFlag(tracking.flags, 'text_poke', false);
+        warnings.push('this kernel does not know attr.text_poke (Linux < 5.9): recording without TEXT_POKE records');
+        continue;
+      }
+      if (perTask && /errno 13\)/.test(msg) && events.some((ev) => !attrFlag(ev.attr, 'exclude_kernel'))) {
+        for (const ev of events) {
+          ev.attr.flags = withAttrFlag(withAttrFlag(ev.attr.flags, 'exclude_kernel'), 'exclude_hv');
+          if (ev.name !== 'dummy' && !ev.name.includes(':')) ev.name = `${ev.name}:u`;
+        }
+        warnings.push('perf_event_paranoid forbids kernel profiling here: recording user space only (:u), as perf');
+        continue;
+      }
+      throw e;
+    }
+  }
+}
+
 /** Split a block of whole records (none with a payload) into the pipe writer, in order. */
 async function writeRecordsPipe(out: PerfDataWriter, block: Uint8Array): Promise<void> {
   const dv = new DataView(block.buffer, block.byteOffset, block.byteLength);
@@ -260,17 +296,7 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
         },
         onChunk,
       );
-    try {
-      rec = open();
-    } catch (e) {
-      // Kernels before 5.9 reject text_poke (EINVAL on the tracking event):
-      // record without it, as perf falls back on missing features, and say so.
-      const tracking = events[0]!.attr;
-      if (!/event 0\): .*errno 22/.test((e as Error).message) || !attrFlag(tracking, 'text_poke')) throw e;
-      tracking.flags = withAttrFlag(tracking.flags, 'text_poke', false);
-      rec = open();
-      warnings.push('this kernel does not know attr.text_poke (Linux < 5.9): recording without TEXT_POKE records');
-    }
+    rec = openWithFallbacks(open, events, target.kind !== 'system', warnings);
   } catch (e) {
     target.workload?.cancel();
     if (/ESRCH|errno 3\)/.test((e as Error).message))
