@@ -130,7 +130,8 @@ export function register(program: Command): void {
         .default(128),
     )
     .option('--json', 'print the summary as JSON on stdout')
-    .argument('[command...]', 'workload: record it and its children (with -a/-p/-t: record for its lifetime)')
+    .argument('[command...]', 'workload: record it and its children; with -a/-p/-t it only sets how long to record')
+    .addHelpText('after', '\nOther perf record options (-g, -c, -C, …) are refused by name; see docs/record.md.')
     .action(
       async (
         command: string[],
