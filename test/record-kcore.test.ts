@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { record } from '../src/record/session.js';
@@ -30,6 +30,12 @@ test('record --kcore writes OUTPUT/data and OUTPUT/kcore_dir, and perf reads the
   assert.equal(r.dataPath, join(out, 'data'));
   assert.deepEqual(readdirSync(out).sort(), ['data', 'kcore_dir']);
   assert.deepEqual(readdirSync(join(out, 'kcore_dir')).sort(), ['kallsyms', 'kcore', 'modules']);
+  // as perf creates them: OUTPUT and kcore_dir 0700, the kernel copies 0400, data 0600
+  const mode = (p: string): number => statSync(p).mode & 0o777;
+  assert.equal(mode(out), 0o700);
+  assert.equal(mode(join(out, 'kcore_dir')), 0o700);
+  for (const f of ['kallsyms', 'kcore', 'modules']) assert.equal(mode(join(out, 'kcore_dir', f)), 0o400, f);
+  assert.equal(mode(join(out, 'data')), 0o600);
   assert.equal(readFileSync(join(out, 'kcore_dir', 'kallsyms'), 'utf8'), readFileSync(join(proc, 'kallsyms'), 'utf8'));
   assert.deepEqual(
     readdirSync(proc).filter((n) => n.startsWith('.')),

@@ -65,6 +65,21 @@ export interface TrackingOptions {
   ringBytes: number;
 }
 
+/** How perf opens events for tasks: `inherit` to children; a workload's also `enable_on_exec`. */
+export interface TaskFlags {
+  inherit: boolean;
+  enableOnExec: boolean;
+}
+
+/** Set perf's per-task bits on an event (system-wide events have neither). */
+export function forTasks(ev: RecordEvent, t: TaskFlags): RecordEvent {
+  let f = ev.attr.flags;
+  if (t.inherit) f = withAttrFlag(f, 'inherit');
+  if (t.enableOnExec) f = withAttrFlag(f, 'enable_on_exec');
+  ev.attr.flags = f;
+  return ev;
+}
+
 /**
  * The dummy tracking event: never samples, but carries MMAP/MMAP2, COMM,
  * FORK/EXIT, KSYMBOL, BPF_EVENT, TEXT_POKE (attr bit 33) and, if asked,

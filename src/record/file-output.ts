@@ -3,7 +3,9 @@
  * (the kernel's records are copied from the rings as they are), created 0600
  * and fsync'd before the rename, as perf record does. The native reader
  * thread appends the ring data itself (PerfDataWriter.appendTarget); the
- * writer lays out the attrs, the features and the header around it.
+ * writer lays out the attrs, the features and the header around it. `-o -`
+ * is the writer's pipe mode: the preamble (attrs and features as records)
+ * goes to stdout first, then the reader thread streams the rings after it.
  */
 import { PerfDataWriter } from '../perfdata/writer.js';
 import type { FeatureData } from '../perfdata/features/index.js';
@@ -21,4 +23,11 @@ export function createRecordOutput(path: string, events: OutputEvent[], features
   if (events.length === 0) throw new Error('record output: no events');
   const attrs = events.map((e) => ({ attr: e.event.attr, ids: e.ids, name: e.event.name }));
   return PerfDataWriter.createFile(path, attrs, { bigEndian: !HOST_LE, features, mode: 0o600, fsync: true });
+}
+
+/** Pipe mode (`-o -`): the preamble is on stdout when this resolves. */
+export async function createRecordPipe(events: OutputEvent[], features: FeatureData[]): Promise<PerfDataWriter> {
+  if (events.length === 0) throw new Error('record output: no events');
+  const attrs = events.map((e) => ({ attr: e.event.attr, ids: e.ids, name: e.event.name }));
+  return PerfDataWriter.create('-', attrs, { bigEndian: !HOST_LE, features });
 }

@@ -1,4 +1,5 @@
 /** Live recording. The native addon loads lazily, on the first record() call, so importing this is always safe. */
 export { record, RecordError, type RecordOptions, type RecordResult } from './session.js';
+export { TargetError } from './target.js';
 export { AddonMissingError, loadRecorderAddon, type NativeStats } from './native.js';
 export { copyKcoreDir, KcoreUnavailableError } from './kcore-dir.js';

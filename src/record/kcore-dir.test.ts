@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { FormatError } from '../io/errors.js';
@@ -54,6 +54,9 @@ test('copyKcoreDir keeps only the page-rounded kernel text and module windows', 
     }
   });
   assert.ok(out.length < makeCore().length / 2, 'the copy is smaller than the source');
+  // perf's modes: kernel addresses stay the user's own (kcore_dir 0700, its files 0400), whatever the umask
+  assert.equal(statSync(dest).mode & 0o777, 0o700, 'kcore_dir mode');
+  for (const f of ['kallsyms', 'modules', 'kcore']) assert.equal(statSync(join(dest, f)).mode & 0o777, 0o400, f);
 });
 
 test('no modules: only the kernel text window', () => {

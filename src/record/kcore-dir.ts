@@ -11,6 +11,7 @@
  * small ELF64 core with one PT_LOAD per window.
  */
 import {
+  chmodSync,
   closeSync,
   copyFileSync,
   existsSync,
@@ -29,6 +30,13 @@ import { FormatError } from '../io/errors.js';
 import { kernelLayoutFromKallsyms, parseProcModules } from './synthesize.js';
 
 export const KCORE_PATH = '/proc/kcore';
+/**
+ * perf's modes (kcore_copy: the directory 0700, copyfile_mode(…, 0400)):
+ * the copies hold real kernel addresses, which must not become readable to
+ * other users.
+ */
+export const KCORE_DIR_MODE = 0o700;
+export const KCORE_FILE_MODE = 0o400;
 const PAGE = 4096n;
 const PT_LOAD = 1;
 const ELF_HEADER_SIZE = 64;
@@ -219,7 +227,7 @@ export function writeTrimmedCore(read: ReadAt, core: ElfCore, plan: TrimPlan, ds
       .u64(PAGE);
     at = up(at + p.size);
   }
-  const fd = openSync(dstPath, 'w', 0o600);
+  const fd = openSync(dstPath, 'w', KCORE_FILE_MODE);
   try {
     writeSync(fd, w.finish(), 0, w.pos, 0);
     plan.pieces.forEach((p, k) => {
@@ -266,7 +274,8 @@ export function copyKcoreDir(dest: string, procRoot = '/proc'): void {
     throw new KcoreUnavailableError(
       `perfpoke record --kcore: ${kcore} does not exist on this kernel; record without --kcore`,
     );
-  mkdirSync(dest, { recursive: true });
+  mkdirSync(dest, { recursive: true, mode: KCORE_DIR_MODE });
+  chmodSync(dest, KCORE_DIR_MODE); // an existing directory keeps its mode under mkdir
   const kallsyms = readFileSync(join(procRoot, 'kallsyms'), 'utf8');
   let modules = '';
   try {
@@ -274,9 +283,11 @@ export function copyKcoreDir(dest: string, procRoot = '/proc'): void {
   } catch {
     modules = ''; // a kernel without loadable modules
   }
-  writeFileSync(join(dest, 'kallsyms'), kallsyms);
-  if (existsSync(join(procRoot, 'modules'))) copyFileSync(join(procRoot, 'modules'), join(dest, 'modules'));
-  else writeFileSync(join(dest, 'modules'), '');
+  writeFileSync(join(dest, 'kallsyms'), kallsyms, { mode: KCORE_FILE_MODE });
+  if (existsSync(join(procRoot, 'modules'))) {
+    copyFileSync(join(procRoot, 'modules'), join(dest, 'modules'));
+    chmodSync(join(dest, 'modules'), KCORE_FILE_MODE); // copyFile keeps the source's 0444
+  } else writeFileSync(join(dest, 'modules'), '', { mode: KCORE_FILE_MODE });
   const windows = kcoreWindows(kallsyms, modules);
   if (windows.length === 0)
     throw new KcoreUnavailableError(

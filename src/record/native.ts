@@ -32,11 +32,16 @@ export interface NativeStats {
   /** Direct mode with sampleTimeOffset: the first and last SAMPLE time seen. */
   firstSample?: bigint;
   lastSample?: bigint;
+  /** Following tasks: every one exited (all fds hung up) and the thread ended by itself. */
+  ended?: boolean;
 }
 
 export interface NativeRecorder {
   ids(): bigint[][];
-  /** With `fd`, the native thread appends to it from `offset` (see stats().fileEnd); else chunks go to onChunk. */
+  /**
+   * With `fd`, the native thread appends to it from `offset` (see stats().fileEnd), or with offset -1
+   * streams to it (a pipe); else chunks go to onChunk.
+   */
   start(fd?: number, offset?: number): void;
   stop(): void;
   close(): void;
@@ -53,12 +58,23 @@ export interface NativeRecorderOptions {
   pollMs?: number;
   /** Byte offset of TIME in SAMPLE records (the same for every sampling event), for HEADER_SAMPLE_TIME. */
   sampleTimeOffset?: number;
+  /** Tasks to follow, one event per CPU and task (default [-1]: all tasks, CPU wide). */
+  pids?: number[];
+  /** false: start() does not enable the events (attr.enable_on_exec does, perf's workload mode). */
+  enable?: boolean;
 }
 
-export type NativeRecorderCtor = new (
+/** Recorder.bpfPrograms(): the loaded BPF programs (src/record/synthesize-bpf.ts BpfProgInfo). */
+export interface NativeBpfPrograms {
+  progs: import('./synthesize-bpf.js').BpfProgInfo[];
+  /** errno of the bpf(2) call that ended the walk early (EPERM without CAP_BPF); 0 when complete. */
+  errno: number;
+}
+
+export type NativeRecorderCtor = (new (
   options: NativeRecorderOptions,
   onChunk: (chunk: Buffer | null, final: boolean) => void,
-) => NativeRecorder;
+) => NativeRecorder) & { bpfPrograms?: () => NativeBpfPrograms };
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /**

@@ -104,20 +104,34 @@ function numericEntries(dir: string): number[] {
 }
 
 /**
+ * Which tasks to describe: every process (system wide, with FORK records, as
+ * perf's synthesize_threads), or perf's thread map of `-p`/`-t`/a workload
+ * (synthesize_thread_map: COMM per thread, no FORK; MMAP2 unless `noMaps`,
+ * which is the workload case: it has not exec'd yet).
+ */
+export interface TaskSelection {
+  /** Processes to describe, each with only the listed threads (undefined: all of them). */
+  threads: Map<number, number[] | undefined>;
+  noMaps?: boolean;
+}
+
+/**
  * Synthesize COMM per thread and MMAP2 per executable mapping for every
- * process under `procRoot`. Tasks that exit meanwhile are skipped. `id` is
- * the tracking event's id, stamped into the sample_id tail.
+ * process under `procRoot` (or the selected ones). Tasks that exit meanwhile
+ * are skipped. `id` is the tracking event's id, stamped into the sample_id tail.
  */
 export function synthesizeTasks(
   le: boolean,
   id: bigint,
   procRoot = '/proc',
+  only?: TaskSelection,
 ): { bytes: Uint8Array; records: number; fork: number; comm: number; mmap2: number } {
   const w = new ByteWriter(le, 1 << 16);
   let mmaps = 0;
   let forks = 0;
   let comms = 0;
-  for (const pid of numericEntries(procRoot)) {
+  const pids = only ? [...only.threads.keys()] : numericEntries(procRoot);
+  for (const pid of pids) {
     const pdir = join(procRoot, String(pid));
     let ppid = 0;
     try {
@@ -125,18 +139,21 @@ export function synthesizeTasks(
     } catch {
       continue; // exited
     }
-    for (const tid of numericEntries(join(pdir, 'task'))) {
+    for (const tid of only?.threads.get(pid) ?? numericEntries(join(pdir, 'task'))) {
       let name: string;
       try {
         name = readFileSync(join(pdir, 'task', String(tid), 'comm'), 'utf8').replace(/\n$/, '');
       } catch {
         continue;
       }
-      fork(w, pid, tid, ppid, id);
-      forks++;
+      if (!only) {
+        fork(w, pid, tid, ppid, id);
+        forks++;
+      }
       comm(w, pid, tid, name, id);
       comms++;
     }
+    if (only?.noMaps) continue;
     let maps = '';
     try {
       maps = readFileSync(join(pdir, 'maps'), 'utf8');

@@ -61,7 +61,7 @@ export interface SampleIdValues {
 }
 
 /** sample_id tail for TID|TIME|CPU|IDENTIFIER, zeros except the id (perf's synthesized records are zero-stamped too). */
-function sampleId(w: ByteWriter, s: SampleIdValues): void {
+export function sampleId(w: ByteWriter, s: SampleIdValues): void {
   w.u32(0).u32(0).u64(0n).u32(0).u32(0).u64(s.id);
 }
 

@@ -13,16 +13,26 @@
 //
 // JS API (see src/record/native.ts for the typed view):
 //   new Recorder({ cpus: number[], attrs: Buffer[], pages: number, pollMs: number,
-//                  sampleTimeOffset?: number },
+//                  sampleTimeOffset?: number, pids?: number[], enable?: boolean },
 //                onChunk(chunk: Buffer | null, final: boolean))
-//   ids(): bigint[][]            ids[attrIndex][cpuIndex] (PERF_EVENT_IOC_ID)
+//                                pids: the tasks to follow (default [-1] = every task
+//                                on each CPU); one event per CPU and task, as perf opens
+//                                them, the tasks of one CPU sharing the first one's ring
+//                                (PERF_EVENT_IOC_SET_OUTPUT). enable: false leaves the
+//                                events to attr.enable_on_exec (perf's workload mode).
+//   ids(): bigint[][]            ids[attrIndex][cpuIndex * pids + pidIndex] (PERF_EVENT_IOC_ID)
 //   start(fd?, offset?)          enable all events, start the reader thread. With fd,
 //                                the thread appends to that file at offset itself (one
 //                                pwritev per pass, like perf) and onChunk only gets the
-//                                final call; without, every pass arrives as a chunk.
+//                                final call; offset -1 streams to fd with writev instead
+//                                (a pipe: no seeks). Without fd, every pass is a chunk.
 //   stop()                       disable, final drain, join; final chunk follows
 //   stats(): { bytes, records, lost, lostRecords, passes, wakeups, types: number[],
-//              fileEnd, writeErrno, firstSample?, lastSample? }   (SAMPLE times, direct mode)
+//              fileEnd, writeErrno, firstSample?, lastSample?, ended }
+//                                ended: every followed task exited (all fds hung up);
+//                                the thread then made its final pass by itself.
+//   Recorder.bpfPrograms(): { progs: BpfProg[], errno: number }   the BPF programs loaded
+//                                now, from bpf(2) (perf's perf_event__synthesize_bpf_events).
 #include <napi.h>
 
 #include <linux/perf_event.h>
@@ -42,32 +52,24 @@
 #include <thread>
 #include <vector>
 
+#include "bpf-progs.h"
+#include "ring-io.h"
+
 namespace {
+
+using perfpoke_ring::errnoText;
+using perfpoke_ring::perfEventOpen;
+using perfpoke_ring::Ring;
+using perfpoke_ring::RingCopy;
+using perfpoke_ring::WriteAll;
 
 constexpr uint32_t kFinishedRound = 68;  // PERF_RECORD_FINISHED_ROUND (perf user type)
 constexpr int kTypeSlots = 128;
-
-struct Ring {
-  int cpu = -1;
-  int fd = -1;  // the event whose buffer this is
-  uint8_t* base = nullptr;
-  size_t mapLen = 0;
-  uint64_t dataSize = 0;
-  uint64_t dataOffset = 0;
-};
 
 struct Chunk {
   std::vector<uint8_t> bytes;
   bool final = false;
 };
-
-long perfEventOpen(perf_event_attr* attr, pid_t pid, int cpu, int group, unsigned long flags) {
-  return syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
-}
-
-std::string errnoText(int e) {
-  return std::string(strerror(e)) + " (errno " + std::to_string(e) + ")";
-}
 
 class Recorder : public Napi::ObjectWrap<Recorder> {
  public:
@@ -75,7 +77,8 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     Napi::Function f = DefineClass(env, "Recorder",
                                    {InstanceMethod("ids", &Recorder::Ids), InstanceMethod("start", &Recorder::Start),
                                     InstanceMethod("stop", &Recorder::Stop), InstanceMethod("stats", &Recorder::Stats),
-                                    InstanceMethod("close", &Recorder::Close)});
+                                    InstanceMethod("close", &Recorder::Close),
+                                    StaticMethod("bpfPrograms", &perfpoke_bpf::BpfPrograms)});
     exports.Set("Recorder", f);
     return exports;
   }
@@ -93,6 +96,13 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     uint32_t pages = o.Get("pages").As<Napi::Number>().Uint32Value();
     if (o.Has("pollMs")) pollMs_ = o.Get("pollMs").As<Napi::Number>().Int32Value();
     if (o.Has("sampleTimeOffset")) sampleTimeOffset_ = o.Get("sampleTimeOffset").As<Napi::Number>().Int32Value();
+    if (o.Has("enable")) enableOnStart_ = o.Get("enable").ToBoolean().Value();
+    std::vector<int> pids;
+    if (o.Has("pids") && o.Get("pids").IsArray()) {
+      Napi::Array pa = o.Get("pids").As<Napi::Array>();
+      for (uint32_t i = 0; i < pa.Length(); i++) pids.push_back(pa.Get(i).As<Napi::Number>().Int32Value());
+    }
+    if (pids.empty()) pids.push_back(-1);
 
     if (pages == 0 || (pages & (pages - 1)) != 0) {
       Napi::RangeError::New(env, "pages must be a power of two").ThrowAsJavaScriptException();
@@ -114,40 +124,56 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
         alignas(8) uint8_t raw[512];
         memset(raw, 0, sizeof raw);
         memcpy(raw, b.Data(), std::min(b.Length(), sizeof raw));
-        long fd = perfEventOpen(reinterpret_cast<perf_event_attr*>(raw), -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-        if (fd < 0) {
-          int e = errno;
-          Fail(env, "perf_event_open(cpu " + std::to_string(cpu) + ", event " + std::to_string(ai) + "): " + errnoText(e));
-          return;
+        int ringFd = -1;
+        for (int pid : pids) {
+          long fd = perfEventOpen(reinterpret_cast<perf_event_attr*>(raw), pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+          if (fd < 0) {
+            int e = errno;
+            std::string who = pid == -1 ? "" : "pid " + std::to_string(pid) + ", ";
+            Fail(env, "perf_event_open(" + who + "cpu " + std::to_string(cpu) + ", event " + std::to_string(ai) +
+                          "): " + errnoText(e));
+            return;
+          }
+          fds_[ai].push_back(static_cast<int>(fd));
+          allFds_.push_back({static_cast<int>(fd), static_cast<uint32_t>(rings_.size())});
+          uint64_t id = 0;
+          if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) < 0) {
+            int e = errno;
+            Fail(env, "PERF_EVENT_IOC_ID: " + errnoText(e));
+            return;
+          }
+          ids_[ai].push_back(id);
+          if (ringFd >= 0) {
+            // further tasks on this CPU write into the first one's ring, as perf's per-CPU mmaps
+            if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, ringFd) < 0) {
+              int e = errno;
+              Fail(env, "PERF_EVENT_IOC_SET_OUTPUT (pid " + std::to_string(pid) + "): " + errnoText(e));
+              return;
+            }
+            continue;
+          }
+          ringFd = static_cast<int>(fd);
+          // One ring per event and CPU, as perf 6.1 does for its sampling and
+          // tracking events: side-band records do not compete with samples for
+          // space, and each event gets the full -m pages.
+          Ring ring;
+          ring.cpu = cpu;
+          ring.fd = ringFd;
+          ring.mapLen = static_cast<size_t>(pageSize) * (pages + 1);
+          void* p = mmap(nullptr, ring.mapLen, PROT_READ | PROT_WRITE, MAP_SHARED, ring.fd, 0);
+          if (p == MAP_FAILED) {
+            int e = errno;
+            Fail(env, "mmap of the ring buffer (cpu " + std::to_string(cpu) + ", " + std::to_string(pages) +
+                          " pages): " + errnoText(e) + "; try a smaller -m");
+            return;
+          }
+          ring.base = static_cast<uint8_t*>(p);
+          auto* pc = reinterpret_cast<perf_event_mmap_page*>(ring.base);
+          // data_offset/data_size exist since Linux 4.1; fall back to one page in.
+          ring.dataOffset = pc->data_offset ? pc->data_offset : static_cast<uint64_t>(pageSize);
+          ring.dataSize = pc->data_size ? pc->data_size : static_cast<uint64_t>(pageSize) * pages;
+          rings_.push_back(ring);
         }
-        fds_[ai].push_back(static_cast<int>(fd));
-        uint64_t id = 0;
-        if (ioctl(static_cast<int>(fd), PERF_EVENT_IOC_ID, &id) < 0) {
-          int e = errno;
-          Fail(env, "PERF_EVENT_IOC_ID: " + errnoText(e));
-          return;
-        }
-        ids_[ai].push_back(id);
-        // One ring per event and CPU, as perf 6.1 does for its sampling and
-        // tracking events: side-band records do not compete with samples for
-        // space, and each event gets the full -m pages.
-        Ring ring;
-        ring.cpu = cpu;
-        ring.fd = static_cast<int>(fd);
-        ring.mapLen = static_cast<size_t>(pageSize) * (pages + 1);
-        void* p = mmap(nullptr, ring.mapLen, PROT_READ | PROT_WRITE, MAP_SHARED, ring.fd, 0);
-        if (p == MAP_FAILED) {
-          int e = errno;
-          Fail(env, "mmap of the ring buffer (cpu " + std::to_string(cpu) + ", " + std::to_string(pages) +
-                        " pages): " + errnoText(e) + "; try a smaller -m");
-          return;
-        }
-        ring.base = static_cast<uint8_t*>(p);
-        auto* pc = reinterpret_cast<perf_event_mmap_page*>(ring.base);
-        // data_offset/data_size exist since Linux 4.1; fall back to one page in.
-        ring.dataOffset = pc->data_offset ? pc->data_offset : static_cast<uint64_t>(pageSize);
-        ring.dataSize = pc->data_size ? pc->data_size : static_cast<uint64_t>(pageSize) * pages;
-        rings_.push_back(ring);
       }
     }
 
@@ -161,12 +187,17 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     ev.events = EPOLLIN;
     ev.data.u32 = UINT32_MAX;
     epoll_ctl(epollFd_, EPOLL_CTL_ADD, wakeFd_, &ev);
-    for (uint32_t i = 0; i < rings_.size(); i++) {
+    // Every fd is watched, not only the ring owners: a task event hangs up
+    // (EPOLLHUP) once its task and all tasks it was inherited by have exited,
+    // and recording of tasks ends when every fd did (perf's fdarray__filter).
+    for (uint32_t i = 0; i < allFds_.size(); i++) {
       epoll_event re{};
       re.events = EPOLLIN;
       re.data.u32 = i;
-      epoll_ctl(epollFd_, EPOLL_CTL_ADD, rings_[i].fd, &re);
+      epoll_ctl(epollFd_, EPOLL_CTL_ADD, allFds_[i].fd, &re);
     }
+    liveFds_ = allFds_.size();
+    followsTasks_ = pids.front() != -1;
     tsfn_ = Napi::ThreadSafeFunction::New(env, info[1].As<Napi::Function>(), "perfpoke-record", 0, 1);
     tsfnLive_ = true;
   }
@@ -191,6 +222,7 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
       r.base = nullptr;
     }
     rings_.clear();
+    allFds_.clear();
     for (auto& v : fds_)
       for (int fd : v) close(fd);
     fds_.clear();
@@ -226,40 +258,8 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     uint64_t first = std::min(len, r.dataSize - start);
     memcpy(out.data() + at, data + start, first);
     if (first < len) memcpy(out.data() + at + first, data, len - first);
+    CountRing(r, tail, tail + len);
     __atomic_store_n(&pc->data_tail, head, __ATOMIC_RELEASE);
-    Count(out.data() + at, len);
-  }
-
-  void Count(const uint8_t* p, uint64_t len) {
-    uint64_t off = 0;
-    while (off + sizeof(perf_event_header) <= len) {
-      perf_event_header h;
-      memcpy(&h, p + off, sizeof h);
-      if (h.size < sizeof h || off + h.size > len) break;  // never loop on a zero size
-      records_.fetch_add(1, std::memory_order_relaxed);
-      types_[h.type < kTypeSlots ? h.type : kTypeSlots - 1].fetch_add(1, std::memory_order_relaxed);
-      if (h.type == PERF_RECORD_LOST && h.size >= 24) {
-        uint64_t n;
-        memcpy(&n, p + off + 16, 8);  // struct { header; u64 id; u64 lost; }
-        lost_.fetch_add(n, std::memory_order_relaxed);
-        lostRecords_.fetch_add(1, std::memory_order_relaxed);
-      } else if (h.type == PERF_RECORD_LOST_SAMPLES && h.size >= 16) {
-        uint64_t n;
-        memcpy(&n, p + off + 8, 8);  // struct { header; u64 lost; }
-        lost_.fetch_add(n, std::memory_order_relaxed);
-        lostRecords_.fetch_add(1, std::memory_order_relaxed);
-      }
-      off += h.size;
-    }
-  }
-
-  // Bytes [pos, pos+n) of a ring's data area, following the wrap.
-  static void RingCopy(const Ring& r, uint64_t pos, void* dst, uint64_t n) {
-    const uint8_t* data = r.base + r.dataOffset;
-    uint64_t start = pos & (r.dataSize - 1);
-    uint64_t first = std::min(n, r.dataSize - start);
-    memcpy(dst, data + start, first);
-    if (first < n) memcpy(static_cast<uint8_t*>(dst) + first, data, n - first);
   }
 
   // Count records in place (a header may straddle the wrap, hence RingCopy).
@@ -317,30 +317,7 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     static perf_event_header fr{kFinishedRound, 0, sizeof(perf_event_header)};
     iov.push_back({&fr, sizeof fr});
     total += sizeof fr;
-    if (writeErrno_ == 0) {
-      size_t k = 0;
-      uint64_t done = 0;
-      while (k < iov.size()) {
-        int cnt = static_cast<int>(std::min<size_t>(iov.size() - k, IOV_MAX));
-        ssize_t n = pwritev(outFd_, iov.data() + k, cnt, static_cast<off_t>(outPos_ + done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-          writeErrno_ = n < 0 ? errno : ENOSPC;
-          break;
-        }
-        done += static_cast<uint64_t>(n);
-        // skip the iovecs written, trim a partly written one
-        while (k < iov.size() && static_cast<uint64_t>(n) >= iov[k].iov_len) {
-          n -= static_cast<ssize_t>(iov[k].iov_len);
-          k++;
-        }
-        if (k < iov.size() && n > 0) {
-          iov[k].iov_base = static_cast<uint8_t*>(iov[k].iov_base) + n;
-          iov[k].iov_len -= static_cast<size_t>(n);
-        }
-      }
-      outPos_ += done;
-    }
+    if (writeErrno_ == 0) outPos_ += WriteAll(outFd_, iov, stream_ ? -1 : static_cast<int64_t>(outPos_), &writeErrno_);
     for (size_t i = 0; i < rings_.size(); i++) {
       auto* pc = reinterpret_cast<perf_event_mmap_page*>(rings_[i].base);
       __atomic_store_n(&pc->data_tail, heads[i], __ATOMIC_RELEASE);
@@ -388,12 +365,22 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
   }
 
   void Loop() {
-    std::vector<epoll_event> evs(rings_.size() + 1);
+    std::vector<epoll_event> evs(allFds_.size() + 1);
     while (!stop_.load()) {
       int n = epoll_wait(epollFd_, evs.data(), static_cast<int>(evs.size()), pollMs_);
       if (n < 0 && errno != EINTR) break;
       if (n > 0) wakeups_.fetch_add(1, std::memory_order_relaxed);
+      for (int i = 0; i < n; i++) {
+        uint32_t k = evs[i].data.u32;
+        if (k == UINT32_MAX || (evs[i].events & (EPOLLHUP | EPOLLERR)) == 0) continue;
+        epoll_ctl(epollFd_, EPOLL_CTL_DEL, allFds_[k].fd, nullptr);  // level-triggered HUP would spin
+        if (liveFds_ > 0) liveFds_--;
+      }
       Pass(false);
+      if (followsTasks_ && liveFds_ == 0) {
+        ended_.store(true);
+        break;
+      }
     }
     Pass(true);
   }
@@ -416,10 +403,12 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     }
     if (info.Length() >= 2 && info[0].IsNumber() && info[1].IsNumber()) {
       outFd_ = info[0].As<Napi::Number>().Int32Value();
-      outPos_ = static_cast<uint64_t>(info[1].As<Napi::Number>().Int64Value());
+      int64_t at = info[1].As<Napi::Number>().Int64Value();
+      stream_ = at < 0;
+      outPos_ = stream_ ? 0 : static_cast<uint64_t>(at);
     }
     started_ = true;
-    ForEachFd(PERF_EVENT_IOC_ENABLE);
+    if (enableOnStart_) ForEachFd(PERF_EVENT_IOC_ENABLE);
     thread_ = std::thread([this] { Loop(); });
     return info.Env().Undefined();
   }
@@ -457,13 +446,24 @@ class Recorder : public Napi::ObjectWrap<Recorder> {
     }
     o.Set("fileEnd", Napi::Number::New(env, static_cast<double>(outPos_)));
     o.Set("writeErrno", Napi::Number::New(env, writeErrno_));
+    o.Set("ended", Napi::Boolean::New(env, ended_.load()));
     Napi::Array t = Napi::Array::New(env, kTypeSlots);
     for (int i = 0; i < kTypeSlots; i++) t.Set(i, Napi::Number::New(env, static_cast<double>(types_[i].load())));
     o.Set("types", t);
     return o;
   }
 
+  struct WatchedFd {
+    int fd;
+    uint32_t ring;  // index in rings_ of the ring it writes into
+  };
   std::vector<Ring> rings_;
+  std::vector<WatchedFd> allFds_;
+  size_t liveFds_ = 0;         // fds not hung up yet (reader thread only)
+  bool followsTasks_ = false;  // opened for tasks (pids), not CPU wide: ends when they all exit
+  bool enableOnStart_ = true;
+  bool stream_ = false;        // direct mode to a pipe: writev, no offsets
+  std::atomic<bool> ended_{false};
   std::vector<std::vector<int>> fds_;
   std::vector<std::vector<uint64_t>> ids_;
   int wakeFd_ = -1;
