@@ -182,8 +182,8 @@ test('--raw, --json and --format=ptdump', (t) => {
     objs.map((o) => o.kind),
     ['pad', 'pad', 'psb', 'psbend', 'fup', 'tnt.8', 'tip.pgd'],
   );
-  assert.deepEqual(objs[4], { kind: 'fup', offset: 20, size: 7, ipc: 3, ip: '0x1000', lastIp: '0x1000' });
-  assert.equal(objs[6]!.lastIp, null, 'tip.pgd with ipc 0: suppressed');
+  assert.deepEqual(objs[4], { type: 'packet', kind: 'fup', offset: 20, size: 7, ipc: 3, ip: '0x1000', last_ip: '0x1000' });
+  assert.equal(objs[6]!.last_ip, null, 'tip.pgd with ipc 0: suppressed');
   const perfText = runCli(['pt-dump', '--raw', '-i', '-'], { input: Buffer.from(bytes) });
   assert.match(perfText.stdout, /^\. \.\.\. Intel Processor Trace data: size 29 bytes\n/);
   const bad = runCli(['pt-dump', '--raw', '-i', file, '--format=xml']);
