@@ -182,7 +182,15 @@ test('--raw, --json and --format=ptdump', (t) => {
     objs.map((o) => o.kind),
     ['pad', 'pad', 'psb', 'psbend', 'fup', 'tnt.8', 'tip.pgd'],
   );
-  assert.deepEqual(objs[4], { type: 'packet', kind: 'fup', offset: 20, size: 7, ipc: 3, ip: '0x1000', last_ip: '0x1000' });
+  assert.deepEqual(objs[4], {
+    type: 'packet',
+    kind: 'fup',
+    offset: 20,
+    size: 7,
+    ipc: 3,
+    ip: '0x1000',
+    last_ip: '0x1000',
+  });
   assert.equal(objs[6]!.last_ip, null, 'tip.pgd with ipc 0: suppressed');
   const perfText = runCli(['pt-dump', '--raw', '-i', '-'], { input: Buffer.from(bytes) });
   assert.match(perfText.stdout, /^\. \.\.\. Intel Processor Trace data: size 29 bytes\n/);
@@ -210,19 +218,17 @@ test('loadAuxQueues: one queue per CPU with the buffers perf lists', async () =>
     cpu: Number(m[6]),
   }));
   assert.ok(want.length >= 2);
-  const got = queues
-    .all()
-    .flatMap((q) =>
-      q.buffers.map((b) => ({
-        size: b.size,
-        offset: b.offset,
-        reference: b.reference,
-        idx: b.idx,
-        tid: b.tid,
-        cpu: b.cpu,
-        q: q.key,
-      })),
-    );
+  const got = queues.all().flatMap((q) =>
+    q.buffers.map((b) => ({
+      size: b.size,
+      offset: b.offset,
+      reference: b.reference,
+      idx: b.idx,
+      tid: b.tid,
+      cpu: b.cpu,
+      q: q.key,
+    })),
+  );
   for (const w of want)
     assert.ok(
       got.some(

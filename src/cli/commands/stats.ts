@@ -22,7 +22,11 @@ export function register(program: Command): void {
   jsonOption(cmd, 'print the counts as JSON Lines (record_count, event_count, stats_summary)');
   quietOption(cmd).action(async (opts: { input: string; json?: boolean; quiet?: boolean }) => {
     const s = await openSession(opts.input);
-    const progress = startProgress('stats', s.file.pipe ? 0 : s.file.header.data.offset + s.file.header.data.size, opts);
+    const progress = startProgress(
+      'stats',
+      s.file.pipe ? 0 : s.file.header.data.offset + s.file.header.data.size,
+      opts,
+    );
     try {
       const st = await collectStats(s, (off) => progress.update(off));
       progress.stop();
