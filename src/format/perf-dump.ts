@@ -269,24 +269,29 @@ export function recordText(raw: RawRecord, ctx: DumpContext): string {
 
 /**
  * JSON Lines form (docs/json/record.schema.json): `type` "record", the
- * record's `kind`, perf's `name`, the `offset` perf prints and its time;
- * then the decoded fields as convert's JSON lines hold them (docs/reader.md:
- * u64 as "0x…", bytes as hex), the numeric record type as `record_type`.
+ * record's `kind`, perf's `name`, the `offset` perf prints and the record's
+ * time (`time`, `time_ns`); then the decoded fields as convert's JSON lines
+ * hold them (docs/reader.md: u64 as "0x…", bytes as hex), with the numeric
+ * record type as `record_type` and a body's own `time` and `offset` fields
+ * (FORK, EXIT, THROTTLE; AUXTRACE) as `record_time` and `aux_offset`.
  */
 export function recordJson(raw: RawRecord, ctx: DumpContext): string {
-  const { kind, type, ...fields } = toJsonValue(raw.decode()) as { kind: string; type: number } & Record<
-    string,
-    unknown
-  >;
+  const { kind, type, time, offset, ...fields } = toJsonValue(raw.decode()) as {
+    kind: string;
+    type: number;
+    time?: string;
+    offset?: string;
+  } & Record<string, unknown>;
   const t = raw.type < PERF_RECORD_USER_TYPE_START ? raw.timestamp() : undefined;
-  const time = t === undefined ? {} : jsonTime(t);
   return jsonLine({
     type: 'record',
     kind,
     record_type: type,
     name: perfEventName(raw.type),
     offset: ctx.offset(raw),
-    ...time,
+    ...(t === undefined ? {} : jsonTime(t)),
+    ...(time === undefined ? {} : { record_time: time }),
+    ...(offset === undefined ? {} : { aux_offset: offset }),
     ...fields,
   });
 }

@@ -7,6 +7,7 @@ import { simulate, type SimSummary } from '../../sim/simulate.js';
 import { loadPtRecording } from '../../intelpt/flow/recording.js';
 import { decodeFlow } from '../../intelpt/flow/decode.js';
 import { checkImage } from '../../machine/check.js';
+import { jsonLine } from '../../format/json-lines.js';
 
 /**
  * `perfpoke demo` (`npm start`): the seed's experiment in one command.
@@ -91,10 +92,8 @@ export function register(program: Command): void {
         ];
         if (lost >= 0) rows.push(await decodeRow(`poke ${lost + 1} lost`, join(base, 'one-poke-lost')));
         if (o.json) {
-          process.stdout.write(
-            JSON.stringify({ simulated: s.instructions, flips: s.flips.length, simSeconds: simSecs, rows }, null, 1) +
-              '\n',
-          );
+          const summary = { simulated: s.instructions, flips: s.flips.length, sim_seconds: simSecs, rows };
+          process.stdout.write(jsonLine({ type: 'demo_summary', ...summary }));
           return;
         }
         const head = [

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { simulate } from '../../sim/simulate.js';
 import { UsageError } from '../errors.js';
+import { jsonLine } from '../../format/json-lines.js';
 
 /**
  * `perfpoke sim -o DIR`: write a synthetic intel_pt recording with known
@@ -70,7 +71,7 @@ export function register(program: Command): void {
         });
         const secs = (performance.now() - t0) / 1000;
         if (o.json) {
-          process.stdout.write(JSON.stringify(s, null, 1) + '\n');
+          process.stdout.write(jsonLine({ type: 'sim_summary', ...s }));
           return;
         }
         const lines = [
