@@ -29,8 +29,3 @@ export function textPokeAbiOption(
 export function quietOption(cmd: Command): Command {
   return cmd.option('--quiet', 'no progress bar on stderr');
 }
-
-/** `--kcore-dir DIR`: the code image (perf record --kcore's kcore_dir) when it is not beside the data. */
-export function kcoreDirOption(cmd: Command): Command {
-  return cmd.option('--kcore-dir <dir>', "a kcore_dir (kcore, kallsyms, modules) for the recording's code");
-}

@@ -159,6 +159,8 @@ export interface FormatScriptOptions {
   fields?: ScriptField[];
   /** The event's perf_event_attr.type (tracepoints have other default fields). */
   attrType?: number;
+  /** The event's sample_period: perf prints it as the period of a sample without PERIOD. */
+  samplePeriod?: bigint;
   /** The thread's name (perf prints ":-1" when it has none). */
   comm?: string;
   /** The event's name (perf's evsel__name). */
@@ -187,7 +189,7 @@ export function formatScript(sample: SampleRecord, opts: FormatScriptOptions = {
   const l: SampleLine = {
     fields,
     comm: opts.comm,
-    period: sample.period ?? 0n,
+    period: sample.period ?? opts.samplePeriod ?? 0n,
     event: opts.event ?? '[unknown]',
     eventWidth: opts.eventWidth ?? 0,
     chain: withChain && fields.has('ip') ? resolveCallchain(sample.callchain!) : undefined,
