@@ -16,12 +16,12 @@ export function hexDump(bytes: Uint8Array): string {
   for (let i = 0; i < bytes.length; i += 16) {
     const line = bytes.subarray(i, i + 16);
     s += `.  ${i.toString(16).padStart(4, '0')}: `;
-    for (const b of line) s += ' ' + b.toString(16).padStart(2, '0');
-    s += '   '.repeat(16 - line.length) + '  ';
+    for (const b of line) s += ` ${b.toString(16).padStart(2, '0')}`;
+    s += `${'   '.repeat(16 - line.length)}  `;
     for (const b of line) s += b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : '.';
-    s += ' '.repeat(16 - line.length) + '\n';
+    s += `${' '.repeat(16 - line.length)}\n`;
   }
-  return s + '\n';
+  return `${s}\n`;
 }
 
 /** cpu_map__snprint: "0-3,5,7-8". */
@@ -177,6 +177,6 @@ function stackOffset(s: SampleRecord, L: AttrLayout): number {
   if (has(t, SampleType.CALLCHAIN)) off += 8 + 8 * (s.callchain?.length ?? 0);
   if (has(t, SampleType.RAW)) off += 4 + (s.raw?.length ?? 0);
   if (has(t, SampleType.BRANCH_STACK)) off += 8 + (L.branchHwIndex ? 8 : 0) + 24 * (s.branchStack?.entries.length ?? 0);
-  if (has(t, SampleType.REGS_USER)) off += 8 + (s.regsUser && s.regsUser.abi ? 8 * s.regsUser.regs.length : 0);
+  if (has(t, SampleType.REGS_USER)) off += 8 + (s.regsUser?.abi ? 8 * s.regsUser.regs.length : 0);
   return off; // perf: offset of the u64 size field (evsel__parse_sample keeps array - 1)
 }

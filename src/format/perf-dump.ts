@@ -102,7 +102,7 @@ function tstamp(ctx: DumpContext, type: number, rec: PerfRecord | undefined): st
 
 /** The text perf prints after "PERF_RECORD_<NAME>" for one record in -D mode ('' = perf prints no newline either). */
 export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): string {
-  const head = 'PERF_RECORD_' + perfEventName(rec.type);
+  const head = `PERF_RECORD_${perfEventName(rec.type)}`;
   switch (rec.kind) {
     case 'sample':
       return sampleText(rec, raw.layout);
@@ -114,14 +114,14 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
       const L = raw.layout;
       const v = rec.read.values[0] ?? { value: 0n };
       let s = `: ${rec.pid} ${rec.tid} ${L ? eventName(ctx, L) : '(null)'} ${v.value}\n`;
-      if (!L) return s + ': unhandled!\n';
+      if (!L) return `${s}: unhandled!\n`;
       const rf = L.readFormat;
       if (has(rf, ReadFormat.TOTAL_TIME_ENABLED)) s += `... time enabled : ${rec.read.timeEnabled ?? 0n}\n`;
       if (has(rf, ReadFormat.TOTAL_TIME_RUNNING)) s += `... time running : ${rec.read.timeRunning ?? 0n}\n`;
       if (has(rf, ReadFormat.ID)) s += `... id           : ${v.id ?? 0n}\n`;
       if (has(rf, ReadFormat.LOST)) s += `... lost         : ${v.lost ?? 0n}\n`;
       // perf script has no read callback: the stub adds its own line
-      return s + ': unhandled!\n';
+      return `${s}: unhandled!\n`;
     }
     case 'throttle':
     case 'unthrottle':
@@ -157,8 +157,7 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
     case 'auxtrace': {
       let s = ` size: ${hexAlt(rec.dataSize)}  offset: ${hexAlt(rec.offset)}  ref: ${hexAlt(rec.reference)}  idx: ${rec.idx}  tid: ${rec.tid}  cpu: ${rec.cpu}\n`;
       // intel_pt_process_auxtrace_event → intel_pt_dump: perf's packet listing of the buffer
-      if (ctx.auxType === PERF_AUXTRACE_INTEL_PT && rec.data)
-        s += '.\n' + [...perfDumpLines(rec.data)].join('\n') + '\n';
+      if (ctx.auxType === PERF_AUXTRACE_INTEL_PT && rec.data) s += `.\n${[...perfDumpLines(rec.data)].join('\n')}\n`;
       return s;
     }
     case 'time_conv':
@@ -167,7 +166,7 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
       return '\n'; // checked with perf 6.1
     case 'auxtrace_info':
       ctx.auxType = rec.auxType;
-      return ` type: ${rec.auxType}\n` + (rec.auxType === PERF_AUXTRACE_INTEL_PT ? intelPtInfo(rec.priv) : '');
+      return ` type: ${rec.auxType}\n${rec.auxType === PERF_AUXTRACE_INTEL_PT ? intelPtInfo(rec.priv) : ''}`;
     case 'mmap':
     case 'mmap2': {
       if (rec.filename.startsWith('[kernel.kallsyms]')) ctx.noteKernelMap(rec.addr, rec.len);
@@ -259,12 +258,12 @@ export function recordText(raw: RawRecord, ctx: DumpContext): string {
   const off = ctx.offset(raw);
   let s = '';
   if (ctx.hex)
-    s += `\n${hexAlt(off)}@${ctx.path} [0x${raw.size.toString(16)}]: event: ${raw.type}\n` + hexDump(raw.bytes);
+    s += `\n${hexAlt(off)}@${ctx.path} [0x${raw.size.toString(16)}]: event: ${raw.type}\n${hexDump(raw.bytes)}`;
   // the seed's RFC poke (type 19 with --text-poke-abi=rfc) is named for what it is, not perf's CGROUP
   const name = rec.kind === 'text_poke' ? 'TEXT_POKE' : perfEventName(raw.type);
   s += `${tstamp(ctx, raw.type, rec)}${hexAlt(off)} [0x${raw.size.toString(16)}]: PERF_RECORD_${name}`;
   const d = detailText(rec, raw, ctx);
-  return s + (ctx.hex ? d : d.endsWith('\n') ? d : d + '\n');
+  return s + (ctx.hex ? d : d.endsWith('\n') ? d : `${d}\n`);
 }
 
 /**

@@ -37,8 +37,8 @@ export function headerLines(ff: FileFeatures, mtime: Date, full: boolean): strin
   out.push(...body);
   const have = new Set(h.features);
   const missing: string[] = [];
-  for (let bit = 1; bit < LAST_FEATURE; bit++) if (!have.has(bit)) missing.push(featureName(bit) + ' ');
-  out.push('# missing features: ' + missing.join(''));
+  for (let bit = 1; bit < LAST_FEATURE; bit++) if (!have.has(bit)) missing.push(`${featureName(bit)} `);
+  out.push(`# missing features: ${missing.join('')}`);
   for (const id of h.features)
     if (id >= LAST_FEATURE) out.push(`# unknown feature ${id} (${featureName(id)}), kept as raw bytes`);
   out.push('# ========', '#');

@@ -33,7 +33,7 @@ export interface ScriptOptions {
 
 /** perf's output_type(): one field set per attr type class. */
 export function outputType(attrType: number): number {
-  return attrType < 6 ? attrType : 6;
+  return Math.min(attrType, 6);
 }
 
 /** "comm,tid,ip" → the field list; unknown or per-type fields are a FormatOptionError. */

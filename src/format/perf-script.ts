@@ -42,7 +42,7 @@ import {
 
 /** C's "%0Nd": the sign comes before the zeros. */
 function zeroPad(n: number, w: number): string {
-  return n < 0 ? '-' + String(-n).padStart(w - 1, '0') : String(n).padStart(w, '0');
+  return n < 0 ? `-${String(-n).padStart(w - 1, '0')}` : String(n).padStart(w, '0');
 }
 
 const hex16 = (v: bigint): string => v.toString(16).padStart(16);
@@ -131,10 +131,10 @@ function sampleText(rec: SampleRecord, sf: SampleFields, l: SampleLine): string 
       line += '\n';
       for (const ip of l.chain) line += `\t${hex16(ip)}\n`;
     } else {
-      line += ' ' + hex16(rec.ip ?? 0n);
+      line += ` ${hex16(rec.ip ?? 0n)}`;
     }
   }
-  return line + '\n';
+  return `${line}\n`;
 }
 
 /** The JSON Lines form of a sample line (docs/json/sample.schema.json). */

@@ -130,7 +130,7 @@ export function register(program: Command): void {
           lines.push(
             `recordings kept in ${base} (decode with: perfpoke decode -i ${join(base, 'with-pokes')} --itrace=e)`,
           );
-        process.stdout.write(lines.join('\n') + '\n');
+        process.stdout.write(`${lines.join('\n')}\n`);
       } finally {
         if (!o.keep) rmSync(base, { recursive: true, force: true });
       }

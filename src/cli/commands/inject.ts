@@ -37,7 +37,7 @@ export function parseTimeWindow(s: string): { start: bigint; end: bigint } {
   const ns = (x: string): bigint | undefined => {
     if (!x || x === '.') return undefined;
     const [sec, frac = ''] = x.split('.');
-    return BigInt(sec || '0') * 1_000_000_000n + BigInt((frac + '000000000').slice(0, 9));
+    return BigInt(sec || '0') * 1_000_000_000n + BigInt(`${frac}000000000`.slice(0, 9));
   };
   const start = ns(m[1]!) ?? 0n;
   const end = ns(m[2]!) ?? (1n << 64n) - 1n;

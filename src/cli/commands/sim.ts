@@ -83,7 +83,7 @@ export function register(program: Command): void {
           ...s.flips.map((f) => `  flip site ${f.addr} (${f.len} bytes) → ${f.to ? 'jmp' : 'nop'} at time ${f.time}`),
           `decode with: perf script -i ${o.output} --itrace=e   or   perfpoke decode -i ${o.output} --itrace=e`,
         ];
-        process.stdout.write(lines.join('\n') + '\n');
+        process.stdout.write(`${lines.join('\n')}\n`);
       },
     );
 }
