@@ -8,6 +8,7 @@ export { DumpContext, dumpFile, dumpToString, recordJson, recordText, type DumpO
 export { hexDump } from './perf-dump-sample.js';
 export { statsLines, statsJsonLines } from './perf-stats.js';
 export { ctimeString, headerLines, headerJsonLines } from './perf-header.js';
+export { printFeature, attrFields, cpuListString, type PrintContext } from './header-features.js';
 export { ptBufferLines, ptDumpFileLines, type PtDumpFormat } from './pt-dump.js';
 export {
   decodeJsonLines,

@@ -4,7 +4,8 @@
  * src/perfdata/features/print.ts holds), and the JSON Lines form of a header.
  */
 import { featureName } from '../abi/feature.js';
-import { featureTableOffset, printFeature, type FileFeatures } from '../perfdata/features/index.js';
+import { featureTableOffset, type FileFeatures } from '../perfdata/features/index.js';
+import { printFeature } from './header-features.js';
 import { toJsonValue } from '../perfdata/jsonl-values.js';
 import { jsonLine } from './json-lines.js';
 
