@@ -1,7 +1,7 @@
 /**
  * What `perf report --header-only` prints (perf 6.1 header.c
  * perf_header__fprintf_info and the features' print functions, which
- * src/perfdata/features/print.ts holds), and the JSON Lines form of a header.
+ * header-features.ts holds), and the JSON Lines form of a header.
  */
 import { featureName } from '../abi/feature.js';
 import { featureTableOffset, type FileFeatures } from '../perfdata/features/index.js';
