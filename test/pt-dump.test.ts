@@ -8,7 +8,7 @@ import { simulate } from '../src/sim/index.js';
 import { PerfFile } from '../src/perfdata/perf-file.js';
 import { RecordType } from '../src/abi/record-type.js';
 import { libiptHarness, libiptEncode } from '../tools/libipt-harness/harness.js';
-import { ptdumpLines } from '../src/intelpt/packets/index.js';
+import { ptdumpLines } from '../src/format/pt-packets-ptdump.js';
 
 /**
  * `perfpoke pt-dump` against perf 6.1's `perf script -D` on files perf

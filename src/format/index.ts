@@ -10,6 +10,8 @@ export { statsLines, statsJsonLines } from './perf-stats.js';
 export { ctimeString, headerLines, headerJsonLines } from './perf-header.js';
 export { printFeature, attrFields, cpuListString, type PrintContext } from './header-features.js';
 export { ptBufferLines, ptDumpFileLines, type PtDumpFormat } from './pt-dump.js';
+export * from './pt-packets-perf.js';
+export * from './pt-packets-ptdump.js';
 export {
   decodeJsonLines,
   itraceSink,

@@ -21,7 +21,7 @@ import { formatPerfEvent, perfEventName, hexAlt } from '../session/event-text.js
 import { defaultEventName } from '../session/event-names.js';
 import { openSession } from '../session/session.js';
 import { toJsonValue } from '../perfdata/jsonl-values.js';
-import { perfDumpLines } from '../intelpt/packets/format-perf.js';
+import { perfDumpLines } from './pt-packets-perf.js';
 import { cpuList, hexDump, sampleText } from './perf-dump-sample.js';
 import { jsonLine, jsonTime } from './json-lines.js';
 

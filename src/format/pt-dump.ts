@@ -7,7 +7,9 @@
 import { RecordType } from '../abi/record-type.js';
 import type { PerfFile } from '../perfdata/perf-file.js';
 import { toJsonValue } from '../perfdata/jsonl-values.js';
-import { perfDumpLines, ptdumpLines, iteratePackets, LastIp } from '../intelpt/packets/index.js';
+import { iteratePackets, LastIp } from '../intelpt/packets/index.js';
+import { perfDumpLines } from './pt-packets-perf.js';
+import { ptdumpLines } from './pt-packets-ptdump.js';
 import {
   decodeAuxtracePriv,
   formatIntelPtInfo,

@@ -5,7 +5,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { iteratePackets, type Packet, type PacketError, ptdumpLines } from './index.js';
+import { iteratePackets, type Packet, type PacketError } from './index.js';
+import { ptdumpLines } from '../../format/pt-packets-ptdump.js';
 import { libiptHarness, libiptEncode, libiptEncodeMany, libiptPackets } from '../../../tools/libipt-harness/harness.js';
 
 /**
