@@ -1,5 +1,6 @@
 /** perf's text formats and the JSON Lines convention, for library users: perf's text for one record or a file. */
 export * from './errors.js';
+export * from './perf-event-text.js';
 export * from './text-sink.js';
 export * from './json-lines.js';
 export { SCRIPT_FIELDS, parseFields, type ScriptField, type ScriptOptions } from './perf-script-fields.js';

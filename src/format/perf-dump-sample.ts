@@ -6,7 +6,7 @@
 import type { SampleRecord } from '../perfdata/records/index.js';
 import type { AttrLayout } from '../perfdata/layout.js';
 import { SampleType, ReadFormat } from '../abi/sample-format.js';
-import { hexAlt } from '../session/event-text.js';
+import { hexAlt } from './perf-event-text.js';
 
 const has = (t: bigint, b: bigint): boolean => (t & b) !== 0n;
 

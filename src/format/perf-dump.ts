@@ -17,7 +17,7 @@ import type { AttrLayout } from '../perfdata/layout.js';
 import { RecordType, PERF_RECORD_USER_TYPE_START, PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER } from '../abi/record-type.js';
 import { SampleType, ReadFormat } from '../abi/sample-format.js';
 import { attrFlag } from '../abi/event-attr.js';
-import { formatPerfEvent, perfEventName, hexAlt } from '../session/event-text.js';
+import { formatPerfEvent, perfEventName, hexAlt } from './perf-event-text.js';
 import { defaultEventName } from '../session/event-names.js';
 import { openSession } from '../session/session.js';
 import { toJsonValue } from '../perfdata/jsonl-values.js';

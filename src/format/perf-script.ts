@@ -24,7 +24,7 @@ import {
 } from '../abi/sample-format.js';
 import type { PerfRecord, RawRecord, SampleRecord } from '../perfdata/index.js';
 import type { Session } from '../session/session.js';
-import { formatPerfEvent } from '../session/event-text.js';
+import { formatPerfEvent } from './perf-event-text.js';
 import { ThreadComms } from '../session/threads.js';
 import { UserMaps } from '../session/user-maps.js';
 import { SampleReadSplitter } from '../session/sample-read.js';

@@ -5,7 +5,7 @@
  * its JSON Lines form.
  */
 import type { SessionStats } from '../session/stats.js';
-import { perfEventName, PERF_RECORD_HEADER_MAX } from '../session/event-text.js';
+import { perfEventName, PERF_RECORD_HEADER_MAX } from './perf-event-text.js';
 import { jsonLine } from './json-lines.js';
 
 const pct = (n: number, total: number): string => ((100 * n) / total).toFixed(1).padStart(4);
