@@ -218,17 +218,19 @@ test('loadAuxQueues: one queue per CPU with the buffers perf lists', async () =>
     cpu: Number(m[6]),
   }));
   assert.ok(want.length >= 2);
-  const got = queues.all().flatMap((q) =>
-    q.buffers.map((b) => ({
-      size: b.size,
-      offset: b.offset,
-      reference: b.reference,
-      idx: b.idx,
-      tid: b.tid,
-      cpu: b.cpu,
-      q: q.key,
-    })),
-  );
+  const got = queues
+    .all()
+    .flatMap((q) =>
+      q.buffers.map((b) => ({
+        size: b.size,
+        offset: b.offset,
+        reference: b.reference,
+        idx: b.idx,
+        tid: b.tid,
+        cpu: b.cpu,
+        q: q.key,
+      })),
+    );
   for (const w of want)
     assert.ok(
       got.some(
