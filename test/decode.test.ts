@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { simulate } from '../src/sim/simulate.js';
 import { loadPtRecording } from '../src/intelpt/flow/recording.js';
+import { PerfFile } from '../src/perfdata/perf-file.js';
 import { runCli, runPerf, repoRoot } from './cli.js';
 
 const perfOk = existsSync('/usr/bin/perf') && runPerf(['--version']) !== null;
@@ -20,7 +21,7 @@ test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 test("one lost poke: the error list equals perf's, --cpu keeps one CPU, --json locates each error in its AUX buffer", {
   timeout: 120_000,
-}, (t) => {
+}, async (t) => {
   const full = join(dir, 'full');
   const s = simulate({ out: full, seed: 21, size: 50_000, flips: 8, truth: false });
   const lost = s.flips.findIndex((f, i) => s.flips.slice(i + 1).some((g) => g.site === f.site));
@@ -39,8 +40,19 @@ test("one lost poke: the error list equals perf's, --cpu keeps one CPU, --json l
   assert.ok(rep.errors > 0);
   const errs = objs.filter((o) => o.type === 'decode_error');
   assert.equal(errs.length, rep.errors);
+  // the AUXTRACE records of the file, by file offset: trace bytes each
+  const auxSizes = new Map<number, number>();
+  const pf = await PerfFile.open(join(out, 'data'));
+  for await (const r of pf.records()) if (r.type === 71) auxSizes.set(r.fileOffset, r.auxData?.length ?? 0);
+  await pf.close();
+  assert.ok(auxSizes.size > 0);
   for (const e of errs) {
-    assert.ok(e.aux_buffer && e.aux_buffer.buffer_offset >= 0, 'error located in a buffer');
+    const size = auxSizes.get(e.aux_buffer?.offset);
+    assert.ok(size !== undefined, `error at ${JSON.stringify(e.aux_buffer)} names an AUXTRACE record`);
+    assert.ok(
+      e.aux_buffer.buffer_offset < size,
+      `error offset ${e.aux_buffer.buffer_offset} inside the ${size}-byte buffer`,
+    );
     assert.ok(BigInt(e.time_ns) >= BigInt(s.flips[lost]!.time), 'no error before the lost poke');
   }
   const c1 = runCli(['decode', '-i', out, '--itrace=e', '--cpu', '1']);

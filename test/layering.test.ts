@@ -1,10 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import { repoRoot } from './cli.js';
+import { sourceModules as sources } from './src-modules.js';
 
-// DESIGN.md: a layer imports only layers above it in this order (sim, the
+// docs/design.md: a layer imports only layers above it in this order (sim, the
 // trace simulator, may use every library layer; only the CLI sits below it).
 const ORDER = [
   'abi',
@@ -22,16 +23,7 @@ const ORDER = [
   'cli',
 ];
 
-function sources(dir: string, out: string[] = []): string[] {
-  for (const n of readdirSync(dir)) {
-    const p = join(dir, n);
-    if (statSync(p).isDirectory()) sources(p, out);
-    else if (n.endsWith('.ts') && !n.endsWith('.test.ts')) out.push(p);
-  }
-  return out;
-}
-
-test('every src module imports only its own layer or layers above it (DESIGN.md)', () => {
+test('every src module imports only its own layer or layers above it (docs/design.md)', () => {
   const src = join(repoRoot, 'src');
   const bad: string[] = [];
   let checked = 0;

@@ -12,8 +12,8 @@ import { ptdumpLines } from '../src/format/pt-packets-ptdump.js';
 
 /**
  * `perfpoke pt-dump` against perf 6.1's `perf script -D` on files perf
- * accepts as intel_pt recordings (the simulator's, see
- * /work/shared/notes/perf-intel-pt-files.md), with the AUX data replaced by
+ * accepts as intel_pt recordings (the simulator's, which meet what perf needs
+ * of such files: docs/design.md), with the AUX data replaced by
  * hand-made and random packet streams so every packet kind, perf's
  * zero-folding and its "Bad packet!" lines are compared.
  */

@@ -267,10 +267,10 @@ test('record -a until SIGINT: the file is finished and no temporary file is left
   const exited = new Promise<number | null>((res) => c.on('exit', (code) => res(code)));
   // wait until the temporary output exists (events are open), then interrupt
   // (generous: a loaded CI machine can take seconds just to start tsx)
-  for (let i = 0; i < 600 && !readdirSync(dir).some((n) => n.endsWith('.tmp')); i++)
+  for (let i = 0; i < 600 && !readdirSync(dir).some((n) => n.includes('.tmp-')); i++)
     await new Promise((r) => setTimeout(r, 50));
   assert.ok(
-    readdirSync(dir).some((n) => n.endsWith('.tmp')),
+    readdirSync(dir).some((n) => n.includes('.tmp-')),
     `recording never started: ${stderr}`,
   );
   await new Promise((r) => setTimeout(r, 300));

@@ -19,7 +19,7 @@ import { isKernelPoke, pokeEnd, type Poke } from './poke.js';
  * after the pokes with time ≤ t (binary search: O(log n) per site hit).
  *
  * Switch point: at time ≥ poke.time the new bytes apply. The INT3 protocol
- * (DESIGN.md) makes the event's time the one moment a CPU can switch from
+ * (docs/design.md) makes the event's time the one moment a CPU can switch from
  * old to new code.
  *
  * Equal times: perf delivers events in ordered-events order — by time, then

@@ -182,7 +182,8 @@ export async function perfDataToJsonl(
       let n = 0;
       for await (const raw of records) {
         if (++n % 4096 === 0) opts.progress?.(raw.fileOffset, info.size);
-        if (raw.type === RecordType.HEADER_ATTR || raw.type === RecordType.HEADER_FEATURE) continue; // in the first lines already
+        // in the first lines already
+        if (raw.type === RecordType.HEADER_ATTR || raw.type === RecordType.HEADER_FEATURE) continue;
         const rec = raw.decode();
         const p = writeLine(s, recordToJson(rec, layoutIndex(raw.layout)));
         if (p) await p;

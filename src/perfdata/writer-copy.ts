@@ -15,7 +15,10 @@ import { PerfDataWriter, type WriterAttr } from './writer.js';
  */
 export interface CopyOptions {
   bigEndian?: boolean;
-  /** How to read type 19 in the input (default 'final'). With 'rfc', pokes are converted to type 20 and attr bit 32 → 33. */
+  /**
+   * How to read type 19 in the input (default 'final').
+   * With 'rfc', pokes are converted to type 20 and attr bit 32 → 33.
+   */
   textPokeAbi?: ReaderOptions['textPokeAbi'];
   /** Return false to drop a record. */
   keep?: (raw: RawRecord) => boolean;

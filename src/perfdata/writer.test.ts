@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { RecordType } from '../abi/record-type.js';
@@ -8,6 +8,7 @@ import { PerfFile } from './perf-file.js';
 import { copyPerfData } from './writer-copy.js';
 import { PerfDataWriter } from './writer.js';
 import { readFileFeatures } from './features/index.js';
+import { encodeRecordBytes, type PerfRecord } from './records/index.js';
 
 const root = join(import.meta.dirname, '../..');
 function fixtures(): string[] {
@@ -62,7 +63,8 @@ test('read → write → read gives identical decoded records, both byte orders,
       const b = await readFileFeatures(out);
       for (const e of a.features) {
         if (['event_desc', 'compressed', 'sample_time'].includes(e.data.kind)) continue;
-        if (bigEndian && e.data.kind === 'raw' && (e.id === 25 || e.id === 26)) continue; // opaque bpf sections are dropped when swapping
+        // opaque bpf sections are dropped when swapping
+        if (bigEndian && e.data.kind === 'raw' && (e.id === 25 || e.id === 26)) continue;
         const o = b.features.find((x) => x.id === e.id);
         assert.ok(o, `${f}: feature ${e.id} copied`);
         assert.deepEqual(o.data, e.data, `${f}: feature ${e.id}`);
@@ -158,6 +160,74 @@ test('a failed write leaves an existing output untouched and no temporary file',
   );
   await w.abort();
   assert.equal(readFileSync(out, 'utf8'), 'precious');
+  assert.deepEqual(
+    readdirSync(tmp).filter((f) => f.includes('.tmp-')),
+    [],
+  );
+});
+
+test('the synchronous API writes the async bytes: records in one block, or a tail appended by another writer', async () => {
+  const pf = await PerfFile.open(join(root, 'test/fixtures/features/basic.data'));
+  const attrs = pf.attrs.map((a) => ({ attr: a.attr, ids: a.ids, name: 'cpu-clock' }));
+  await pf.close();
+  const head = { misc: 0, size: 0, fileOffset: 0 };
+  const payload = new Uint8Array(4000).map((_, i) => (i * 7) & 0xff);
+  const recs: PerfRecord[] = [
+    { kind: 'finished_round', type: RecordType.FINISHED_ROUND, ...head },
+    {
+      kind: 'auxtrace',
+      type: RecordType.AUXTRACE,
+      ...head,
+      dataSize: BigInt(payload.length),
+      offset: 0n,
+      reference: 1n,
+      idx: 0,
+      tid: 1,
+      cpu: 0,
+      data: payload,
+    },
+    { kind: 'unknown', type: 99, ...head, bytes: new Uint8Array(16).fill(3) },
+    { kind: 'finished_round', type: RecordType.FINISHED_ROUND, ...head },
+  ];
+  const asyncOut = join(tmp, 'async.data');
+  const a = await PerfDataWriter.create(asyncOut, attrs);
+  for (const r of recs) await a.write(r);
+  const asyncSize = await a.finish();
+  assert.equal(asyncSize, statSync(asyncOut).size);
+
+  // one block of whole records, the AUXTRACE payload after its record (as the recorder's chunks are)
+  const parts = recs.flatMap((r) =>
+    r.kind === 'auxtrace' ? [encodeRecordBytes(r, true), payload] : [encodeRecordBytes(r, true)],
+  );
+  const block = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  parts.reduce((at, p) => (block.set(p, at), at + p.length), 0);
+  const blockOut = join(tmp, 'block.data');
+  const b = PerfDataWriter.createFile(blockOut, attrs);
+  b.writeRecordsSync(block);
+  assert.equal(b.finishSync(), asyncSize);
+  assert.deepEqual(readFileSync(blockOut), readFileSync(asyncOut));
+  // a block that ends inside a record is refused
+  const bad = PerfDataWriter.createFile(join(tmp, 'bad.data'), attrs);
+  assert.throws(() => bad.writeRecordsSync(block.subarray(0, block.length - 12)), /bad record size 24 at 4056/);
+  assert.throws(() => bad.writeRecordsSync(block.subarray(0, 100)), /AUXTRACE payload at 56 ends past the block/);
+  bad.abortSync();
+
+  // without the AUXTRACE record, the tail can be appended through the file descriptor (the native recorder's way)
+  const plain = recs.filter((r) => r.kind !== 'auxtrace').map((r) => encodeRecordBytes(r, true));
+  const whole = join(tmp, 'whole.data');
+  const c = PerfDataWriter.createFile(whole, attrs);
+  for (const p of plain) c.writeBytesSync(p);
+  c.finishSync();
+  const appended = join(tmp, 'appended.data');
+  const d = PerfDataWriter.createFile(appended, attrs);
+  d.writeBytesSync(plain[0]!);
+  const t = d.appendTarget();
+  let at = t.offset;
+  for (const p of plain.slice(1)) at += writeSync(t.fd, p, 0, p.length, at);
+  d.appendedUpTo(at);
+  assert.throws(() => d.appendedUpTo(at - 8), /before/);
+  d.finishSync();
+  assert.deepEqual(readFileSync(appended), readFileSync(whole));
   assert.deepEqual(
     readdirSync(tmp).filter((f) => f.includes('.tmp-')),
     [],

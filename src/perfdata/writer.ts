@@ -1,45 +1,40 @@
-import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { closeSync, fsyncSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import os from 'node:os';
 import { ByteWriter } from '../io/byte-writer.js';
 import { Feature } from '../abi/feature.js';
 import { RecordType } from '../abi/record-type.js';
-import { PERF_ATTR_SIZE_VER0, type EventAttr } from '../abi/event-attr.js';
-import { encodeEventAttr } from './event-attr-codec.js';
-import { encodeFileHeader, encodePipeHeader, PERF_FILE_HEADER_SIZE } from './file-header.js';
-import { attrLayout, calcIdPos, calcIsPos, type AttrLayout } from './layout.js';
+import { attrLayout, type AttrLayout } from './layout.js';
 import { encodeRecord, hasSampleIdTrailer, type PerfRecord } from './records/index.js';
-import { encodeFeature, featureIdOf, type FeatureData, type AuxtraceIndexEntry } from './features/index.js';
+import { featureIdOf, type FeatureData, type AuxtraceIndexEntry } from './features/index.js';
+import {
+  checkSampleTypes,
+  encodeFeatureTail,
+  encodeFileHead,
+  encodeHead,
+  encodePipePreamble,
+  fileLayout,
+  sizeAttrs,
+  type WriterAttr,
+} from './writer-layout.js';
 
-/**
- * PerfDataWriter: writes perf.data the way perf record/inject lay it out,
- *
- *   perf_file_header (104) | ids of every attr | perf_file_attr[] | data … |
- *   feature section table | feature sections
- *
- * streaming the data section (records are appended as they come, through a
- * 1 MiB buffer) and patching the header when `finish()` knows the sizes.
- * Output goes to `<out>.tmp-<pid>` beside the target and is renamed at the
- * end; `abort()` (or any failure in finish) removes it and leaves an existing
- * output untouched. `out === '-'` writes pipe mode to stdout: pipe header,
- * HEADER_ATTR and HEADER_FEATURE records, then the records.
- *
- * AUXTRACE records (type 71) carry their trace payload after the record; the
- * writer notes each one's output offset and size (record + payload), and
- * finish() writes that as the AUXTRACE feature — perf's intel_pt decoder
- * finds the trace through it, so it must describe the output, not the input.
- */
-export interface WriterAttr {
-  attr: EventAttr;
-  ids: bigint[];
-  name?: string;
-}
+export type { WriterAttr } from './writer-layout.js';
 
 export interface PerfDataWriterOptions {
   /** Write a big-endian file (default: little-endian). */
   bigEndian?: boolean;
-  /** Feature sections to write (copied from an input, or made by hand); the basics are generated when missing. */
+  /** Feature sections to write (copied from an input, or made by hand). */
   features?: FeatureData[];
+  /**
+   * Add the features that describe this host and the attrs (hostname, osrelease, version,
+   * arch, nrcpus, cmdline when not given; EVENT_DESC always regenerated). Default true;
+   * false writes exactly `features` (plus the AUXTRACE index when there are AUXTRACE records).
+   */
+  describe?: boolean;
+  /** File mode: permission bits of the new file (default 0o666 less the umask; perf record uses 0o600). */
+  mode?: number;
+  /** File mode: fsync the file before the rename. */
+  fsync?: boolean;
   /**
    * Test only: grow every kernel record by this many junk bytes (multiple of 8),
    * placed before the sample_id trailer, to prove readers honour header.size.
@@ -47,14 +42,27 @@ export interface PerfDataWriterOptions {
   padRecords?: number;
 }
 
-/** perf 6.1's sizeof(struct perf_event_attr): larger attrs make it refuse the file. */
-const PERF61_ATTR_SIZE = 128;
 const FLUSH_AT = 1 << 20;
 
-interface Sink {
-  write(b: Uint8Array): Promise<void>;
-}
-
+/**
+ * PerfDataWriter: the one perf.data writer (inject, convert, record and sim
+ * all write through it). Records are appended as they come, through a 1 MiB
+ * buffer; the attrs go first and the features and the header are written when
+ * `finish()` knows the sizes (layout: writer-layout.ts).
+ *
+ * File mode writes `<out>.tmp-<pid>` beside the target and renames it at the
+ * end; `abort()` (or any failure in finish) removes it and leaves an existing
+ * output untouched. File mode is synchronous underneath, so callers that
+ * cannot await (the simulator, the recorder's callbacks) use createFile,
+ * writeBytesSync, writeRecordsSync, finishSync and abortSync. `out === '-'`
+ * writes pipe mode to stdout: pipe header, HEADER_ATTR, HEADER_FEATURE and
+ * HEADER_TRACING_DATA records, then the records.
+ *
+ * AUXTRACE records (type 71) carry their trace payload after the record; the
+ * writer notes each one's output offset and size, and finish() writes that as
+ * the AUXTRACE feature — perf's intel_pt decoder finds the trace through it,
+ * so it must describe the output, not the input.
+ */
 export class PerfDataWriter {
   readonly le: boolean;
   readonly pipe: boolean;
@@ -63,21 +71,23 @@ export class PerfDataWriter {
   readonly layouts: AttrLayout[];
   private readonly out: string;
   private readonly tmp: string;
-  private fh: FileHandle | undefined;
+  private fd = -1;
   private readonly features = new Map<number, FeatureData>();
   private readonly attrSize: number;
   private readonly dataOffset: number;
   private readonly pad: number;
+  private readonly fsync: boolean;
   private buf = new Uint8Array(FLUSH_AT);
   private bufLen = 0;
   /** Where the next write to the temporary file goes. */
   private filePos = 0;
+  /** Bytes of the data section so far (buffered ones included). */
+  private dataBytes = 0;
   private readonly auxIndex: AuxtraceIndexEntry[] = [];
   private sawAuxtrace = false;
   private firstSample: bigint | undefined;
   private lastSample: bigint | undefined;
   private done = false;
-  private readonly sink: Sink;
   private readonly idToAttr = new Map<bigint, number>();
 
   private constructor(out: string, attrs: WriterAttr[], opts: PerfDataWriterOptions) {
@@ -86,31 +96,43 @@ export class PerfDataWriter {
     this.tmp = this.pipe ? '' : join(dirname(out), `${basename(out)}.tmp-${process.pid}`);
     this.le = !opts.bigEndian;
     this.pad = opts.padRecords ?? 0;
+    this.fsync = opts.fsync ?? false;
     if (this.pad % 8 !== 0) throw new Error('padRecords must be a multiple of 8');
-    // perf reads each attr as attr.size bytes and steps by attr_size: make them one size
-    const maxSize = Math.max(PERF_ATTR_SIZE_VER0, ...attrs.map((a) => a.attr.size || PERF_ATTR_SIZE_VER0));
-    const needBig = attrs.some((a) => a.attr.config3 !== 0n);
-    const size = needBig ? Math.max(maxSize, 136) : Math.min(Math.max(maxSize, PERF_ATTR_SIZE_VER0), PERF61_ATTR_SIZE);
-    this.attrs = attrs.map((a) => ({ ...a, attr: { ...a.attr, size } }));
-    this.attrSize = size;
+    const sized = sizeAttrs(attrs);
+    this.attrs = sized.attrs;
+    this.attrSize = sized.attrSize;
     this.layouts = this.attrs.map((a) => attrLayout(a.attr, this.le));
-    this.attrs.forEach((a, i) => a.ids.forEach((id) => this.idToAttr.has(id) || this.idToAttr.set(id, i)));
-    const nIds = this.attrs.reduce((n, a) => n + a.ids.length, 0);
-    this.dataOffset = PERF_FILE_HEADER_SIZE + 8 * nIds + this.attrs.length * (size + 16);
+    this.attrs.forEach((a, i) => {
+      for (const id of a.ids) if (!this.idToAttr.has(id)) this.idToAttr.set(id, i);
+    });
+    this.dataOffset = fileLayout(this.attrs, this.attrSize).dataAt;
     for (const f of opts.features ?? []) this.features.set(featureIdOf(f), f);
-    this.checkSampleTypes();
-    this.addDefaultFeatures();
-    this.sink = this.pipe ? stdoutSink() : { write: (b) => this.writeFile(b) };
+    if (!this.features.has(Feature.STAT)) checkSampleTypes(this.attrs);
+    if (opts.describe ?? true) this.addDescription();
   }
 
   /**
-   * Create the writer (and the temporary output file). Throws on I/O errors;
-   * nothing is left behind then.
+   * Create the writer (and, in file mode, the temporary output file, with
+   * everything before the data written). Throws on I/O errors; nothing is left behind then.
    */
   static async create(out: string, attrs: WriterAttr[], opts: PerfDataWriterOptions = {}): Promise<PerfDataWriter> {
+    if (out !== '-') return PerfDataWriter.createFile(out, attrs, opts);
     const w = new PerfDataWriter(out, attrs, opts);
-    if (w.pipe) await w.startPipe();
-    else await w.startFile();
+    await writeStdout(encodePipePreamble(w.le, w.attrs, w.features));
+    return w;
+  }
+
+  /** create() for a file (not '-'), synchronously. */
+  static createFile(out: string, attrs: WriterAttr[], opts: PerfDataWriterOptions = {}): PerfDataWriter {
+    if (out === '-') throw new Error('PerfDataWriter.createFile: pipe mode needs create()');
+    const w = new PerfDataWriter(out, attrs, opts);
+    w.fd = openSync(w.tmp, 'w', opts.mode ?? 0o666);
+    try {
+      w.writeFile(encodeFileHead(w.le, w.attrs, w.attrSize));
+    } catch (e) {
+      w.abortSync();
+      throw e;
+    }
     return w;
   }
 
@@ -123,23 +145,7 @@ export class PerfDataWriter {
     this.features.set(featureIdOf(f), f);
   }
 
-  /**
-   * perf's evlist__valid_sample_type: with several attrs every sample must
-   * carry its id at the same place (ID or IDENTIFIER in every sample_type), or
-   * perf refuses the file ("non matching sample_type"). perf stat files (STAT) are exempt.
-   */
-  private checkSampleTypes(): void {
-    if (this.attrs.length < 2 || this.features.has(Feature.STAT)) return;
-    const pos = this.attrs.map((a) => [calcIdPos(a.attr.sampleType), calcIsPos(a.attr.sampleType)]);
-    const [id0, is0] = pos[0]!;
-    if (id0! < 0 || is0! < 0 || pos.some(([i, s]) => i !== id0 || s !== is0)) {
-      throw new Error(
-        'PerfDataWriter: with several attrs every sample_type needs ID or IDENTIFIER at the same position (perf refuses the file otherwise: "non matching sample_type")',
-      );
-    }
-  }
-
-  private addDefaultFeatures(): void {
+  private addDescription(): void {
     const put = (f: FeatureData) => {
       const id = featureIdOf(f);
       if (!this.features.has(id)) this.features.set(id, f);
@@ -159,99 +165,53 @@ export class PerfDataWriter {
     });
   }
 
-  private async startFile(): Promise<void> {
-    this.fh = await open(this.tmp, 'w');
-    try {
-      const w = new ByteWriter(this.le, this.dataOffset);
-      w.zeros(PERF_FILE_HEADER_SIZE); // patched by finish()
-      const idOffsets: number[] = [];
-      for (const a of this.attrs) {
-        idOffsets.push(w.pos);
-        for (const id of a.ids) w.u64(id);
-      }
-      this.attrs.forEach((a, i) => {
-        encodeEventAttr(w, a.attr, this.attrSize);
-        w.u64(idOffsets[i]!).u64(8 * a.ids.length);
-      });
-      await this.sink.write(w.finish());
-    } catch (e) {
-      await this.abort();
-      throw e;
-    }
-  }
-
-  private async startPipe(): Promise<void> {
-    const w = new ByteWriter(this.le, 4096);
-    encodePipeHeader(w);
-    for (const a of this.attrs) {
-      encodeRecord(
-        {
-          kind: 'header_attr',
-          type: RecordType.HEADER_ATTR,
-          misc: 0,
-          size: 0,
-          fileOffset: 0,
-          attr: a.attr,
-          ids: a.ids,
-        },
-        w,
-      );
-    }
-    for (const [id, f] of [...this.features].sort((x, y) => x[0] - y[0])) {
-      if (id === Feature.BUILD_ID || id === Feature.AUXTRACE || id === Feature.TRACING_DATA) continue; // file-mode only (perf: not synthesized in pipe mode)
-      const data = encodeFeature(f, this.le);
-      if (data.length + 16 > 0xffff) continue;
-      encodeRecord(
-        { kind: 'header_feature', type: RecordType.HEADER_FEATURE, misc: 0, size: 0, fileOffset: 0, featId: id, data },
-        w,
-      );
-    }
-    const td = this.features.get(Feature.TRACING_DATA);
-    if (td && td.kind === 'raw' && td.bytes.length) {
-      // pipe mode carries the tracepoint formats as a HEADER_TRACING_DATA record followed by the data, 8-aligned
-      const size = Math.ceil(td.bytes.length / 8) * 8;
-      encodeRecord(
-        { kind: 'tracing_data', type: RecordType.HEADER_TRACING_DATA, misc: 0, size: 0, fileOffset: 0, dataSize: size },
-        w,
-      );
-      w.bytes(td.bytes).zeros(size - td.bytes.length);
-    }
-    await this.sink.write(w.finish().slice());
-  }
-
-  private async writeFile(b: Uint8Array): Promise<void> {
+  private writeFile(b: Uint8Array): void {
     let done = 0;
-    while (done < b.length) {
-      const { bytesWritten } = await this.fh!.write(b, done, b.length - done, this.filePos);
-      done += bytesWritten;
-      this.filePos += bytesWritten;
-    }
+    while (done < b.length) done += writeSync(this.fd, b, done, b.length - done, this.filePos + done);
+    this.filePos += b.length;
   }
 
-  /** Append to the output buffer (one copy, no per-record allocation); flushes when full. */
-  private async push(b: Uint8Array): Promise<void> {
-    if (this.bufLen + b.length > this.buf.length) await this.flush();
+  private fileOnly(what: string): void {
+    if (this.pipe) throw new Error(`PerfDataWriter.${what}: file mode only`);
+    if (this.done) throw new Error('PerfDataWriter: write after finish/abort');
+  }
+
+  /** Append to the output buffer (one copy, no per-record allocation); file mode flushes when full. */
+  private pushFile(b: Uint8Array): void {
+    if (this.bufLen + b.length > this.buf.length) this.flushFile();
     if (b.length > this.buf.length) {
-      await this.sink.write(this.pipe ? b.slice() : b);
+      this.writeFile(b);
       return;
     }
     this.buf.set(b, this.bufLen);
     this.bufLen += b.length;
   }
 
-  private async flush(): Promise<void> {
+  private flushFile(): void {
     if (!this.bufLen) return;
-    // the pipe sink may hold the buffer until the stream drains: give it its own copy
-    const out = this.pipe ? this.buf.slice(0, this.bufLen) : this.buf.subarray(0, this.bufLen);
+    this.writeFile(this.buf.subarray(0, this.bufLen));
     this.bufLen = 0;
-    await this.sink.write(out);
+  }
+
+  /** Pipe mode: stdout may hold a buffer until it drains, so it always gets its own copy. */
+  private async pushPipe(b: Uint8Array): Promise<void> {
+    if (this.bufLen + b.length > this.buf.length) await this.flushPipe();
+    if (b.length > this.buf.length) return writeStdout(b.slice());
+    this.buf.set(b, this.bufLen);
+    this.bufLen += b.length;
+  }
+
+  private async flushPipe(): Promise<void> {
+    if (!this.bufLen) return;
+    const out = this.buf.slice(0, this.bufLen);
+    this.bufLen = 0;
+    await writeStdout(out);
   }
 
   /** Offset the next record will get in the output (for callers that index records). */
   get offset(): number {
     return (this.pipe ? 0 : this.dataOffset) + this.dataBytes;
   }
-  private dataBytes = 0;
 
   /**
    * Append a decoded record, encoded with attr `attrIndex`'s output layout
@@ -288,16 +248,40 @@ export class PerfDataWriter {
    */
   async writeBytes(bytes: Uint8Array, payload?: Uint8Array, trailerSize = 0): Promise<void> {
     if (this.done) throw new Error('PerfDataWriter: write after finish/abort');
+    const parts = this.account(bytes, payload, trailerSize);
+    if (!this.pipe) for (const p of parts) this.pushFile(p);
+    else for (const p of parts) await this.pushPipe(p);
+  }
+
+  /** writeBytes() for file mode, synchronously. */
+  writeBytesSync(bytes: Uint8Array, payload?: Uint8Array, trailerSize = 0): void {
+    this.fileOnly('writeBytesSync');
+    for (const p of this.account(bytes, payload, trailerSize)) this.pushFile(p);
+  }
+
+  /** Append several whole records (each AUXTRACE followed by its payload), as one block of bytes. */
+  writeRecordsSync(block: Uint8Array): void {
+    const dv = new DataView(block.buffer, block.byteOffset, block.byteLength);
+    for (let at = 0; at < block.length; ) {
+      const size = dv.getUint16(at + 6, this.le);
+      if (size < 8 || at + size > block.length) throw new Error(`PerfDataWriter: bad record size ${size} at ${at}`);
+      const aux = dv.getUint32(at, this.le) === RecordType.AUXTRACE ? Number(dv.getBigUint64(at + 8, this.le)) : 0;
+      const end = at + size + aux;
+      if (end > block.length) throw new Error(`PerfDataWriter: AUXTRACE payload at ${at + size} ends past the block`);
+      this.writeBytesSync(block.subarray(at, at + size), aux ? block.subarray(at + size, end) : undefined);
+      at = end;
+    }
+  }
+
+  /** Bookkeeping for one record (features it feeds, padding, AUXTRACE index); returns the bytes to append. */
+  private account(bytes: Uint8Array, payload: Uint8Array | undefined, trailerSize: number): Uint8Array[] {
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const type = dv.getUint32(0, this.le);
     if (type === RecordType.HEADER_TRACING_DATA && !this.pipe) {
       // file mode keeps the tracepoint formats in the TRACING_DATA feature (perf refuses tracepoint attrs without it)
-      this.features.set(Feature.TRACING_DATA, {
-        kind: 'raw',
-        id: Feature.TRACING_DATA,
-        bytes: (payload ?? new Uint8Array(0)).slice(),
-      });
-      return;
+      const data = (payload ?? new Uint8Array(0)).slice();
+      this.features.set(Feature.TRACING_DATA, { kind: 'raw', id: Feature.TRACING_DATA, bytes: data });
+      return [];
     }
     if (this.pad && type < 64) {
       const cut = bytes.length - trailerSize;
@@ -315,86 +299,110 @@ export class PerfDataWriter {
       this.auxIndex.push({ fileOffset: this.offset, size: bytes.length });
     }
     this.dataBytes += bytes.length;
-    await this.push(bytes);
-    if (payload && payload.length) {
-      this.dataBytes += payload.length;
-      await this.push(payload);
-    }
+    if (!payload?.length) return [bytes];
+    this.dataBytes += payload.length;
+    return [bytes, payload];
   }
 
   /**
-   * Write the features and the header, close, rename into place. On failure
-   * the temporary file is removed and the error rethrown.
+   * Hand the data tail to another writer (the native recorder's thread, which
+   * appends with pwritev as perf does): the file descriptor and where to write.
+   * Give it back with appendedUpTo() before writing anything else.
    */
-  async finish(): Promise<void> {
-    if (this.done) return;
+  appendTarget(): { fd: number; offset: number } {
+    this.fileOnly('appendTarget');
+    this.flushFile();
+    return { fd: this.fd, offset: this.filePos };
+  }
+
+  /** Take the tail back after another writer appended whole records up to `end`. */
+  appendedUpTo(end: number): void {
+    this.fileOnly('appendedUpTo');
+    if (end < this.filePos) throw new Error(`PerfDataWriter: appended end ${end} is before ${this.filePos}`);
+    this.dataBytes += end - this.filePos;
+    this.filePos = end;
+  }
+
+  /** The features as finish() writes them. */
+  private finalFeatures(): Map<number, FeatureData> {
+    if (this.sawAuxtrace || this.features.has(Feature.AUXTRACE))
+      this.features.set(Feature.AUXTRACE, { kind: 'auxtrace', entries: this.auxIndex });
+    if (this.features.has(Feature.SAMPLE_TIME) && this.firstSample !== undefined)
+      this.features.set(Feature.SAMPLE_TIME, { kind: 'sample_time', first: this.firstSample, last: this.lastSample! });
+    return this.features;
+  }
+
+  /**
+   * Write the features and the header, close, rename into place; returns the
+   * size of the file (0 in pipe mode). On failure the temporary file is
+   * removed and the error rethrown.
+   */
+  async finish(): Promise<number> {
+    if (!this.pipe) return this.finishSync();
+    if (this.done) return 0;
     try {
-      await this.flush();
-      if (this.pipe) {
-        this.done = true;
-        return;
-      }
-      if (this.sawAuxtrace || this.features.has(Feature.AUXTRACE))
-        this.features.set(Feature.AUXTRACE, { kind: 'auxtrace', entries: this.auxIndex });
-      if (this.features.has(Feature.SAMPLE_TIME) && this.firstSample !== undefined) {
-        this.features.set(Feature.SAMPLE_TIME, {
-          kind: 'sample_time',
-          first: this.firstSample,
-          last: this.lastSample!,
-        });
-      }
-      const ids = [...this.features.keys()].sort((a, b) => a - b);
-      const tableAt = this.dataOffset + this.dataBytes;
-      const bodies = ids.map((id) => encodeFeature(this.features.get(id)!, this.le));
-      const w = new ByteWriter(this.le, 4096);
-      let at = tableAt + 16 * ids.length;
-      for (const b of bodies) {
-        w.u64(at).u64(b.length);
-        at += b.length;
-      }
-      for (const b of bodies) w.bytes(b);
-      await this.sink.write(w.finish().slice());
-      const h = new ByteWriter(this.le, PERF_FILE_HEADER_SIZE);
-      const nIds = this.attrs.reduce((n, a) => n + a.ids.length, 0);
-      const attrsAt = PERF_FILE_HEADER_SIZE + 8 * nIds;
-      encodeFileHeader(h, {
-        attrSize: this.attrSize + 16,
-        attrs: { offset: attrsAt, size: this.attrs.length * (this.attrSize + 16) },
-        data: { offset: this.dataOffset, size: this.dataBytes },
-        eventTypes: { offset: 0, size: 0 },
-        features: ids,
-      });
-      const hb = h.finish();
-      await this.fh!.write(hb, 0, hb.length, 0);
-      await this.fh!.close();
-      this.fh = undefined;
-      await rename(this.tmp, this.out);
+      await this.flushPipe();
       this.done = true;
+      return 0;
     } catch (e) {
       await this.abort();
       throw e;
     }
   }
 
+  /** finish() for file mode, synchronously. */
+  finishSync(): number {
+    if (this.done) return this.filePos;
+    if (this.pipe) throw new Error('PerfDataWriter.finishSync: file mode only');
+    try {
+      this.flushFile();
+      const tail = encodeFeatureTail(this.le, this.finalFeatures(), this.filePos);
+      this.writeFile(tail.bytes);
+      const size = this.filePos;
+      const head = encodeHead(this.le, this.attrs, this.attrSize, this.dataBytes, tail.ids);
+      writeSync(this.fd, head, 0, head.length, 0);
+      if (this.fsync) fsyncSync(this.fd);
+      closeSync(this.fd);
+      this.fd = -1;
+      renameSync(this.tmp, this.out);
+      this.done = true;
+      return size;
+    } catch (e) {
+      this.abortSync();
+      throw e;
+    }
+  }
+
   /** Drop everything written: close and delete the temporary file. */
   async abort(): Promise<void> {
+    this.abortSync();
+  }
+
+  /** abort(), synchronously. */
+  abortSync(): void {
     this.done = true;
     this.bufLen = 0;
-    if (this.fh) {
-      await this.fh.close().catch(() => undefined);
-      this.fh = undefined;
+    if (this.fd >= 0) {
+      try {
+        closeSync(this.fd);
+      } catch {
+        // already closed
+      }
+      this.fd = -1;
     }
-    if (!this.pipe) await unlink(this.tmp).catch(() => undefined);
+    if (this.pipe) return;
+    try {
+      unlinkSync(this.tmp);
+    } catch {
+      // never created, or already renamed away
+    }
   }
 }
 
-function stdoutSink(): Sink {
-  return {
-    write: (b) =>
-      new Promise<void>((resolve, reject) => {
-        const ok = process.stdout.write(b, (err) => (err ? reject(err) : undefined));
-        if (ok) resolve();
-        else process.stdout.once('drain', () => resolve());
-      }),
-  };
+function writeStdout(b: Uint8Array): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const ok = process.stdout.write(b, (err) => (err ? reject(err) : undefined));
+    if (ok) resolve();
+    else process.stdout.once('drain', () => resolve());
+  });
 }

@@ -1,37 +1,12 @@
 /**
- * The feature sections `perfpoke record` writes after the data, in perf's
- * encodings (tools/perf/util/header.c write_* / process_*): strings are
- * `u32 len` (padded to 64 with NULs, NUL included) + bytes.
+ * The feature sections `perfpoke record` writes after the data, as perf
+ * record fills them in (tools/perf/util/header.c write_*); PerfDataWriter
+ * encodes them and adds EVENT_DESC from the attrs.
  */
 import { readFileSync } from 'node:fs';
 import { arch, hostname, release, totalmem } from 'node:os';
 
-import { encodeEventAttr } from '../perfdata/event-attr-codec.js';
-import { Feature } from '../abi/feature.js';
-import { ByteWriter } from '../io/byte-writer.js';
-import type { RecordEvent } from './events.js';
-
-/** header.c NAME_ALIGN */
-const NAME_ALIGN = 64;
-
-export interface FeatureSection {
-  id: number;
-  bytes: Uint8Array;
-}
-
-export function writePerfString(w: ByteWriter, s: string): void {
-  const b = Buffer.from(s, 'utf8');
-  const len = Math.ceil((b.length + 1) / NAME_ALIGN) * NAME_ALIGN;
-  w.u32(len)
-    .bytes(b)
-    .zeros(len - b.length);
-}
-
-function section(id: number, le: boolean, fill: (w: ByteWriter) => void): FeatureSection {
-  const w = new ByteWriter(le);
-  fill(w);
-  return { id, bytes: w.finish().slice() };
-}
+import type { FeatureData } from '../perfdata/features/index.js';
 
 /** What /proc/cpuinfo says, as perf's CPUDESC ("model name") and x86 CPUID ("vendor,family,model,stepping"). */
 export function cpuIdentity(cpuinfo: string): { desc: string; cpuid: string } {
@@ -45,17 +20,13 @@ export function cpuIdentity(cpuinfo: string): { desc: string; cpuid: string } {
 }
 
 export interface FeatureInputs {
-  le: boolean;
-  events: { event: RecordEvent; ids: bigint[] }[];
   cmdline: string[];
   nrCpusOnline: number;
   nrCpusAvail: number;
-  /** First and last sample time, when known (HEADER_SAMPLE_TIME). */
-  sampleTime?: { first: bigint; last: bigint };
 }
 
-/** Build the sections in ascending feature order (the order perf expects them in the file). */
-export function buildFeatures(i: FeatureInputs): FeatureSection[] {
+/** The host's description (EVENT_DESC and SAMPLE_TIME come from the writer and the recorder). */
+export function recordFeatures(i: FeatureInputs): FeatureData[] {
   let cpuinfo = '';
   try {
     cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
@@ -64,33 +35,15 @@ export function buildFeatures(i: FeatureInputs): FeatureSection[] {
   }
   const { desc, cpuid } = cpuIdentity(cpuinfo);
   const archName = arch() === 'x64' ? 'x86_64' : arch() === 'arm64' ? 'aarch64' : arch();
-  const out: FeatureSection[] = [
-    section(Feature.HOSTNAME, i.le, (w) => writePerfString(w, hostname())),
-    section(Feature.OSRELEASE, i.le, (w) => writePerfString(w, release())),
-    section(Feature.VERSION, i.le, (w) => writePerfString(w, 'perfpoke 0.1.0')),
-    section(Feature.ARCH, i.le, (w) => writePerfString(w, archName)),
-    section(Feature.NRCPUS, i.le, (w) => w.u32(i.nrCpusAvail).u32(i.nrCpusOnline)),
-    section(Feature.CPUDESC, i.le, (w) => writePerfString(w, desc)),
-    section(Feature.CPUID, i.le, (w) => writePerfString(w, cpuid)),
-    section(Feature.TOTAL_MEM, i.le, (w) => w.u64(BigInt(Math.floor(totalmem() / 1024)))),
-    section(Feature.CMDLINE, i.le, (w) => {
-      w.u32(i.cmdline.length);
-      for (const a of i.cmdline) writePerfString(w, a);
-    }),
-    section(Feature.EVENT_DESC, i.le, (w) => {
-      const attrSize = i.events[0]?.event.attr.size ?? 0;
-      w.u32(i.events.length).u32(attrSize);
-      for (const { event, ids } of i.events) {
-        encodeEventAttr(w, event.attr, attrSize);
-        w.u32(ids.length);
-        writePerfString(w, event.name);
-        for (const id of ids) w.u64(id);
-      }
-    }),
+  return [
+    { kind: 'hostname', value: hostname() },
+    { kind: 'osrelease', value: release() },
+    { kind: 'version', value: 'perfpoke 0.1.0' },
+    { kind: 'arch', value: archName },
+    { kind: 'nrcpus', avail: i.nrCpusAvail, online: i.nrCpusOnline },
+    { kind: 'cpudesc', value: desc },
+    { kind: 'cpuid', value: cpuid },
+    { kind: 'total_mem', kb: BigInt(Math.floor(totalmem() / 1024)) },
+    { kind: 'cmdline', argv: i.cmdline },
   ];
-  if (i.sampleTime) {
-    const t = i.sampleTime;
-    out.push(section(Feature.SAMPLE_TIME, i.le, (w) => w.u64(t.first).u64(t.last)));
-  }
-  return out.sort((a, b) => a.id - b.id);
 }

@@ -15,8 +15,9 @@ import { RECORD_ATTR_SIZE, samplingEvent, trackingEvent, type RecordEvent } from
 import { attrFlag, withAttrFlag } from '../abi/event-attr.js';
 import { encodeEventAttr } from '../perfdata/event-attr-codec.js';
 import { ByteWriter } from '../io/byte-writer.js';
-import { buildFeatures } from './features.js';
-import { HOST_LE, PerfFileOutput } from './file-output.js';
+import { recordFeatures } from './features.js';
+import { createRecordOutput, HOST_LE } from './file-output.js';
+import type { PerfDataWriter } from '../perfdata/writer.js';
 import { copyKcoreDir, KCORE_PATH, KcoreUnavailableError } from './kcore-dir.js';
 import { loadRecorderAddon, type NativeRecorder, type NativeStats } from './native.js';
 import { synthesizeKernelMmaps } from './synthesize.js';
@@ -100,7 +101,10 @@ function openHint(msg: string): string {
   return msg;
 }
 
-/** SAMPLE = header (8), IDENTIFIER (8, always first), IP (8), pid/tid (8), TIME: SAMPLING_SAMPLE_TYPE puts TIME here for every -e event. */
+/**
+ * SAMPLE = header (8), IDENTIFIER (8, always first), IP (8), pid/tid (8), TIME:
+ * SAMPLING_SAMPLE_TYPE puts TIME here for every -e event.
+ */
 const SAMPLE_TIME_OFFSET = 32;
 
 function osErrorName(errno: number): string {
@@ -140,7 +144,8 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
   const proc = o.procRoot ?? '/proc';
   if (o.kcore && !existsSync(o.procRoot ? join(proc, 'kcore') : KCORE_PATH)) {
     throw new KcoreUnavailableError(
-      `perfpoke record --kcore: ${o.procRoot ? join(proc, 'kcore') : KCORE_PATH} does not exist on this kernel (CONFIG_PROC_KCORE is off); record without --kcore`,
+      `perfpoke record --kcore: ${o.procRoot ? join(proc, 'kcore') : KCORE_PATH} does not exist on this kernel ` +
+        '(CONFIG_PROC_KCORE is off); record without --kcore',
     );
   }
   const Recorder = loadRecorderAddon();
@@ -162,14 +167,14 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
 
   let rec: NativeRecorder;
   const warnings: string[] = [];
-  let output: PerfFileOutput | undefined;
+  let output: PerfDataWriter | undefined;
   let failure: unknown;
   let finalSeen!: () => void;
   const final = new Promise<void>((res) => (finalSeen = res));
   try {
     const onChunk = (chunk: Buffer | null, isFinal: boolean): void => {
       try {
-        if (chunk && output && failure === undefined) output.writeRecords(chunk);
+        if (chunk && output && failure === undefined) output.writeRecordsSync(chunk);
       } catch (e) {
         failure ??= e;
       }
@@ -208,18 +213,26 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
       mkdirSync(stage, { recursive: true });
       copyKcoreDir(join(stage, 'kcore_dir'), proc);
     }
-    output = PerfFileOutput.create(dataPath, outEvents);
+    output = createRecordOutput(
+      dataPath,
+      outEvents,
+      recordFeatures({
+        cmdline: o.cmdline ?? ['perfpoke', 'record'],
+        nrCpusOnline: cpus.length,
+        nrCpusAvail: Math.max(cpus.length, (cpus.at(-1) ?? 0) + 1),
+      }),
+    );
     const synth = synthesizeKernelMmaps(
       HOST_LE,
       { id: outEvents[0]!.ids[0] ?? 0n },
       { kallsyms: join(proc, 'kallsyms'), modules: join(proc, 'modules') },
     );
-    output.writeRecords(synth.bytes);
+    output.writeRecordsSync(synth.bytes);
     const tasks =
       o.synthesizeTasks === false
         ? { bytes: new Uint8Array(0), records: 0, fork: 0, comm: 0, mmap2: 0 }
         : synthesizeTasks(HOST_LE, outEvents[0]!.ids[0] ?? 0n, proc);
-    output.writeRecords(tasks.bytes);
+    output.writeRecordsSync(tasks.bytes);
 
     // The reader thread appends to the file itself (no JavaScript on the hot path).
     const target = output.appendTarget();
@@ -260,19 +273,9 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
       throw new RecordError(`writing ${dataPath}: ${osErrorName(s.writeErrno)} (errno ${s.writeErrno})`);
     output.appendedUpTo(s.fileEnd);
     if (!stage) moveAside(o.output); // perf keeps the previous perf.data as perf.data.old
-    const fileBytes = output.finish(
-      buildFeatures({
-        le: HOST_LE,
-        events: outEvents,
-        cmdline: o.cmdline ?? ['perfpoke', 'record'],
-        nrCpusOnline: cpus.length,
-        nrCpusAvail: Math.max(cpus.length, (cpus.at(-1) ?? 0) + 1),
-        sampleTime:
-          s.firstSample !== undefined && s.lastSample !== undefined
-            ? { first: s.firstSample, last: s.lastSample }
-            : undefined,
-      }),
-    );
+    if (s.firstSample !== undefined && s.lastSample !== undefined)
+      output.setFeature({ kind: 'sample_time', first: s.firstSample, last: s.lastSample });
+    const fileBytes = output.finishSync();
     let finalOut = o.output;
     if (stage) {
       moveAside(o.output);
@@ -305,7 +308,7 @@ export async function record(o: RecordOptions): Promise<RecordResult> {
       // already stopped
     }
     if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    output?.abort();
+    output?.abortSync();
     if (stage) rmSync(stage, { recursive: true, force: true });
     throw e;
   }

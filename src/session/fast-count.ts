@@ -19,7 +19,7 @@ import { RawRecord } from '../perfdata/raw-record.js';
 import type { AttrLayout } from '../perfdata/layout.js';
 import { SampleReadSplitter } from './sample-read.js';
 import type { Session } from './session.js';
-import type { SessionStats } from './stats.js';
+import { statsResult, type SessionStats } from './stats-result.js';
 
 const CHUNK = 8 << 20;
 
@@ -156,14 +156,11 @@ export async function fastCount(s: Session): Promise<SessionStats | undefined> {
   } finally {
     closeSync(fd);
   }
-  const byType = new Map<number, number>();
-  counts.forEach((c, t) => {
-    if (c) byType.set(t, c);
+  return statsResult(s, {
+    total,
+    counts,
+    samples: perAttrSamples,
+    lost: perAttrLost,
+    unknownId: unknownId + splitter.unknownId,
   });
-  const events = attrs.map((_, i) => ({
-    name: s.eventNameAt(i),
-    samples: perAttrSamples[i]!,
-    lostSamples: perAttrLost[i]!,
-  }));
-  return { total, byType, events, unknownId: unknownId + splitter.unknownId };
 }

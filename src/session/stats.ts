@@ -11,26 +11,9 @@ import { RecordType } from '../abi/record-type.js';
 import type { Session } from './session.js';
 import { SampleReadSplitter } from './sample-read.js';
 import { fastCount } from './fast-count.js';
+import { statsResult, type SessionStats } from './stats-result.js';
 
-export interface EventStats {
-  /** attrs[i]'s name. */
-  name: string;
-  /** PERF_RECORD_SAMPLE records of this event. */
-  samples: number;
-  /** Sum of LOST_SAMPLES.lost for this event. */
-  lostSamples: bigint;
-}
-
-export interface SessionStats {
-  /** Every record (perf's nr_events[0], "TOTAL"). */
-  total: number;
-  /** Records per type id (user types ≥ 64 included). */
-  byType: Map<number, number>;
-  /** Per attr, in file order. */
-  events: EventStats[];
-  /** Samples whose attr could not be found (perf's nr_unknown_id). */
-  unknownId: number;
-}
+export type { EventStats, SessionStats } from './stats-result.js';
 
 /**
  * Count every record of the session's file. Ordinary file-mode files take
@@ -95,15 +78,12 @@ async function count(s: Session, onProgress?: (fileOffset: number) => void): Pro
     }
     if (onProgress && (++n & 0xffff) === 0) onProgress(raw.fileOffset);
   }
-  const byType = new Map<number, number>();
-  counts.forEach((c, t) => {
-    if (c) byType.set(t, c);
+  return statsResult(s, {
+    total,
+    counts,
+    other,
+    samples: perAttrSamples,
+    lost: perAttrLost,
+    unknownId: unknownId + splitter.unknownId,
   });
-  for (const [t, c] of other) byType.set(t, c);
-  const events = s.file.attrs.map((_, i) => ({
-    name: s.eventNameAt(i),
-    samples: perAttrSamples[i] ?? 0,
-    lostSamples: perAttrLost[i] ?? 0n,
-  }));
-  return { total, byType, events, unknownId: unknownId + splitter.unknownId };
 }

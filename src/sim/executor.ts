@@ -17,7 +17,7 @@
  * with a TSC packet. So a burst that starts before t1 ends before t2 and
  * never meets the new bytes, and one that starts at or after t1 never meets
  * the old ones. That is what lets perf — which applies a poke only at the
- * first TSC at or after its time (notes item 6) — decode with 0 errors.
+ * first TSC at or after its time (perf need 6 in docs/design.md) — decode with 0 errors.
  */
 import { PacketEncoder } from '../intelpt/packet-encoder.js';
 import { Kind, type Program } from './codegen.js';
@@ -158,7 +158,7 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
     for (;;) {
       if (o.midBurstPsb && enc.pos - lastPsb >= psbPeriod) {
         // PSB+ while tracing: TNT flushed first, the FUP names the next
-        // instruction (notes item 8); return compression restarts after it.
+        // instruction (perf need 8 in docs/design.md); return compression restarts after it.
         lastPsb = enc.pos;
         enc.psb();
         enc.tsc(BigInt(tsc));

@@ -9,8 +9,9 @@
  *   DIR/truth.bin         every instruction each CPU executed, with its TSC
  *   DIR/truth.json        summary: program, sites, flips, counts, time conversion
  *
- * Every requirement listed in notes/perf-intel-pt-files.md is met here; the
- * comments name the item.
+ * Every requirement perf 6.1 has for an intel_pt recording it did not make
+ * (the numbered list in docs/design.md, "What perf 6.1 needs…") is met here;
+ * the comments name the need by its number there.
  */
 import { mkdirSync, renameSync, rmSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
@@ -37,7 +38,10 @@ export interface SimOptions {
   sites?: number;
   /** Write TEXT_POKE records (false = the "lost pokes" file). */
   textPokes?: boolean;
-  /** Leave the TSC bit out of the intel_pt attr's config: perf then decodes timeless and applies every poke first (notes item 5). */
+  /**
+   * Leave the TSC bit out of the intel_pt attr's config: perf then decodes timeless and applies
+   * every poke first (perf need 5 in docs/design.md).
+   */
   timeless?: boolean;
   /** Flip indexes whose TEXT_POKE record is left out (a "lost" poke). */
   lostPokes?: number[];
@@ -201,7 +205,7 @@ function writeKcoreDir(dir: string, prog: Program): void {
   for (const f of prog.functions) lines.push(`${hex(f.off)} T ${f.name}`);
   lines.push(`${hex(prog.code.length)} T _etext`);
   writeFileSync(join(dir, 'kallsyms'), lines.join('\n') + '\n');
-  // Must exist, even empty, or perf does not use kcore_dir (notes item 1).
+  // Must exist, even empty, or perf does not use kcore_dir (perf need 1).
   writeFileSync(join(dir, 'modules'), '');
 }
 
@@ -222,7 +226,7 @@ function writeData(
   const sampleType = SampleType.IP | SampleType.TID | SampleType.TIME | SampleType.CPU | SampleType.IDENTIFIER;
   const pt = emptyAttr();
   pt.type = SIM_PT_PMU_TYPE;
-  // The TSC bit in config and in AUXTRACE_INFO, or perf decodes untimed (item 5).
+  // The TSC bit in config and in AUXTRACE_INFO, or perf decodes untimed (perf need 5).
   pt.config =
     (1n << BigInt(PT_CONFIG.pt)) |
     (o.timeless ? 0n : 1n << BigInt(PT_CONFIG.tsc)) |
@@ -269,7 +273,7 @@ function writeData(
       id: dummyIds[Math.min(cpu, dummyIds.length - 1)]!,
     });
 
-  // Kernel map: pgoff = _text, and the name perf gives the kernel's text map (item 1).
+  // Kernel map: pgoff = _text, and the name perf gives the kernel's text map (perf need 1).
   {
     const b = body();
     const base = prog.base;
@@ -287,7 +291,7 @@ function writeData(
       BigInt(SIM_TIME_CONV.shift), // TIME_SHIFT
       BigInt(SIM_TIME_CONV.mult), // TIME_MULT
       SIM_TIME_CONV.zero, // TIME_ZERO
-      1n, // CAP_USER_TIME_ZERO (item 5)
+      1n, // CAP_USER_TIME_ZERO (perf need 5)
       1n << BigInt(PT_CONFIG.tsc), // TSC_BIT: a config MASK (perf_pmu__format_bits), not a bit number
       1n << BigInt(PT_CONFIG.noretcomp), // NORETCOMP_BIT (mask)
       0n, // HAVE_SCHED_SWITCH
@@ -368,14 +372,14 @@ function writeData(
         .bytes(newB);
       b.alignTo(8); // pad from old_len: the record body before it is 8+4 → align total to 8
       sid(b, tscToPerfTime(BigInt(fl.t1), SIM_TIME_CONV));
-      // misc KERNEL, or perf ignores the poke (item 7).
+      // misc KERNEL, or perf ignores the poke (perf need 7).
       w.record(RecordType.TEXT_POKE, PERF_RECORD_MISC_KERNEL, b.finish().slice());
     } else {
       const r = it.run!;
       const c = r.chunks[it.chunk!]!;
       const off = cpuOffset.get(r.cpu) ?? 0;
       cpuOffset.set(r.cpu, off + (c.end - c.start));
-      // Non-zero reference (item 2); buffers end on packet boundaries, 8-aligned (item 3).
+      // Non-zero reference (perf need 2); buffers end on packet boundaries, 8-aligned (perf need 3).
       w.auxtrace(
         { offset: off, reference: reference++, idx: r.cpu, tid: 0xffffffff, cpu: r.cpu },
         r.trace.subarray(c.start, c.end),

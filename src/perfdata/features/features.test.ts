@@ -92,6 +92,29 @@ test('a huge count is refused before allocating', () => {
   assert.throws(() => decodeFeature(Feature.MEM_TOPOLOGY, m, true), FormatError);
 });
 
+test('CACHE, CLOCK_DATA and MEM_TOPOLOGY with a version other than 1 are refused at the version word', () => {
+  const cases: [number, string, Uint8Array][] = [
+    [Feature.CACHE, 'CACHE version', new ByteWriter(true).u32(2).u32(0).finish()],
+    [Feature.CLOCK_DATA, 'CLOCK_DATA version', new ByteWriter(true).u32(2).u32(1).u64(0n).u64(0n).finish()],
+    [Feature.MEM_TOPOLOGY, 'MEM_TOPOLOGY version', new ByteWriter(true).u64(2n).u64(0n).u64(0n).finish()],
+  ];
+  for (const [id, structure, bytes] of cases) {
+    assert.throws(
+      () => decodeFeature(id, bytes, true),
+      (e: unknown) =>
+        e instanceof FormatError && e.kind === 'unsupported' && e.offset === 0 && e.info.structure === structure,
+      structure,
+    );
+    // the same section at version 1 decodes
+    const ok = bytes.slice();
+    ok[0] = 1;
+    assert.equal(
+      decodeFeature(id, ok, true).kind,
+      id === Feature.CACHE ? 'cache' : id === Feature.CLOCK_DATA ? 'clock_data' : 'mem_topology',
+    );
+  }
+});
+
 test('a feature table entry pointing past the end names the table offset', () => {
   const w = new ByteWriter(true);
   encodeFileHeader(w, {

@@ -2,7 +2,7 @@ import type { ByteReader } from '../../io/byte-reader.js';
 import type { ByteWriter } from '../../io/byte-writer.js';
 import { decodeEventAttr, encodeEventAttr } from '../event-attr-codec.js';
 import { FormatError } from '../../io/errors.js';
-import { readCount, readPerfString, writePerfString } from './perf-string.js';
+import { readCount, readPerfString, readVersion1, writePerfString } from './perf-string.js';
 import type { EventDesc, FeatureData } from './types.js';
 
 /**
@@ -66,17 +66,7 @@ export function decodeGroupDesc(r: ByteReader): FeatureData {
 }
 
 export function decodeCache(r: ByteReader): FeatureData {
-  const at = r.pos;
-  const version = r.u32();
-  if (version !== 1) {
-    throw new FormatError({
-      kind: 'unsupported',
-      offset: r.base + at,
-      structure: 'CACHE version',
-      actual: version,
-      expected: '1',
-    });
-  }
+  readVersion1(r, 'CACHE version');
   const n = readCount(r, 28, 'CACHE cnt');
   const levels = [];
   for (let i = 0; i < n; i++) {
@@ -88,7 +78,7 @@ export function decodeCache(r: ByteReader): FeatureData {
     const size = readPerfString(r, 'CACHE size');
     levels.push({ level, lineSize, sets, ways, type, size, map: readPerfString(r, 'CACHE map') });
   }
-  return { kind: 'cache', version, levels };
+  return { kind: 'cache', version: 1, levels };
 }
 
 function readCaps(r: ByteReader, what: string): { name: string; value: string }[] {

@@ -65,3 +65,14 @@ export function readCount64(r: ByteReader, minSize: number, what: string): numbe
   }
   return Number(n);
 }
+
+/**
+ * Read a section's version word (u32, or u64 with `wide`): perf's process_*
+ * refuses every version but 1, and so do we, at the word's offset.
+ */
+export function readVersion1(r: ByteReader, structure: string, wide = false): void {
+  const at = r.pos;
+  const version = wide ? r.u64() : r.u32();
+  if (version === 1 || version === 1n) return;
+  throw new FormatError({ kind: 'unsupported', offset: r.base + at, structure, actual: version, expected: '1' });
+}

@@ -1,7 +1,6 @@
 import type { ByteReader } from '../../io/byte-reader.js';
 import type { ByteWriter } from '../../io/byte-writer.js';
-import { FormatError } from '../../io/errors.js';
-import { readPerfString, writePerfString } from './perf-string.js';
+import { readPerfString, readVersion1, writePerfString } from './perf-string.js';
 import type { FeatureData } from './types.js';
 
 /**
@@ -44,19 +43,8 @@ export function decodeCompressed(r: ByteReader): FeatureData {
 }
 
 export function decodeClockData(r: ByteReader): FeatureData {
-  const at = r.pos;
-  const version = r.u32();
-  if (version !== 1) {
-    // process_clock_data refuses other versions
-    throw new FormatError({
-      kind: 'unsupported',
-      offset: r.base + at,
-      structure: 'CLOCK_DATA version',
-      actual: version,
-      expected: '1',
-    });
-  }
-  return { kind: 'clock_data', version, clockid: r.u32(), todNs: r.u64(), clockidNs: r.u64() };
+  readVersion1(r, 'CLOCK_DATA version');
+  return { kind: 'clock_data', version: 1, clockid: r.u32(), todNs: r.u64(), clockidNs: r.u64() };
 }
 
 /** Encode the variants of this module; returns false for other kinds. */

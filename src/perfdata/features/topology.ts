@@ -1,7 +1,7 @@
 import type { ByteReader } from '../../io/byte-reader.js';
 import type { ByteWriter } from '../../io/byte-writer.js';
 import { FormatError } from '../../io/errors.js';
-import { readCount, readCount64, readPerfString, writePerfString } from './perf-string.js';
+import { readCount, readCount64, readPerfString, readVersion1, writePerfString } from './perf-string.js';
 import type { FeatureContext, FeatureData, MemoryNode } from './types.js';
 
 /**
@@ -60,17 +60,7 @@ export function decodeNumaTopology(r: ByteReader): FeatureData {
  *   per node: u64 node; u64 size; then the bitmap: u64 nbits; u64 words[ceil(nbits/64)]
  */
 export function decodeMemTopology(r: ByteReader): FeatureData {
-  const at = r.pos;
-  const version = r.u64();
-  if (version !== 1n) {
-    throw new FormatError({
-      kind: 'unsupported',
-      offset: r.base + at,
-      structure: 'MEM_TOPOLOGY version',
-      actual: version,
-      expected: '1',
-    });
-  }
+  readVersion1(r, 'MEM_TOPOLOGY version', true);
   const blockSize = r.u64();
   const n = readCount64(r, 24, 'MEM_TOPOLOGY nr');
   const nodes: MemoryNode[] = [];
@@ -93,7 +83,7 @@ export function decodeMemTopology(r: ByteReader): FeatureData {
     for (let j = 0n; j < nWords; j++) words.push(r.u64());
     nodes.push({ node, size, bits, words });
   }
-  return { kind: 'mem_topology', version, blockSize, nodes };
+  return { kind: 'mem_topology', version: 1n, blockSize, nodes };
 }
 
 export function encodeTopology(f: FeatureData, w: ByteWriter): boolean {
