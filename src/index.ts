@@ -18,3 +18,4 @@ export * from './session/index.js';
 export * from './intelpt/packet-encoder.js';
 export * from './intelpt/flow/index.js';
 export * from './sim/index.js';
+export * from './format/index.js';

@@ -32,26 +32,36 @@ test("one lost poke: the error list equals perf's, --cpu keeps one CPU, --json l
   simulate({ out, seed: 21, size: 50_000, flips: 8, truth: false, lostPokes: [lost] });
   const j = runCli(['decode', '-i', out, '--json']);
   assert.equal(j.status, 0, j.stderr);
-  const rep = JSON.parse(j.stdout);
+  const objs = j.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  const rep = objs[objs.length - 1];
+  assert.equal(rep.type, 'decode_summary');
   assert.equal(rep.pokes, s.flips.length - 1 + 1, 'every flip but the lost one, plus the trampoline');
   assert.ok(rep.errors > 0);
+  const errs = objs.filter((o) => o.type === 'decode_error');
+  assert.equal(errs.length, rep.errors);
   // the AUXTRACE records of the file, by file offset: trace bytes each
   const auxSizes = new Map<number, number>();
   const pf = await PerfFile.open(join(out, 'data'));
   for await (const r of pf.records()) if (r.type === 71) auxSizes.set(r.fileOffset, r.auxData?.length ?? 0);
   await pf.close();
   assert.ok(auxSizes.size > 0);
-  for (const e of rep.errorList) {
-    const size = auxSizes.get(e.auxBuffer?.fileOffset);
-    assert.ok(size !== undefined, `error at ${JSON.stringify(e.auxBuffer)} names an AUXTRACE record`);
-    assert.ok(e.auxBuffer.offset < size, `error offset ${e.auxBuffer.offset} inside the ${size}-byte buffer`);
-    assert.ok(BigInt(e.time) >= BigInt(s.flips[lost]!.time), 'no error before the lost poke');
+  for (const e of errs) {
+    const size = auxSizes.get(e.aux_buffer?.offset);
+    assert.ok(size !== undefined, `error at ${JSON.stringify(e.aux_buffer)} names an AUXTRACE record`);
+    assert.ok(
+      e.aux_buffer.buffer_offset < size,
+      `error offset ${e.aux_buffer.buffer_offset} inside the ${size}-byte buffer`,
+    );
+    assert.ok(BigInt(e.time_ns) >= BigInt(s.flips[lost]!.time), 'no error before the lost poke');
   }
   const c1 = runCli(['decode', '-i', out, '--itrace=e', '--cpu', '1']);
   assert.equal(c1.status, 0, c1.stderr);
   const lines = c1.stdout.split('\n').filter(Boolean);
   assert.ok(lines.every((l) => / cpu 1 /.test(l)));
-  assert.equal(lines.length, rep.perCpu.find((c: { cpu: number }) => c.cpu === 1).errors);
+  assert.equal(lines.length, objs.find((o) => o.type === 'decode_cpu' && o.cpu === 1).errors);
   if (!perfOk) return cannotCompare(t, 'perf 6.1 not available at /usr/bin/perf');
   const p = runPerf(['script', '-i', out, '--itrace=e']);
   assert.ok(p && p.status === 0);

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, runPerf, repoRoot } from './cli.js';
-import { dumpToString } from '../src/cli/commands/dump.js';
+import { dumpToString } from '../src/format/perf-dump.js';
 import { writeSynthetic } from './reader-synth.js';
 import { encodeRecordBytes } from '../src/perfdata/records/index.js';
 import { encodePipeHeader } from '../src/perfdata/file-header.js';

@@ -75,12 +75,23 @@ const json = (args: string[]): unknown => {
   return JSON.parse(r.stdout);
 };
 
+/** A JSON Lines output (docs/json/README.md): its objects of one type. */
+const jsonLines = (args: string[], type: string): Obj[] => {
+  const r = runCli(args);
+  assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+  return r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Obj)
+    .filter((o) => o.type === type);
+};
+
 test('records: one row per record, per type as `stats --json` counts them', async () => {
   for (const p of [...REAL, ...RECORDED]) {
-    const st = json(['stats', '-i', p.endsWith('.data') ? p : join(p, 'data'), '--json']) as {
-      total: number;
-      byType: Record<string, number>;
-    };
+    const args = ['stats', '-i', p.endsWith('.data') ? p : join(p, 'data'), '--json'];
+    const st = { total: jsonLines(args, 'stats_summary')[0]!.total as number, byType: {} as Record<string, number> };
+    for (const c of jsonLines(args, 'record_count'))
+      st.byType[c.name === 'UNKNOWN' ? `UNKNOWN(${c.record_type})` : (c.name as string)] = c.count as number;
     const recs = await rows('records', NAME(p));
     assert.equal(recs.length, st.total, p);
     const byType: Record<string, number> = {};
@@ -109,8 +120,8 @@ test('samples: the samples `script --json` prints, in its order, same fields', a
       assert.equal(o.offset, s.offset, `${p} #${i}`);
       for (const k of ['pid', 'tid', 'cpu', 'event', 'comm'] as const)
         if (k in s) assert.equal(o[k], s[k], `${p} ${k}`);
-      if ('time' in s) assert.equal(o.time_ns, s.time);
-      if ('period' in s) assert.equal(o.period, s.period);
+      if ('time_ns' in s) assert.equal(o.time_ns, s.time_ns);
+      if ('period' in s) assert.equal(String(o.period), String(s.period));
       if ('ip' in s) assert.equal(o.ip, BigInt(s.ip as string).toString());
       if (Array.isArray(s.callchain) && s.callchain.length < 127)
         assert.equal((o.callchain as unknown[]).length, s.callchain.length, `${p} #${i} callchain`);
@@ -167,12 +178,12 @@ test('sites and verdicts: what `check --json` reports (dropped pokes: stale site
 });
 
 test('errors: the trace errors `decode --json` reports for an intel_pt recording', async () => {
-  const d = json(['decode', '-i', sim, '--json']) as { errorList: Obj[] };
+  const d = { errorList: jsonLines(['decode', '-i', sim, '--json'], 'decode_error') };
   const ours = await rows('errors', 'sim-lost');
   assert.ok(d.errorList.length > 0);
   assert.deepEqual(
     ours.map((o) => [o.cpu, o.code, o.message, `0x${BigInt(o.ip as string).toString(16)}`, o.time_ns, o.trace_offset]),
-    d.errorList.map((e) => [e.cpu, e.code, e.message, e.ip, e.time, e.offset]),
+    d.errorList.map((e) => [e.cpu, e.code, e.message, e.ip, e.time_ns, e.offset]),
   );
   const [rec] = await rows('recordings', 'sim-lost');
   assert.equal(rec!.intel_pt, true);

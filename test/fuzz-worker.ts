@@ -54,7 +54,8 @@ for (const k of ['alloc', 'allocUnsafe', 'allocUnsafeSlow'] as const) {
 }
 
 const { openPerfData } = await import('../src/perfdata/open.js');
-const { readFileFeatures, printFeature } = await import('../src/perfdata/features/index.js');
+const { readFileFeatures } = await import('../src/perfdata/features/index.js');
+const { printFeature } = await import('../src/format/header-features.js');
 const { openSession } = await import('../src/session/session.js');
 const { collectStats } = await import('../src/session/stats.js');
 const { loadMachine } = await import('../src/machine/from-perf-data.js');

@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { statSync } from 'node:fs';
 import { runCli, runPerf, repoRoot } from './cli.js';
-import { headerLines } from '../src/cli/commands/header.js';
+import { headerLines } from '../src/format/perf-header.js';
 import { copyPerfData } from '../src/perfdata/writer-copy.js';
 import { readFileFeatures } from '../src/perfdata/features/index.js';
 import { needTool } from './require-tool.js';
@@ -65,12 +65,14 @@ test('the CLI prints the same as perf for a pipe-mode file (-I)', (t) => {
 test('perfpoke header --json gives decoded features', () => {
   const r = runCli(['header', '--json', '-i', join(repoRoot, 'test/fixtures/features/group-clock.data')]);
   assert.equal(r.status, 0, r.stderr);
-  const doc = JSON.parse(r.stdout) as {
-    byteOrder: string;
-    features: { name: string; kind: string; [k: string]: unknown }[];
-  };
-  assert.equal(doc.byteOrder, 'little');
-  const byName = new Map(doc.features.map((f) => [f.name, f]));
+  const [head, ...features] = r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; name: string; byte_order?: string; value: Record<string, unknown> });
+  assert.equal(head!.type, 'file_header');
+  assert.equal(head!.byte_order, 'little');
+  assert.ok(features.every((f) => f.type === 'feature'));
+  const byName = new Map(features.map((f) => [f.name, f.value]));
   assert.deepEqual(byName.get('GROUP_DESC')!.groups, [{ name: '{anon_group}', leaderIdx: 0, nrMembers: 2 }]);
   const cd = byName.get('CLOCK_DATA')!;
   assert.equal(cd.clockid, 1);

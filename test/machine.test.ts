@@ -52,13 +52,16 @@ test('perfpoke image: bytes and instructions at a time, in perf time or ns', () 
   ] as const) {
     const r = runCli(['image', '-i', basic, '--addr', 'do_sys_open+0x10', '--len', '5', '--time', arg, '--json']);
     assert.equal(r.status, 0, r.stderr);
-    const j = JSON.parse(r.stdout) as { addr: string; bytes: string[]; insns: { text: string; sym: string }[] };
-    assert.equal(j.addr, jl.addr.toString(16));
-    assert.deepEqual(
-      j.bytes.map((b) => parseInt(b, 16)),
-      truth(jl, t),
-    );
-    assert.equal(j.insns[0]!.sym, 'do_sys_open+0x10');
+    const objs = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; addr: string; bytes: string; sym: string });
+    const j = objs[objs.length - 1]!;
+    assert.equal(j.type, 'image_summary');
+    assert.equal(j.addr, `0x${jl.addr.toString(16)}`);
+    assert.deepEqual([...Buffer.from(j.bytes, 'hex')], truth(jl, t));
+    assert.equal(objs[0]!.type, 'image_insn');
+    assert.equal(objs[0]!.sym, 'do_sys_open+0x10');
   }
   const txt = runCli(['image', '-i', basic, '--addr', '0xffffffffc0200000', '--len', '16', '--time', '1000.000012']);
   assert.equal(txt.status, 0, txt.stderr);

@@ -7,7 +7,7 @@ import { simulate } from '../src/sim/index.js';
 import { PerfFile } from '../src/perfdata/perf-file.js';
 import { RecordType } from '../src/abi/record-type.js';
 import { libiptHarness, libiptEncode } from '../tools/libipt-harness/harness.js';
-import { ptdumpLines } from '../src/intelpt/packets/index.js';
+import { ptdumpLines } from '../src/format/pt-packets-ptdump.js';
 import { cannotCompare } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
 
@@ -183,8 +183,16 @@ test('--raw, --json and --format=ptdump', (t) => {
     objs.map((o) => o.kind),
     ['pad', 'pad', 'psb', 'psbend', 'fup', 'tnt.8', 'tip.pgd'],
   );
-  assert.deepEqual(objs[4], { kind: 'fup', offset: 20, size: 7, ipc: 3, ip: '0x1000', lastIp: '0x1000' });
-  assert.equal(objs[6]!.lastIp, null, 'tip.pgd with ipc 0: suppressed');
+  assert.deepEqual(objs[4], {
+    type: 'packet',
+    kind: 'fup',
+    offset: 20,
+    size: 7,
+    ipc: 3,
+    ip: '0x1000',
+    last_ip: '0x1000',
+  });
+  assert.equal(objs[6]!.last_ip, null, 'tip.pgd with ipc 0: suppressed');
   const perfText = runCli(['pt-dump', '--raw', '-i', '-'], { input: Buffer.from(bytes) });
   assert.match(perfText.stdout, /^\. \.\.\. Intel Processor Trace data: size 29 bytes\n/);
   const bad = runCli(['pt-dump', '--raw', '-i', file, '--format=xml']);

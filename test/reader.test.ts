@@ -14,7 +14,7 @@ import { runPerf, repoRoot } from './cli.js';
 import { PerfFile, attrLayout, decodeRecord, encodeRecordBytes, type RawRecord } from '../src/perfdata/index.js';
 import { FormatError } from '../src/io/errors.js';
 import { RecordType } from '../src/abi/record-type.js';
-import { perfEventName } from '../src/session/event-text.js';
+import { perfEventName } from '../src/format/perf-event-text.js';
 import { cannotCompare } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
 

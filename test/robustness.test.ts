@@ -15,7 +15,7 @@ import { RecordType } from '../src/abi/record-type.js';
 import { openSession } from '../src/session/session.js';
 import { collectStats } from '../src/session/stats.js';
 import { runScript, StringSink } from '../src/cli/commands/script.js';
-import { dumpToString } from '../src/cli/commands/dump.js';
+import { dumpToString } from '../src/format/perf-dump.js';
 import { tempDir } from './temp-dir.js';
 
 const rec = join(repoRoot, 'test', 'fixtures', 'recorded');

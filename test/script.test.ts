@@ -209,7 +209,7 @@ test('script reads a pipe on stdin and prints --json lines, one per perf line', 
 });
 
 test('the time column equals the exact BigInt form, also just below second boundaries', async () => {
-  const { formatTime } = await import('../src/cli/commands/script.js');
+  const { formatPerfTime: formatTime } = await import('../src/machine/time-format.js');
   const N = 1_000_000_000n;
   const exact = (t: bigint): string => `${t / N}.${((t % N) / 1000n).toString().padStart(6, '0')}`;
   const samples = [0n, 999n, 1000n, N - 1n, N, 2n ** 53n - 1n, 2n ** 53n + 1n, 2n ** 64n - 1n];

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { repoRoot, runCli, runPerf } from './cli.js';
 import { openSession } from '../src/session/session.js';
 import { collectStats } from '../src/session/stats.js';
-import { statsLines } from '../src/cli/commands/stats.js';
+import { statsLines } from '../src/format/perf-stats.js';
 import { Feature } from '../src/abi/feature.js';
 import { cannotCompare } from './require-tool.js';
 
@@ -58,10 +58,16 @@ test('perfpoke stats CLI prints the same text and --json counts', (t) => {
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout, runPerf(['report', '--stats', '-i', f])!.stdout);
   const j = runCli(['stats', '-i', f, '--json']);
-  const doc = JSON.parse(j.stdout) as { total: number; byType: Record<string, number> };
-  assert.ok(doc.byType.COMPRESSED! >= 1, 'COMPRESSED records counted');
+  const lines = j.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; name?: string; count?: number; total?: number });
+  const counts = lines.filter((l) => l.type === 'record_count');
+  const summary = lines[lines.length - 1]!;
+  assert.equal(summary.type, 'stats_summary');
+  assert.ok(counts.find((c) => c.name === 'COMPRESSED')!.count! >= 1, 'COMPRESSED records counted');
   assert.equal(
-    Object.values(doc.byType).reduce((x, y) => x + y, 0),
-    doc.total,
+    counts.reduce((x, c) => x + c.count!, 0),
+    summary.total,
   );
 });

@@ -5,9 +5,9 @@
  */
 import { checkImage, type CheckReport } from '../machine/check.js';
 import type { PlacedPoke } from '../machine/code-image.js';
-import { disassembleLine } from '../machine/disasm.js';
+import { disassembleLine } from '../x86/disasm.js';
 import type { Machine } from '../machine/from-perf-data.js';
-import { classifyPoke } from '../machine/poke-kind.js';
+import { classifyPoke } from '../x86/poke-kind.js';
 import type { Poke } from '../machine/poke.js';
 import { jsonBytes } from '../format/json-lines.js';
 import type { Row } from './schema.js';

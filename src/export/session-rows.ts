@@ -17,7 +17,7 @@ import type { Machine } from '../machine/from-perf-data.js';
 import { decodeFeature, type FeatureData } from '../perfdata/features/index.js';
 import type { PerfRecord } from '../perfdata/index.js';
 import type { RawRecord } from '../perfdata/raw-record.js';
-import { perfEventName } from '../session/event-text.js';
+import { perfEventName } from '../format/perf-event-text.js';
 import { SampleReadSplitter } from '../session/sample-read.js';
 import { openSession, type Session } from '../session/session.js';
 import { ThreadComms } from '../session/threads.js';

@@ -14,6 +14,7 @@
  * the tree should format a JSON value by hand.
  */
 import { formatPerfTime } from '../machine/time-format.js';
+import { hex } from '../perfdata/records/common.js';
 
 /** A JSON Lines object: `type` first, the rest as given. */
 export type JsonLine = { type: string } & Record<string, unknown>;
@@ -25,9 +26,7 @@ export function jsonHex(v: bigint | number): string {
 
 /** Bytes as one hex string without blanks. */
 export function jsonBytes(b: Uint8Array): string {
-  let s = '';
-  for (const x of b) s += x.toString(16).padStart(2, '0');
-  return s;
+  return hex(b);
 }
 
 /** `{ time, time_ns }`: perf's text beside the exact nanoseconds. */

@@ -4,9 +4,9 @@
  * before -> after, what kind of poke it looks like), or one JSON Lines
  * object per poke (`type: "poke"`, docs/json/poke.schema.json).
  */
-import { disassembleLine } from '../machine/disasm.js';
+import { disassembleLine } from '../x86/disasm.js';
 import type { Machine } from '../machine/from-perf-data.js';
-import { classifyPoke } from '../machine/poke-kind.js';
+import { classifyPoke } from '../x86/poke-kind.js';
 import { hexBytes, type Poke } from '../machine/poke.js';
 import { formatPerfTime } from '../machine/time-format.js';
 import { jsonBytes, jsonHex, jsonLine, jsonTime } from './json-lines.js';

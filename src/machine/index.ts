@@ -8,8 +8,6 @@ export * from './symbolizer.js';
 export * from './kcore-dir.js';
 export * from './code-image.js';
 export * from './check.js';
-export * from './poke-kind.js';
-export * from './disasm.js';
 export * from './from-perf-data.js';
 export * from './time-format.js';
 export * from './trampolines.js';

@@ -1,8 +1,22 @@
 /**
- * Times as perf script prints them: seconds and microseconds of the perf
- * clock ("1000.000001", %5lu.%06lu, truncated not rounded), and back.
+ * perfpoke's one time formatter: times as perf prints them, seconds and
+ * microseconds of the perf clock ("1000.000001", perf's "%5lu.%06lu" without
+ * the padding, truncated not rounded; `perf script --ns` gives the nanosecond
+ * form), and back. perf script, dump, decode, pokes, check and the JSON
+ * `time` field all print through here.
  */
+const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** timestamp__scnprintf_usec: "secs.usecs". */
 export function formatPerfTime(ns: bigint): string {
+  if (ns <= SAFE && ns >= 0n) {
+    // exact in a double below 2^53 ns (104 days of uptime), and much cheaper than BigInt division
+    const n = Number(ns);
+    let secs = Math.floor(n / 1e9);
+    if (n - secs * 1e9 < 0) secs--; // n/1e9 can round up to the next integer just below it
+    const usecs = Math.floor((n - secs * 1e9) / 1000);
+    return `${secs}.${usecs < 100000 ? String(usecs).padStart(6, '0') : usecs}`;
+  }
   const s = ns / 1_000_000_000n;
   const us = (ns % 1_000_000_000n) / 1000n;
   return `${s}.${us.toString().padStart(6, '0')}`;

@@ -3,9 +3,9 @@
  * strings, byte arrays as plain hex strings (docs/writer.md). Used by
  * `perfpoke header --json` and the JSON-lines converter.
  */
-export function hex(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
-}
+import { hex } from './records/common.js';
+
+export { hex };
 
 export function fromHex(s: string, what = 'hex string'): Uint8Array {
   if (!/^([0-9a-fA-F]{2})*$/.test(s))

@@ -14,8 +14,6 @@ export {
   featureTableOffset,
   readFileFeatures,
   decodeFeatureEntries,
-  printFeature,
-  attrFields,
   readPerfString,
   writePerfString,
   type FeatureData,

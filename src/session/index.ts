@@ -4,6 +4,5 @@ export * from './session.js';
 export * from './stats.js';
 export * from './threads.js';
 export * from './event-names.js';
-export * from './event-text.js';
 export * from './sample-read.js';
 export * from './user-maps.js';

@@ -44,6 +44,8 @@ export interface SessionOptions extends ReaderOptions {
   ordered?: boolean;
   /** Byte budget of the reorder queue before a HALF flush (default 64 MiB). */
   maxQueueBytes?: number;
+  /** Deliver a FINISHED_ROUND before the records it releases (what `perf script -D` prints), not after. */
+  roundBeforeFlush?: boolean;
 }
 
 const NO_TIME = BigInt.asUintN(64, -1n);
@@ -52,6 +54,7 @@ export class Session {
   readonly file: PerfFile;
   readonly ordered: boolean;
   private readonly maxQueueBytes: number | undefined;
+  private readonly roundBeforeFlush: boolean;
   private readonly layoutIndex = new Map<AttrLayout, number>();
   private names: (string | undefined)[] = [];
   private descNames: Map<bigint, string> | undefined;
@@ -66,6 +69,7 @@ export class Session {
     // perf_session__new: ordered delivery needs sample_id_all (pipe mode: attrs come later, assume it)
     this.ordered = (opts.ordered ?? true) && (first === undefined || attrFlag(first.attr, 'sample_id_all'));
     this.maxQueueBytes = opts.maxQueueBytes;
+    this.roundBeforeFlush = opts.roundBeforeFlush ?? false;
   }
 
   /** Read the event names a file-mode file carries (HEADER_EVENT_DESC). */
@@ -204,8 +208,10 @@ export class Session {
       if (this.needsObserve(raw)) await this.observe(raw);
       if (raw.type >= RecordType.HEADER_ATTR) {
         if (raw.type === RecordType.FINISHED_ROUND) {
+          if (this.roundBeforeFlush) yield raw;
           oe.finishedRound();
           if (oe.ready.length) yield* oe.drain();
+          if (this.roundBeforeFlush) continue;
         }
         yield raw;
         continue;

@@ -1,2 +1,4 @@
 export * from './classify.js';
 export * from './block-cache.js';
+export * from './disasm.js';
+export * from './poke-kind.js';

@@ -7,7 +7,7 @@ import { simulate, type SimSummary } from '../../sim/simulate.js';
 import { loadPtRecording } from '../../intelpt/flow/recording.js';
 import { decodeFlow } from '../../intelpt/flow/decode.js';
 import { judgeMachine } from '../../machine/check-verdict.js';
-import { jsonHex } from '../../format/json-lines.js';
+import { jsonHex, jsonLine } from '../../format/json-lines.js';
 
 /**
  * `perfpoke demo` (`npm start`): the seed's experiment in one command.
@@ -94,10 +94,8 @@ export function register(program: Command): void {
         ];
         if (lost >= 0) rows.push(await decodeRow(`poke ${lost + 1} lost`, join(base, 'one-poke-lost')));
         if (o.json) {
-          process.stdout.write(
-            JSON.stringify({ simulated: s.instructions, flips: s.flips.length, simSeconds: simSecs, rows }, null, 1) +
-              '\n',
-          );
+          const summary = { simulated: s.instructions, flips: s.flips.length, sim_seconds: simSecs, rows };
+          process.stdout.write(jsonLine({ type: 'demo_summary', ...summary }));
           return;
         }
         const head = [
@@ -134,7 +132,7 @@ export function register(program: Command): void {
           lines.push(
             `recordings kept in ${base} (decode with: perfpoke decode -i ${join(base, 'with-pokes')} --itrace=e)`,
           );
-        process.stdout.write(lines.join('\n') + '\n');
+        process.stdout.write(`${lines.join('\n')}\n`);
       } finally {
         if (!o.keep) rmSync(base, { recursive: true, force: true });
       }

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { RecordType } from '../../abi/record-type.js';
 import { copyPerfData, type CopyResult } from '../../perfdata/writer-copy.js';
 import { UsageError } from '../errors.js';
-import { makeProgress } from './convert.js';
+import { quietOption, textPokeAbiOption } from '../options.js';
+import { startProgress } from '../progress.js';
 
 /**
  * `perfpoke inject -i F -o G`: copy a recording, dropping record types,
@@ -36,7 +37,7 @@ export function parseTimeWindow(s: string): { start: bigint; end: bigint } {
   const ns = (x: string): bigint | undefined => {
     if (!x || x === '.') return undefined;
     const [sec, frac = ''] = x.split('.');
-    return BigInt(sec || '0') * 1_000_000_000n + BigInt((frac + '000000000').slice(0, 9));
+    return BigInt(sec || '0') * 1_000_000_000n + BigInt(`${frac}000000000`.slice(0, 9));
   };
   const start = ns(m[1]!) ?? 0n;
   const end = ns(m[2]!) ?? (1n << 64n) - 1n;
@@ -51,6 +52,7 @@ export interface InjectOptions {
   time?: string;
   textPokeAbi?: string;
   bigEndian?: boolean;
+  quiet?: boolean;
 }
 
 /** The whole command, callable in-process (tests, library users). Throws UsageError for bad options. */
@@ -92,28 +94,28 @@ export async function inject(opts: InjectOptions): Promise<CopyResult> {
           return true;
         }
       : undefined;
-  const progress = makeProgress('inject');
+  const progress = startProgress('inject', 0, opts);
   try {
     const res = await copyPerfData(input, output, {
       bigEndian: opts.bigEndian,
       textPokeAbi: opts.textPokeAbi as 'rfc' | 'final',
       keep,
-      progress: progress?.update,
+      progress: progress.update,
     });
     if (kcoreDir && existsSync(kcoreDir)) {
       const dest = join(opts.output, 'kcore_dir');
       await rm(dest, { recursive: true, force: true });
       await cp(kcoreDir, dest, { recursive: true });
     }
-    progress?.stop();
+    progress.stop();
     return res;
   } finally {
-    progress?.stop();
+    progress.stop();
   }
 }
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('inject')
     .description('copy a perf.data file, dropping record types, keeping a time window or converting RFC text pokes')
     .requiredOption(
@@ -132,17 +134,16 @@ export function register(program: Command): void {
       '--time <start,end>',
       "keep samples in this window (perf's --time format, seconds); other records and samples without a time are kept",
     )
-    .option(
-      '--text-poke-abi <abi>',
-      "read type 19 as 'rfc' text pokes and write them as upstream TEXT_POKE (20); 'final' (default) copies as is",
-      'final',
-    )
-    .option('--big-endian', 'write a big-endian file')
-    .action(async (opts: InjectOptions) => {
-      const res = await inject(opts);
-      if (opts.output !== '-')
-        process.stderr.write(
-          `perfpoke inject: ${res.records} records written, ${res.dropped} dropped${res.converted ? `, ${res.converted} RFC text pokes converted` : ''}\n`,
-        );
-    });
+    .option('--big-endian', 'write a big-endian file');
+  textPokeAbiOption(
+    cmd,
+    "read type 19 as 'rfc' text pokes and write them as upstream TEXT_POKE (20); 'final' (default) copies as is",
+  );
+  quietOption(cmd).action(async (opts: InjectOptions) => {
+    const res = await inject(opts);
+    if (opts.output !== '-')
+      process.stderr.write(
+        `perfpoke inject: ${res.records} records written, ${res.dropped} dropped${res.converted ? `, ${res.converted} RFC text pokes converted` : ''}\n`,
+      );
+  });
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { simulate } from '../../sim/simulate.js';
 import { UsageError } from '../errors.js';
+import { jsonLine } from '../../format/json-lines.js';
 
 /**
  * `perfpoke sim -o DIR`: write a synthetic intel_pt recording with known
@@ -70,7 +71,7 @@ export function register(program: Command): void {
         });
         const secs = (performance.now() - t0) / 1000;
         if (o.json) {
-          process.stdout.write(JSON.stringify(s, null, 1) + '\n');
+          process.stdout.write(jsonLine({ type: 'sim_summary', ...s }));
           return;
         }
         const lines = [
@@ -82,7 +83,7 @@ export function register(program: Command): void {
           ...s.flips.map((f) => `  flip site ${f.addr} (${f.len} bytes) → ${f.to ? 'jmp' : 'nop'} at time ${f.time}`),
           `decode with: perf script -i ${o.output} --itrace=e   or   perfpoke decode -i ${o.output} --itrace=e`,
         ];
-        process.stdout.write(lines.join('\n') + '\n');
+        process.stdout.write(`${lines.join('\n')}\n`);
       },
     );
 }

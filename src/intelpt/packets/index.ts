@@ -3,5 +3,3 @@ export * from './raw-decode.js';
 export * from './packet.js';
 export * from './cursor.js';
 export * from './last-ip.js';
-export * from './format-perf.js';
-export * from './format-ptdump.js';

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodePacket, NEED_MORE, iteratePackets, LastIp, perfDumpLines, ptdumpLines } from './index.js';
+import { decodePacket, NEED_MORE, iteratePackets, LastIp } from './index.js';
+import { perfDumpLines } from '../../format/pt-packets-perf.js';
+import { ptdumpLines } from '../../format/pt-packets-ptdump.js';
 
 const PSB = [0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82];
 

@@ -254,7 +254,7 @@ export function toPacket(r: RawPacket, offset: number): Packet {
     case PT.MWAIT:
       return { kind: 'mwait', offset, size, hints: r.lo, ext: r.hi };
     case PT.PWRE:
-      // hw: libipt's bit (payload bit 3); perf's text tests bit 7 instead (format-perf.ts)
+      // hw: libipt's bit (payload bit 3); perf's text tests bit 7 instead (src/format/pt-packets-perf.ts)
       return {
         kind: 'pwre',
         offset,

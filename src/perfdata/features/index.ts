@@ -14,7 +14,6 @@ export {
   type FeatureEntry,
   type FileFeatures,
 } from './read.js';
-export { printFeature, attrFields, cpuListString, type PrintContext } from './print.js';
 export { readPerfString, writePerfString, NAME_ALIGN } from './perf-string.js';
 export {
   buildIdHex,

@@ -1,9 +1,10 @@
-import { attrPreciseIp, AttrFlag, type EventAttr } from '../../abi/event-attr.js';
-import { featureName } from '../../abi/feature.js';
-import { featureIdOf } from './codec.js';
-import type { FeatureData } from './types.js';
-import { btfById, printBpfBtf, printBpfProgInfo } from './bpf-print.js';
-import { Feature } from '../../abi/feature.js';
+import { attrPreciseIp, AttrFlag, type EventAttr } from '../abi/event-attr.js';
+import { featureName } from '../abi/feature.js';
+import { featureIdOf } from '../perfdata/features/codec.js';
+import type { FeatureData } from '../perfdata/features/types.js';
+import { btfById, printBpfBtf, printBpfProgInfo } from './header-bpf.js';
+import { Feature } from '../abi/feature.js';
+import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
 
 /**
  * The `# key : value` lines perf 6.1 prints for each feature with
@@ -72,8 +73,8 @@ export function printFeature(f: FeatureData, ctx: PrintContext): string[] {
     case 'sample_time': {
       const d = Number(f.last - f.first) / 1e6;
       return [
-        `# time of first sample : ${usec(f.first)}`,
-        `# time of last sample : ${usec(f.last)}`,
+        `# time of first sample : ${formatPerfTime(f.first)}`,
+        `# time of last sample : ${formatPerfTime(f.last)}`,
         `# sample duration : ${d.toFixed(3).padStart(10)} ms`,
       ];
     }
@@ -169,21 +170,14 @@ function printClockData(f: FeatureData & { kind: 'clock_data' }): string[] {
   const name = CLOCK_NAMES.get(f.clockid) ?? '(not_found)';
   const todSec = f.todNs / 1_000_000_000n;
   const todUsec = (f.todNs % 1_000_000_000n) / 1000n;
-  const cSec = f.clockidNs / 1_000_000_000n;
-  const cNsec = f.clockidNs % 1_000_000_000n;
   const d = new Date(Number(todSec) * 1000);
   const p2 = (n: number) => String(n).padStart(2, '0');
   const date = `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())} ${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}`;
   const us = String(todUsec).padStart(6, '0');
   return [
     `# clockid: ${name} (${f.clockid})`,
-    `# reference time: ${date}.${us} = ${todSec}.${us} (TOD) = ${cSec}.${String(cNsec).padStart(9, '0')} (${name})`,
+    `# reference time: ${date}.${us} = ${formatPerfTime(f.todNs)} (TOD) = ${formatNsTime(f.clockidNs)} (${name})`,
   ];
-}
-
-/** timestamp__scnprintf_usec: seconds.microseconds. */
-export function usec(ns: bigint): string {
-  return `${ns / 1_000_000_000n}.${String((ns % 1_000_000_000n) / 1000n).padStart(6, '0')}`;
 }
 
 /** unit_number__scnprintf: divide by 1024 while the quotient is > 1, up to G. */

@@ -1,5 +1,5 @@
 import { disassemble, type DecodedInsn } from './disasm.js';
-import type { Poke } from './poke.js';
+import type { Poke } from '../machine/poke.js';
 
 /**
  * What a poke most likely is, from its bytes (and, to tell ftrace from a

@@ -1,4 +1,4 @@
-import { ByteReader } from '../../io/byte-reader.js';
+import { ByteReader } from '../io/byte-reader.js';
 
 /**
  * Print BPF_PROG_INFO as perf 6.1 does (bpf-event.c

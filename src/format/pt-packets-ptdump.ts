@@ -1,7 +1,7 @@
-import type { LastIp } from './last-ip.js';
-import type { Packet, PacketError } from './packet.js';
-import { iteratePackets } from './cursor.js';
-import type { PacketDialect } from './raw-decode.js';
+import type { LastIp } from '../intelpt/packets/last-ip.js';
+import type { Packet, PacketError } from '../intelpt/packets/packet.js';
+import { iteratePackets } from '../intelpt/packets/cursor.js';
+import type { PacketDialect } from '../intelpt/packets/raw-decode.js';
 
 /**
  * The text of Intel's libipt `ptdump` (default options: offset column, no

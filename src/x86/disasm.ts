@@ -3,8 +3,9 @@ import { Decoder, DecoderOptions, FlowControl, Formatter, FormatterSyntax, Mnemo
 /**
  * Display disassembly of poked bytes, AT&T syntax as GNU objdump -d prints it
  * (iced-x86's GAS formatter, lowercase hex, branch targets annotated with
- * `<sym+0xoff>` when a symbolizer is given). Kept here, not in src/x86,
- * because it is for display only and machine sits above x86 in the layer order (docs/design.md).
+ * `<sym+0xoff>` when a symbolizer is given). All x86 decoding goes through
+ * src/x86 (iced-x86 behind it): this module for display, classify.ts and
+ * block-cache.ts for the flow decoder.
  */
 export interface DecodedInsn {
   ip: bigint;

@@ -1,5 +1,5 @@
-import { PT, CTX_NONE, type PacketContext } from './kinds.js';
-import { RawPacket, decodeRaw, nextContext, DIALECT_PERF } from './raw-decode.js';
+import { PT, CTX_NONE, type PacketContext } from '../intelpt/packets/kinds.js';
+import { RawPacket, decodeRaw, nextContext, DIALECT_PERF } from '../intelpt/packets/raw-decode.js';
 
 /**
  * perf's text for Intel PT packets, byte for byte as perf 6.1 prints them in

@@ -1,0 +1,31 @@
+/**
+ * Options several commands share, declared once so their spelling, help and
+ * checks agree. (`-i` has its own home: src/cli/input.ts.)
+ */
+import type { Command } from 'commander';
+import { UsageError } from './errors.js';
+
+export type TextPokeAbi = 'final' | 'rfc';
+
+/** `--json`: the command's output as JSON Lines (README: the JSON convention). */
+export function jsonOption(cmd: Command, what = 'print JSON Lines (one object per line) instead of text'): Command {
+  return cmd.option('--json', what);
+}
+
+function parseTextPokeAbi(v: string): TextPokeAbi {
+  if (v !== 'final' && v !== 'rfc') throw new UsageError(`--text-poke-abi: expected final or rfc, got ${v}`);
+  return v;
+}
+
+/** `--text-poke-abi final|rfc`: how to read record type 19. */
+export function textPokeAbiOption(
+  cmd: Command,
+  what = "read type 19 as 'final' (upstream: CGROUP; TEXT_POKE is 20) or 'rfc' (the seed's TEXT_POKE)",
+): Command {
+  return cmd.option('--text-poke-abi <abi>', what, parseTextPokeAbi, 'final' as TextPokeAbi);
+}
+
+/** `--quiet`: no progress bar on stderr. */
+export function quietOption(cmd: Command): Command {
+  return cmd.option('--quiet', 'no progress bar on stderr');
+}

@@ -1,0 +1,126 @@
+/**
+ * perfpoke's one output sink: text for stdout or a file, buffered (one write
+ * per ~64 KiB). Two ways to hand it on: `flush()` for async loops (script,
+ * dump) returns a promise while stdout is full, so reading goes on while the
+ * reader catches up; `{ sync: true }` (the synchronous decoders) writes with
+ * writeSync as the buffer fills. A reader that goes away (`perfpoke script |
+ * head`) ends the process quietly with the exit code so far, as perf does; a
+ * file appears whole or not at all (a temp file, renamed at close).
+ */
+import { closeSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import type { TextSink } from '../format/text-sink.js';
+
+const CHUNK = 1 << 16;
+
+// async writes report a vanished reader as an 'error' event on stdout
+let epipeHandled = false;
+function quietOnEpipe(): void {
+  if (epipeHandled) return;
+  epipeHandled = true;
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  });
+}
+
+export class OutputSink implements TextSink {
+  private parts: string[] = [];
+  private n = 0;
+  private readonly fd: number;
+  private readonly tmp: string | undefined;
+  private readonly sync: boolean;
+  private drained: Promise<void> | undefined;
+
+  /** `path` undefined or '-': stdout. */
+  constructor(
+    private readonly path?: string,
+    opts: { sync?: boolean } = {},
+  ) {
+    this.sync = opts.sync === true || (path !== undefined && path !== '-');
+    if (path === undefined || path === '-') {
+      this.fd = 1;
+      quietOnEpipe();
+    } else {
+      this.tmp = `${path}.tmp-${process.pid}`;
+      this.fd = openSync(this.tmp, 'w');
+    }
+  }
+
+  write = (s: string): void => {
+    this.parts.push(s);
+    this.n += s.length;
+    if (this.sync && this.n >= CHUNK) this.flush();
+  };
+
+  /** Write one line (a newline is added). */
+  line(s: string): void {
+    this.write(`${s}\n`);
+  }
+
+  get pending(): number {
+    return this.n;
+  }
+
+  /** Hand the buffer on; async mode: resolves once stdout has room again. */
+  flush(): Promise<void> | undefined {
+    if (this.parts.length === 0) return this.drained;
+    const text = this.parts.length === 1 ? this.parts[0]! : this.parts.join('');
+    this.parts = [];
+    this.n = 0;
+    if (!this.sync) {
+      if (!process.stdout.write(text) && !this.drained) {
+        this.drained = new Promise((resolve) =>
+          process.stdout.once('drain', () => {
+            this.drained = undefined;
+            resolve();
+          }),
+        );
+      }
+      return this.drained;
+    }
+    this.writeAll(Buffer.from(text));
+    return undefined;
+  }
+
+  private writeAll(b: Buffer): void {
+    let off = 0;
+    while (off < b.length) {
+      try {
+        off += writeSync(this.fd, b, off, b.length - off);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code === 'EPIPE') process.exit(process.exitCode ?? 0);
+        // stdout is a non-blocking pipe and full: wait a little for the reader
+        if (code === 'EAGAIN') Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
+        else throw e;
+      }
+    }
+  }
+
+  /** Flush (and wait for stdout to take it all); a file output is renamed into place. */
+  async close(): Promise<void> {
+    await this.flush();
+    if (this.tmp === undefined) return;
+    closeSync(this.fd);
+    renameSync(this.tmp, this.path!);
+  }
+
+  /** After a failure: a file output is removed, nothing half-written stays. */
+  async abort(): Promise<void> {
+    if (this.tmp === undefined) return this.flush();
+    closeSync(this.fd);
+    unlinkSync(this.tmp);
+  }
+}
+
+/** Run `work` with a sink on `path` (stdout by default): closed on success, aborted on failure. */
+export async function withOutput<T>(path: string | undefined, work: (out: OutputSink) => Promise<T> | T): Promise<T> {
+  const out = new OutputSink(path);
+  try {
+    const r = await work(out);
+    await out.close();
+    return r;
+  } catch (e) {
+    await out.abort();
+    throw e;
+  }
+}

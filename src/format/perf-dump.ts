@@ -1,0 +1,353 @@
+/**
+ * perf 6.1's `perf script -D` text for every record (tools/perf/util/session.c
+ * dump_event/dump_sample, event.c perf_event__fprintf_*):
+ *
+ *   <cpu> <time> 0x<offset> [0x<size>]: PERF_RECORD_<NAME><detail>
+ *
+ * and its JSON Lines form. Symbol lines (" ... thread:", " ...... dso:") and
+ * perf script's own sample lines are not printed: they need symbol
+ * resolution. Pipe-mode offsets count from the end of the 16-byte pipe
+ * header, as perf's do. The records come in perf's delivery order from the
+ * session (src/session/session.ts); `DumpContext` keeps what perf's evlist
+ * and machine know by then.
+ */
+import type { PerfFile, RawRecord } from '../perfdata/index.js';
+import type { PerfRecord } from '../perfdata/records/index.js';
+import type { AttrLayout } from '../perfdata/layout.js';
+import { RecordType, PERF_RECORD_USER_TYPE_START, PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER } from '../abi/record-type.js';
+import { SampleType, ReadFormat } from '../abi/sample-format.js';
+import { attrFlag } from '../abi/event-attr.js';
+import { formatPerfEvent, perfEventName, hexAlt } from './perf-event-text.js';
+import { defaultEventName } from '../session/event-names.js';
+import { openSession } from '../session/session.js';
+import { toJsonValue } from '../perfdata/jsonl-values.js';
+import { perfDumpLines } from './pt-packets-perf.js';
+import { cpuList, hexDump, sampleText } from './perf-dump-sample.js';
+import { jsonLine, jsonTime } from './json-lines.js';
+
+const U32_MAX = 4294967295;
+const U64_MAX = (1n << 64n) - 1n;
+const has = (t: bigint, b: bigint): boolean => (t & b) !== 0n;
+
+/** What dump needs to know of the event list (perf's evlist) to print like perf. */
+export class DumpContext {
+  readonly f: PerfFile;
+  readonly path: string;
+  readonly hex: boolean;
+  constructor(f: PerfFile, path: string, hex: boolean) {
+    this.f = f;
+    this.path = path;
+    this.hex = hex;
+  }
+  /** __evlist__combined_sample_type: OR of every attr's sample_type. */
+  combinedSampleType(): bigint {
+    let t = 0n;
+    for (const a of this.f.attrs) t |= a.attr.sampleType;
+    return t;
+  }
+  /** AUXTRACE_INFO type seen so far (1: intel_pt, whose buffers perf lists packet by packet). */
+  auxType: number | undefined;
+  private ksyms = new Map<bigint, { len: number; name: string }>();
+  /** KSYMBOL register/unregister, in delivery order (machine__process_ksymbol). */
+  noteKsymbol(addr: bigint, len: number, name: string, unregister: boolean): void {
+    if (unregister) this.ksyms.delete(addr);
+    else this.ksyms.set(addr, { len, name });
+  }
+  /** Kernel MMAPs ([kernel.kallsyms]…) seen so far: [start, end). */
+  private kernelMaps: [bigint, bigint][] = [];
+  noteKernelMap(start: bigint, len: bigint): void {
+    this.kernelMaps.push([start, start + len]);
+  }
+  /**
+   * "name+0xoff" of the KSYMBOL covering addr, if any. An address inside a
+   * kernel MMAP resolves to the kernel map first in perf (whose symbols -D
+   * does not load), so perf prints no name there even when a KSYMBOL covers it.
+   */
+  ksymbolAt(addr: bigint): string | undefined {
+    if (this.kernelMaps.some(([s, e]) => addr >= s && addr < e)) return undefined;
+    for (const [start, k] of this.ksyms) {
+      if (addr >= start && addr < start + BigInt(k.len)) return `${k.name}+0x${(addr - start).toString(16)}`;
+    }
+    return undefined;
+  }
+  /** perf reports pipe offsets from the end of the pipe header. */
+  offset(raw: { fileOffset: number }): number {
+    return this.f.pipe ? raw.fileOffset - 16 : raw.fileOffset;
+  }
+}
+
+/** evlist__print_tstamp: "<cpu> <time> " as far as the combined sample_type has them. */
+function tstamp(ctx: DumpContext, type: number, rec: PerfRecord | undefined): string {
+  const attrs = ctx.f.attrs;
+  if (type !== RecordType.SAMPLE && (attrs.length === 0 || !attrFlag(attrs[0]!.attr, 'sample_id_all'))) return '-1 -1 ';
+  const t = ctx.combinedSampleType();
+  let cpu: number = U32_MAX;
+  let time: bigint = U64_MAX;
+  if (type >= PERF_RECORD_USER_TYPE_START) {
+    // perf_session__process_user_event: struct perf_sample sample = { .time = 0 }
+    cpu = 0;
+    time = 0n;
+  } else if (rec && rec.kind === 'sample') {
+    cpu = rec.cpu ?? U32_MAX;
+    time = rec.time ?? U64_MAX;
+  } else if (rec && 'sampleId' in rec && rec.sampleId) {
+    cpu = rec.sampleId.cpu ?? U32_MAX;
+    time = rec.sampleId.time ?? U64_MAX;
+  }
+  let s = '';
+  if (has(t, SampleType.CPU)) s += `${cpu >>> 0} `;
+  if (has(t, SampleType.TIME)) s += `${time} `;
+  return s;
+}
+
+/** The text perf prints after "PERF_RECORD_<NAME>" for one record in -D mode ('' = perf prints no newline either). */
+export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): string {
+  const head = `PERF_RECORD_${perfEventName(rec.type)}`;
+  switch (rec.kind) {
+    case 'sample':
+      return sampleText(rec, raw.layout);
+    case 'lost':
+      return `: id:${rec.id}: lost:${rec.lost}\n`;
+    case 'lost_samples':
+      return `: id:${rec.sampleId?.id ?? U64_MAX}: lost samples :${rec.lost}\n`;
+    case 'read': {
+      const L = raw.layout;
+      const v = rec.read.values[0] ?? { value: 0n };
+      let s = `: ${rec.pid} ${rec.tid} ${L ? eventName(ctx, L) : '(null)'} ${v.value}\n`;
+      if (!L) return `${s}: unhandled!\n`;
+      const rf = L.readFormat;
+      if (has(rf, ReadFormat.TOTAL_TIME_ENABLED)) s += `... time enabled : ${rec.read.timeEnabled ?? 0n}\n`;
+      if (has(rf, ReadFormat.TOTAL_TIME_RUNNING)) s += `... time running : ${rec.read.timeRunning ?? 0n}\n`;
+      if (has(rf, ReadFormat.ID)) s += `... id           : ${v.id ?? 0n}\n`;
+      if (has(rf, ReadFormat.LOST)) s += `... lost         : ${v.lost ?? 0n}\n`;
+      // perf script has no read callback: the stub adds its own line
+      return `${s}: unhandled!\n`;
+    }
+    case 'throttle':
+    case 'unthrottle':
+      return '\n';
+    case 'finished_init':
+    case 'unknown':
+      return ': unhandled!\n';
+    case 'header_attr':
+    case 'header_feature':
+    case 'tracing_data':
+      return '';
+    case 'finished_round':
+      return '\n';
+    case 'id_index': {
+      let s = ` nr: ${rec.entries.length}\n`;
+      for (const e of rec.entries)
+        s += ` ... id: ${e.id}  idx: ${e.idx}  cpu: ${BigInt.asIntN(64, e.cpu)}  tid: ${BigInt.asIntN(64, e.tid)}\n`;
+      return s;
+    }
+    case 'thread_map':
+      return ` nr: ${rec.entries.length} thread${rec.entries.length > 1 ? 's' : ''}: ${rec.entries.map((e) => BigInt.asIntN(32, e.pid)).join(', ')}\n`;
+    case 'cpu_map':
+      return `: ${cpuList(rec.data.cpus)}\n`;
+    case 'event_update': {
+      let s = `\n... id:    ${rec.id}\n`;
+      if (rec.unit !== undefined) s += `... unit:  ${rec.unit}\n`;
+      else if (rec.scale !== undefined) s += `... scale: ${rec.scale.toFixed(6)}\n`;
+      else if (rec.name !== undefined) s += `... name:  ${rec.name}\n`;
+      else if (rec.cpus) s += `... ${cpuList(rec.cpus.cpus)}\n`;
+      else s += '... unknown type\n';
+      return s;
+    }
+    case 'auxtrace': {
+      let s = ` size: ${hexAlt(rec.dataSize)}  offset: ${hexAlt(rec.offset)}  ref: ${hexAlt(rec.reference)}  idx: ${rec.idx}  tid: ${rec.tid}  cpu: ${rec.cpu}\n`;
+      // intel_pt_process_auxtrace_event → intel_pt_dump: perf's packet listing of the buffer
+      if (ctx.auxType === PERF_AUXTRACE_INTEL_PT && rec.data) s += `.\n${[...perfDumpLines(rec.data)].join('\n')}\n`;
+      return s;
+    }
+    case 'time_conv':
+      return '\n: unhandled!\n'; // checked with perf 6.1
+    case 'stat_config':
+      return '\n'; // checked with perf 6.1
+    case 'auxtrace_info':
+      ctx.auxType = rec.auxType;
+      return ` type: ${rec.auxType}\n${rec.auxType === PERF_AUXTRACE_INTEL_PT ? intelPtInfo(rec.priv) : ''}`;
+    case 'mmap':
+    case 'mmap2': {
+      if (rec.filename.startsWith('[kernel.kallsyms]')) ctx.noteKernelMap(rec.addr, rec.len);
+      const full = formatPerfEvent(rec as unknown as Parameters<typeof formatPerfEvent>[0]);
+      return full.startsWith(head) ? full.slice(head.length) : '\n';
+    }
+    case 'ksymbol': {
+      ctx.noteKsymbol(rec.addr, rec.len, rec.name, (rec.flags & PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER) !== 0);
+      return formatPerfEvent(rec as unknown as Parameters<typeof formatPerfEvent>[0]).slice(head.length);
+    }
+    case 'text_poke': {
+      if (rec.abi === 'rfc') {
+        const line = (label: string, b: Uint8Array): string =>
+          b.length
+            ? `            ${label} bytes: ${[...b].map((x) => x.toString(16).padStart(2, '0')).join(' ')}\n`
+            : '';
+        return (
+          ` ${rec.addr.toString(16)}  len ${rec.len} (RFC ABI)\n` +
+          line('Old', rec.oldBytes) +
+          line('New', rec.newBytes)
+        );
+      }
+      // perf_event__fprintf_text_poke: " <addr> <sym+off> old len…"; we know the symbols KSYMBOL records define
+      // (trampolines, BPF), not the running kernel's kallsyms
+      const full = formatPerfEvent(rec as unknown as Parameters<typeof formatPerfEvent>[0]).slice(head.length);
+      const sym = ctx.ksymbolAt(rec.addr);
+      if (!sym) return full;
+      const a = rec.addr.toString(16);
+      return full.replace(`${a}  old len`, `${a} ${sym} old len`);
+    }
+    default: {
+      const full = formatPerfEvent(rec as unknown as Parameters<typeof formatPerfEvent>[0]);
+      return full.startsWith(head) ? full.slice(head.length) : '\n';
+    }
+  }
+}
+
+const PERF_AUXTRACE_INTEL_PT = 1;
+
+/** intel_pt_print_info (tools/perf/util/intel-pt.c): the AUXTRACE_INFO priv words, as far as the record has them. */
+function intelPtInfo(priv: bigint[]): string {
+  const fmts: [string, 'd' | 'x'][] = [
+    ['PMU Type', 'd'],
+    ['Time Shift', 'd'],
+    ['Time Muliplier', 'd'],
+    ['Time Zero', 'd'],
+    ['Cap Time Zero', 'd'],
+    ['TSC bit', 'x'],
+    ['NoRETComp bit', 'x'],
+    ['Have sched_switch', 'd'],
+    ['Snapshot mode', 'd'],
+    ['Per-cpu maps', 'd'],
+    ['MTC bit', 'x'],
+    ['MTC freq bits', 'x'],
+    ['TSC:CTC numerator', 'd'],
+    ['TSC:CTC denominator', 'd'],
+    ['CYC bit', 'x'],
+    ['Max non-turbo ratio', 'd'],
+    ['Filter string len.', 'd'],
+  ];
+  // perf prints the groups a record has: up to Per-cpu maps, up to CYC bit, up to Filter string len.
+  let n = 0;
+  for (const g of [10, 15, 17]) if (priv.length >= g) n = g;
+  let s = '';
+  for (let i = 0; i < n; i++) {
+    const [label, f] = fmts[i]!;
+    const v = priv[i]!;
+    s += `  ${label.padEnd(20)}${f === 'x' ? hexAlt(v) : BigInt.asIntN(64, v).toString()}\n`;
+  }
+  if (n >= 17) {
+    const len = Number(priv[16]!);
+    const bytes = Buffer.alloc((priv.length - 17) * 8);
+    priv.slice(17).forEach((w, i) => bytes.writeBigUInt64LE(w, i * 8));
+    const str = bytes.subarray(0, Math.min(len, bytes.length)).toString('latin1').replace(/\0.*$/, '');
+    s += `  ${'Filter string'.padEnd(20)}${str}\n`;
+  }
+  return s;
+}
+
+/** evsel__name: the EVENT_DESC name when the features helper filled it, else perf's generic name. */
+function eventName(ctx: DumpContext, L: AttrLayout): string {
+  const e = ctx.f.attrs.find((a) => a.attr === L.attr);
+  return e?.name ?? defaultEventName(L.attr);
+}
+
+/** Everything dump prints for one record (without the symbol lines perf script adds). */
+export function recordText(raw: RawRecord, ctx: DumpContext): string {
+  const rec = raw.decode();
+  const off = ctx.offset(raw);
+  let s = '';
+  if (ctx.hex)
+    s += `\n${hexAlt(off)}@${ctx.path} [0x${raw.size.toString(16)}]: event: ${raw.type}\n${hexDump(raw.bytes)}`;
+  // the seed's RFC poke (type 19 with --text-poke-abi=rfc) is named for what it is, not perf's CGROUP
+  const name = rec.kind === 'text_poke' ? 'TEXT_POKE' : perfEventName(raw.type);
+  s += `${tstamp(ctx, raw.type, rec)}${hexAlt(off)} [0x${raw.size.toString(16)}]: PERF_RECORD_${name}`;
+  const d = detailText(rec, raw, ctx);
+  return s + (ctx.hex ? d : d.endsWith('\n') ? d : `${d}\n`);
+}
+
+/**
+ * JSON Lines form (docs/json/record.schema.json): `type` "record", the
+ * record's `kind`, perf's `name`, the `offset` perf prints and the record's
+ * time (`time`, `time_ns`); then the decoded fields as convert's JSON lines
+ * hold them (docs/reader.md: u64 as "0x…", bytes as hex), with the numeric
+ * record type as `record_type` and a body's own `time` and `offset` fields
+ * (FORK, EXIT, THROTTLE; AUXTRACE) as `record_time` and `aux_offset`.
+ */
+export function recordJson(raw: RawRecord, ctx: DumpContext): string {
+  const { kind, type, time, offset, ...fields } = toJsonValue(raw.decode()) as {
+    kind: string;
+    type: number;
+    time?: string;
+    offset?: string;
+  } & Record<string, unknown>;
+  const t = raw.type < PERF_RECORD_USER_TYPE_START ? raw.timestamp() : undefined;
+  return jsonLine({
+    type: 'record',
+    kind,
+    record_type: type,
+    name: perfEventName(raw.type),
+    offset: ctx.offset(raw),
+    ...(t === undefined ? {} : jsonTime(t)),
+    ...(time === undefined ? {} : { record_time: time }),
+    ...(offset === undefined ? {} : { aux_offset: offset }),
+    ...fields,
+  });
+}
+
+export interface DumpOptions {
+  /** Also perf's hex dump of every record (the full `perf script -D` layout). */
+  hex?: boolean;
+  json?: boolean;
+  /** 'perf' (default): perf's delivery order; 'file': file order. */
+  order?: 'perf' | 'file';
+  textPokeAbi?: 'final' | 'rfc';
+  /** The file name perf prints in --hex lines (default: the path). */
+  label?: string;
+}
+
+/**
+ * Every record of the perf.data file at `path` ('-': a pipe on stdin) as
+ * `perf script -D` prints it, in perf's delivery order, through `write`
+ * (awaited when it returns a promise: back-pressure). `onRecord` sees each
+ * record first (progress).
+ */
+export async function dumpFile(
+  path: string,
+  opts: DumpOptions,
+  write: (s: string) => void | Promise<void>,
+  onRecord?: (raw: RawRecord) => void,
+): Promise<void> {
+  // perf's queue is unbounded; ours HALF-flushes past 16 MiB so dump stays in ~200 MB
+  // (order differs from perf only for files whose rounds hold more than that).
+  // perf -D prints a FINISHED_ROUND when it reads it, before the records it releases.
+  const s = await openSession(path, {
+    textPokeAbi: opts.textPokeAbi,
+    ordered: opts.order !== 'file',
+    maxQueueBytes: 16 << 20,
+    roundBeforeFlush: true,
+  });
+  const ctx = new DumpContext(s.file, s.file.pipe ? 'pipe' : (opts.label ?? path), !!opts.hex);
+  try {
+    for await (const raw of s.events()) {
+      onRecord?.(raw);
+      let text: string;
+      try {
+        text = opts.json ? recordJson(raw, ctx) : recordText(raw, ctx);
+      } catch (e) {
+        throw s.named(e);
+      }
+      const w = write(text);
+      if (w) await w;
+    }
+  } finally {
+    await s.close();
+  }
+}
+
+/** The whole dump of a file as one string (tests, small files). */
+export async function dumpToString(path: string, opts: DumpOptions = {}): Promise<string> {
+  const parts: string[] = [];
+  await dumpFile(path, opts, (t) => void parts.push(t));
+  return parts.join('');
+}

@@ -1,0 +1,97 @@
+/**
+ * The -F fields of `perf script` that perfpoke prints, and perf 6.1's rules
+ * for which of them an event can give (builtin-script.c all_output_options,
+ * output[] defaults, perf_session__check_output_opt / evsel__check_attr).
+ */
+import { PerfType } from '../abi/event-attr.js';
+import { Feature } from '../abi/feature.js';
+import { SampleType } from '../abi/sample-format.js';
+import type { Session } from '../session/session.js';
+import { FormatOptionError } from './errors.js';
+
+/** The -F fields we print; perf's names (builtin-script.c all_output_options). */
+export const SCRIPT_FIELDS = ['comm', 'tid', 'pid', 'cpu', 'time', 'period', 'event', 'ip', 'addr'] as const;
+export type ScriptField = (typeof SCRIPT_FIELDS)[number];
+
+/** builtin-script.c output[] defaults, minus sym/dso/symoff (which need symbols). */
+const DEFAULT_FIELDS: ScriptField[] = ['comm', 'tid', 'cpu', 'time', 'event', 'ip', 'period'];
+const DEFAULT_TRACEPOINT_FIELDS: ScriptField[] = ['comm', 'tid', 'cpu', 'time', 'event'];
+
+export interface ScriptOptions {
+  fields?: ScriptField[];
+  showTaskEvents?: boolean;
+  showMmapEvents?: boolean;
+  showSwitchEvents?: boolean;
+  showTextPokeEvents?: boolean;
+  showBpfEvents?: boolean;
+  showNamespaceEvents?: boolean;
+  showCgroupEvents?: boolean;
+  showLostEvents?: boolean;
+  showRoundEvents?: boolean;
+  json?: boolean;
+}
+
+/** perf's output_type(): one field set per attr type class. */
+export function outputType(attrType: number): number {
+  return Math.min(attrType, 6);
+}
+
+/** "comm,tid,ip" → the field list; unknown or per-type fields are a FormatOptionError. */
+export function parseFields(spec: string): ScriptField[] {
+  const out: ScriptField[] = [];
+  for (const f of spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    if (f.includes(':')) throw new FormatOptionError(`-F ${f}: per-type field lists ("type:fields") are not supported`);
+    if (!(SCRIPT_FIELDS as readonly string[]).includes(f)) {
+      throw new FormatOptionError(
+        `-F: field '${f}' is not supported (supported: ${SCRIPT_FIELDS.join(',')}; symbol fields need symbols)`,
+      );
+    }
+    out.push(f as ScriptField);
+  }
+  return out;
+}
+
+export interface FieldSet {
+  has: Set<ScriptField>;
+  /** perf: comm is printed unpadded when ip and a callchain are printed. */
+  callchain: boolean;
+}
+
+/**
+ * perf_session__check_output_opt / process_attr → evsel__check_attr, for the
+ * first attr of each type class: a field the user asked for that the event
+ * cannot give is an error with perf's wording; a default field it cannot give
+ * is dropped. Dummy events and attrs without sample_type are not checked.
+ */
+export function checkAttr(s: Session, i: number, userFields: ScriptField[] | undefined, fs: FieldSet): void {
+  const a = s.file.attrs[i]!.attr;
+  const isDummy = a.type === PerfType.SOFTWARE && a.config === 9n;
+  if (isDummy || s.file.featureSection(Feature.STAT) !== undefined) return;
+  if (s.file.pipe && a.sampleType === 0n) return;
+  const allowUserSet = s.file.featureSection(Feature.AUXTRACE) !== undefined;
+  const has = fs.has;
+  const st = a.sampleType;
+  const user = userFields !== undefined;
+  const check = (fields: ScriptField[], bit: bigint, msg: string, fieldName: string, allow = false): void => {
+    if (!fields.some((f) => has.has(f)) || (st & bit) !== 0n) return;
+    if (user) {
+      if (allow) return;
+      throw new FormatOptionError(
+        `Samples for '${s.eventNameAt(i)}' event do not have ${msg} attribute set. Cannot print '${fieldName}' field.`,
+      );
+    }
+    for (const f of fields) has.delete(f);
+  };
+  check(['ip'], SampleType.IP, 'IP', 'ip');
+  check(['addr'], SampleType.ADDR, 'ADDR', 'addr', allowUserSet);
+  check(['pid', 'tid'], SampleType.TID, 'TID', '');
+  check(['time'], SampleType.TIME, 'TIME', 'time');
+  check(['cpu'], SampleType.CPU, 'CPU', 'cpu', allowUserSet);
+}
+
+export function defaultFieldsFor(attrType: number): ScriptField[] {
+  return attrType === PerfType.TRACEPOINT ? DEFAULT_TRACEPOINT_FIELDS : DEFAULT_FIELDS;
+}

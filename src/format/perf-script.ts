@@ -1,0 +1,419 @@
+/**
+ * perf 6.1's `perf script` lines for the symbol-free fields
+ * (builtin-script.c perf_sample__fprintf_start / process_event, and
+ * perf_event__fprintf for the --show-*-events records), and their JSON Lines
+ * form. `ScriptPrinter` keeps what perf keeps between records (thread names,
+ * user maps, the field set per event type); `formatScript` prints one sample.
+ */
+import { attrFlag } from '../abi/event-attr.js';
+import {
+  RecordType,
+  PERF_RECORD_MISC_CPUMODE_MASK,
+  PERF_RECORD_MISC_KERNEL,
+  PERF_RECORD_MISC_GUEST_KERNEL,
+} from '../abi/record-type.js';
+import {
+  SampleType,
+  PERF_CONTEXT_MAX,
+  PERF_CONTEXT_HV,
+  PERF_CONTEXT_KERNEL,
+  PERF_CONTEXT_USER,
+  PERF_CONTEXT_GUEST,
+  PERF_CONTEXT_GUEST_KERNEL,
+  PERF_CONTEXT_GUEST_USER,
+} from '../abi/sample-format.js';
+import type { PerfRecord, RawRecord, SampleRecord } from '../perfdata/index.js';
+import type { Session } from '../session/session.js';
+import { formatPerfEvent } from './perf-event-text.js';
+import { ThreadComms } from '../session/threads.js';
+import { UserMaps } from '../session/user-maps.js';
+import { SampleReadSplitter } from '../session/sample-read.js';
+import type { Symbolizer } from '../machine/symbolizer.js';
+import { formatPerfTime } from '../machine/time-format.js';
+import { jsonHex, jsonLine, jsonTime } from './json-lines.js';
+import {
+  checkAttr,
+  defaultFieldsFor,
+  outputType,
+  type FieldSet,
+  type ScriptField,
+  type ScriptOptions,
+} from './perf-script-fields.js';
+
+/** C's "%0Nd": the sign comes before the zeros. */
+function zeroPad(n: number, w: number): string {
+  return n < 0 ? `-${String(-n).padStart(w - 1, '0')}` : String(n).padStart(w, '0');
+}
+
+const hex16 = (v: bigint): string => v.toString(16).padStart(16);
+
+const CONTEXTS = new Set([
+  PERF_CONTEXT_HV,
+  PERF_CONTEXT_KERNEL,
+  PERF_CONTEXT_USER,
+  PERF_CONTEXT_GUEST,
+  PERF_CONTEXT_GUEST_KERNEL,
+  PERF_CONTEXT_GUEST_USER,
+]);
+/** perf's PERF_MAX_STACK_DEPTH, the default --max-stack of perf script. */
+const MAX_STACK = 127;
+
+/**
+ * thread__resolve_callchain_sample without symbols: context markers switch
+ * between kernel and user space and are not printed, an unknown marker
+ * discards the whole chain, at most 127 entries. A user-space entry prints as
+ * its offset in the mapped file when a map covers it (sample__fprintf_callchain).
+ */
+export function resolveCallchain(chain: bigint[], userAddress: (ip: bigint) => bigint = (ip) => ip): bigint[] {
+  const out: bigint[] = [];
+  let user = true; // perf starts in PERF_RECORD_MISC_USER
+  for (const ip of chain) {
+    if (out.length >= MAX_STACK) break;
+    if (ip >= PERF_CONTEXT_MAX) {
+      if (ip === PERF_CONTEXT_KERNEL) user = false;
+      else if (ip === PERF_CONTEXT_USER) user = true;
+      else if (!CONTEXTS.has(ip)) return [];
+      else user = false;
+      continue;
+    }
+    out.push(user ? userAddress(ip) : ip);
+  }
+  return out;
+}
+
+interface SampleFields {
+  pid: number;
+  tid: number;
+  cpu: number;
+  time: bigint;
+}
+
+const NO_U64 = BigInt.asUintN(64, -1n);
+
+/** perf_sample__fprintf_start. `callchainComm`: comm unpadded (sample with ip + callchain). */
+function scriptStart(f: ReadonlySet<ScriptField>, comm: string | undefined, sf: SampleFields, callchainComm: boolean) {
+  let line = '';
+  if (f.has('comm')) {
+    const c = comm ?? ':-1';
+    line += callchainComm ? `${c} ` : `${c.padStart(16)} `;
+  }
+  if (f.has('pid') && f.has('tid')) line += `${String(sf.pid).padStart(5)}/${String(sf.tid).padEnd(5)} `;
+  else if (f.has('pid')) line += `${String(sf.pid).padStart(5)} `;
+  else if (f.has('tid')) line += `${String(sf.tid).padStart(5)} `;
+  if (f.has('cpu')) line += `[${zeroPad(sf.cpu, 3)}] `;
+  if (f.has('time')) line += `${formatPerfTime(sf.time).padStart(12)}: `;
+  return line;
+}
+
+/** What a sample line needs beside the sample: perf's state at that record. */
+interface SampleLine {
+  fields: ReadonlySet<ScriptField>;
+  comm: string | undefined;
+  period: bigint;
+  event: string;
+  /** Event names are padded to the longest name of the file. */
+  eventWidth: number;
+  /** The resolved callchain (resolveCallchain), printed one address a line; undefined: ip on the line. */
+  chain: bigint[] | undefined;
+  /** The file has callchains for this event type: comm is printed unpadded then. */
+  callchainComm: boolean;
+}
+
+/** process_event for a sample: one line (or one line and its callchain lines). */
+function sampleText(rec: SampleRecord, sf: SampleFields, l: SampleLine): string {
+  const f = l.fields;
+  let line = scriptStart(f, l.comm, sf, f.has('ip') && l.callchainComm);
+  if (f.has('period')) line += `${l.period.toString().padStart(10)} `;
+  if (f.has('event')) line += `${l.event.padStart(l.eventWidth)}: `;
+  if (f.has('addr')) line += hex16(rec.addr ?? 0n);
+  if (f.has('ip')) {
+    if (l.chain) {
+      line += '\n';
+      for (const ip of l.chain) line += `\t${hex16(ip)}\n`;
+    } else {
+      line += ` ${hex16(rec.ip ?? 0n)}`;
+    }
+  }
+  return `${line}\n`;
+}
+
+/** The JSON Lines form of a sample line (docs/json/sample.schema.json). */
+function sampleJson(rec: SampleRecord, sf: SampleFields, l: SampleLine, offset: number): string {
+  const f = l.fields;
+  const o: { type: string } & Record<string, unknown> = { type: 'sample', offset };
+  if (f.has('comm')) o.comm = l.comm ?? ':-1';
+  if (f.has('pid')) o.pid = sf.pid;
+  if (f.has('tid')) o.tid = sf.tid;
+  if (f.has('cpu')) o.cpu = sf.cpu;
+  if (f.has('time')) Object.assign(o, jsonTime(sf.time));
+  if (f.has('period')) o.period = Number(l.period);
+  if (f.has('event')) o.event = l.event;
+  if (f.has('addr')) o.addr = jsonHex(rec.addr ?? 0n);
+  if (f.has('ip')) o.ip = jsonHex(rec.ip ?? 0n);
+  if (l.chain) o.callchain = l.chain.map(jsonHex);
+  return jsonLine(o);
+}
+
+export interface FormatScriptOptions {
+  /** perf's -F fields (default: perf's defaults for an event of attrType). */
+  fields?: ScriptField[];
+  /** The event's perf_event_attr.type (tracepoints have other default fields). */
+  attrType?: number;
+  /** The event's sample_period: perf prints it as the period of a sample without PERIOD. */
+  samplePeriod?: bigint;
+  /** The thread's name (perf prints ":-1" when it has none). */
+  comm?: string;
+  /** The event's name (perf's evsel__name). */
+  event?: string;
+  /** Pad the event name to this width (perf: the longest event name in the file). */
+  eventWidth?: number;
+  /** Print the callchain below the line, as perf does for a sample that has one. */
+  callchain?: boolean;
+  json?: boolean;
+}
+
+/**
+ * `perf script`'s text for one sample, without the state a whole file gives
+ * (a ScriptPrinter keeps that: thread names, user-space map offsets in
+ * callchains, event-name widths).
+ */
+export function formatScript(sample: SampleRecord, opts: FormatScriptOptions = {}): string {
+  const fields = new Set(opts.fields ?? defaultFieldsFor(opts.attrType ?? 0));
+  const sf: SampleFields = {
+    pid: sample.pid ?? -1,
+    tid: sample.tid ?? -1,
+    cpu: sample.cpu ?? -1,
+    time: sample.time ?? NO_U64,
+  };
+  const withChain = opts.callchain === true && sample.callchain !== undefined;
+  const l: SampleLine = {
+    fields,
+    comm: opts.comm,
+    period: sample.period ?? opts.samplePeriod ?? 0n,
+    event: opts.event ?? '[unknown]',
+    eventWidth: opts.eventWidth ?? 0,
+    chain: withChain && fields.has('ip') ? resolveCallchain(sample.callchain!) : undefined,
+    callchainComm: withChain,
+  };
+  return opts.json ? sampleJson(sample, sf, l, sample.fileOffset) : sampleText(sample, sf, l);
+}
+
+/** The script printer: keeps perf's thread names and writes perf's lines. */
+export class ScriptPrinter {
+  private readonly s: Session;
+  private readonly opts: ScriptOptions;
+  private readonly threads = new ThreadComms();
+  private readonly maps = new UserMaps();
+  private nameWidth = -1;
+  private readonly out: (s: string) => void;
+
+  /** Kernel symbols for TEXT_POKE lines (perf prints "sym+0xoff" when it has them). */
+  symbolizer: Symbolizer | undefined;
+
+  constructor(s: Session, opts: ScriptOptions, out: (s: string) => void) {
+    this.s = s;
+    this.opts = opts;
+    this.out = out;
+    this.splitter = new SampleReadSplitter(s);
+    this.checkNewAttrs();
+  }
+
+  private checked = 0;
+  /** User maps are only needed to print callchains. */
+  private get needMaps(): boolean {
+    return this.s.file.attrs.some((a) => (a.attr.sampleType & SampleType.CALLCHAIN) !== 0n);
+  }
+  private readonly fieldsByType = new Map<number, FieldSet>();
+
+  /** Check attrs not seen yet (file mode: all at start; pipe mode: as HEADER_ATTR records pass). */
+  private checkNewAttrs(): void {
+    const attrs = this.s.file.attrs;
+    for (; this.checked < attrs.length; this.checked++) {
+      const i = this.checked;
+      const a = attrs[i]!.attr;
+      const ot = outputType(a.type);
+      const hasChain = (a.sampleType & SampleType.CALLCHAIN) !== 0n;
+      let fs = this.fieldsByType.get(ot);
+      if (!fs) {
+        fs = { has: new Set(this.opts.fields ?? defaultFieldsFor(a.type)), callchain: false };
+        this.fieldsByType.set(ot, fs);
+        checkAttr(this.s, i, this.opts.fields, fs);
+        // process_attr (pipe mode) turns ip on for events with callchains
+        if (this.s.file.pipe && hasChain) fs.has.add('ip');
+      }
+      if (hasChain) fs.callchain = true;
+    }
+  }
+
+  private fieldsFor(raw: RawRecord): FieldSet | undefined {
+    // pipe mode: the reader files a HEADER_ATTR only after handing it out
+    if (this.checked < this.s.file.attrs.length) this.checkNewAttrs();
+    const a = this.s.attrOf(raw) ?? this.s.file.attrs[0];
+    if (!a) return undefined;
+    return this.fieldsByType.get(outputType(a.attr.type));
+  }
+
+  private width(): number {
+    if (this.nameWidth < 0) this.nameWidth = Math.max(0, ...this.s.eventNames().map((n) => n.length));
+    return this.nameWidth;
+  }
+
+  /** Handle one record in delivery order. */
+  handle(raw: RawRecord): void {
+    const t = raw.type;
+    if (t === RecordType.SAMPLE) return this.sample(raw);
+    if (t >= RecordType.HEADER_ATTR) {
+      if (t === RecordType.FINISHED_ROUND && this.opts.showRoundEvents) this.emitOther(raw, undefined, undefined);
+      return;
+    }
+    const o = this.opts;
+    switch (t) {
+      case RecordType.COMM: {
+        const rec = raw.decode() as Extract<PerfRecord, { kind: 'comm' }>;
+        this.threads.onComm(rec.pid, rec.tid, rec.comm);
+        if (o.showTaskEvents) this.emitOther(raw, rec, [rec.pid, rec.tid]);
+        return;
+      }
+      case RecordType.FORK: {
+        const rec = raw.decode() as Extract<PerfRecord, { kind: 'fork' }>;
+        this.threads.onFork(rec.pid, rec.tid, rec.ppid, rec.ptid);
+        this.maps.onFork(rec.pid, rec.ppid);
+        if (o.showTaskEvents) this.emitOther(raw, rec, [rec.pid, rec.tid], rec.time);
+        return;
+      }
+      case RecordType.EXIT: {
+        if (o.showTaskEvents) {
+          const rec = raw.decode() as Extract<PerfRecord, { kind: 'exit' }>;
+          this.emitOther(raw, rec, [rec.pid, rec.tid], rec.time);
+        }
+        return;
+      }
+      case RecordType.MMAP:
+      case RecordType.MMAP2: {
+        const cpumode = raw.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+        const kernel = cpumode === PERF_RECORD_MISC_KERNEL || cpumode === PERF_RECORD_MISC_GUEST_KERNEL;
+        if (!o.showMmapEvents && (kernel || !this.needMaps)) return;
+        const rec = raw.decode() as Extract<PerfRecord, { kind: 'mmap' | 'mmap2' }>;
+        if (!kernel && this.needMaps) this.maps.onMmap(rec.pid, rec.addr, rec.len, rec.pgoff, rec.filename);
+        if (o.showMmapEvents) this.emitOther(raw, rec, [rec.pid, rec.tid]);
+        return;
+      }
+      case RecordType.SWITCH:
+      case RecordType.SWITCH_CPU_WIDE:
+        if (o.showSwitchEvents) this.emitOther(raw, raw.decode(), 'sample');
+        return;
+      case RecordType.NAMESPACES:
+        if (o.showNamespaceEvents) {
+          const rec = raw.decode() as Extract<PerfRecord, { kind: 'namespaces' }>;
+          this.emitOther(raw, rec, [rec.pid, rec.tid]);
+        }
+        return;
+      case RecordType.LOST:
+        if (o.showLostEvents) this.emitOther(raw, raw.decode(), 'sample');
+        return;
+      case RecordType.KSYMBOL:
+        if (o.showBpfEvents || o.showTextPokeEvents) this.emitOther(raw, raw.decode(), 'sample');
+        return;
+      case RecordType.BPF_EVENT:
+        if (o.showBpfEvents) this.emitOther(raw, raw.decode(), 'sample');
+        return;
+      case RecordType.CGROUP:
+        if (o.showCgroupEvents) this.emitOther(raw, raw.decode(), 'sample');
+        return;
+      case RecordType.TEXT_POKE: {
+        // decoded even when not shown: a malformed poke (old_len + new_len past the record) is an error
+        const rec = raw.decode();
+        if (o.showTextPokeEvents) this.emitOther(raw, rec, 'sample');
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /**
+   * print_event_with_time: the sample_id trailer gives pid/tid/cpu/time (or,
+   * without sample_id_all, 0 / the record's own pid/tid/time); the comm is
+   * that of the record's thread (`who`), or of the trailer's for 'sample'.
+   */
+  private emitOther(
+    raw: RawRecord,
+    rec: PerfRecord | undefined,
+    who: [number, number] | 'sample' | undefined,
+    ownTime = 0n,
+  ): void {
+    if (rec === undefined) {
+      // user records (FINISHED_ROUND): no sample, no thread, just the name
+      if (this.opts.json) this.out(jsonLine({ type: 'event', kind: 'finished_round', offset: raw.fileOffset }));
+      else this.out(formatPerfEvent({ kind: 'finished_round', type: raw.type, misc: raw.misc }));
+      return;
+    }
+    const a = this.s.attrOf(raw) ?? this.s.file.attrs[0];
+    const sid = (rec as { sampleId?: { pid?: number; tid?: number; cpu?: number; time?: bigint } }).sampleId;
+    let sf: SampleFields = { pid: sid?.pid ?? -1, tid: sid?.tid ?? -1, cpu: sid?.cpu ?? -1, time: sid?.time ?? NO_U64 };
+    let pid = sf.pid;
+    let tid = sf.tid;
+    if (Array.isArray(who)) [pid, tid] = who;
+    if (a && !attrFlag(a.attr, 'sample_id_all')) sf = { pid, tid, cpu: 0, time: ownTime };
+    const comm = tid !== -1 ? this.threads.comm(pid, tid) : undefined;
+    const fs = this.fieldsFor(raw);
+    let textPokeSymbol: string | undefined;
+    if (rec.kind === 'text_poke' && this.symbolizer) {
+      textPokeSymbol = this.symbolizer.symOff(rec.addr, { time: rec.sampleId?.time ?? 0n, fileOffset: rec.fileOffset });
+    }
+    const text = formatPerfEvent(rec, { textPokeSymbol });
+    if (this.opts.json) {
+      const { time, ...ids } = sf;
+      const t = time === NO_U64 ? {} : jsonTime(time);
+      this.out(
+        jsonLine({ type: 'event', kind: rec.kind, offset: raw.fileOffset, comm, ...ids, ...t, text: text.trimEnd() }),
+      );
+      return;
+    }
+    this.out((fs ? scriptStart(fs.has, comm, sf, false) : '') + text);
+  }
+
+  private readonly splitter: SampleReadSplitter;
+
+  private sample(raw: RawRecord): void {
+    const a0 = this.s.attrOf(raw);
+    if (a0 && SampleReadSplitter.applies(a0.attr)) {
+      const rec = raw.decode() as Extract<PerfRecord, { kind: 'sample' }>;
+      for (const d of this.splitter.split(rec, a0.attr)) this.printSample(raw, rec, d.attrIndex, d.period);
+      return;
+    }
+    this.printSample(raw, undefined, this.s.attrIndexOf(raw), undefined);
+  }
+
+  private printSample(
+    raw: RawRecord,
+    decoded: Extract<PerfRecord, { kind: 'sample' }> | undefined,
+    attrIndex: number,
+    periodOverride: bigint | undefined,
+  ): void {
+    if (this.checked < this.s.file.attrs.length) this.checkNewAttrs();
+    const entry = this.s.file.attrs[attrIndex];
+    const fs = entry ? this.fieldsByType.get(outputType(entry.attr.type)) : this.fieldsFor(raw);
+    if (!fs || fs.has.size === 0) return;
+    const rec = decoded ?? (raw.decode() as Extract<PerfRecord, { kind: 'sample' }>);
+    const a = entry;
+    const sf: SampleFields = { pid: rec.pid ?? -1, tid: rec.tid ?? -1, cpu: rec.cpu ?? -1, time: rec.time ?? NO_U64 };
+    const comm = this.threads.comm(sf.pid, sf.tid);
+    const f = fs.has;
+    const period = periodOverride ?? rec.period ?? a?.attr.samplePeriod ?? 0n;
+    const chain =
+      f.has('ip') && rec.callchain
+        ? resolveCallchain(rec.callchain, (ip) => this.maps.printedAddress(sf.pid, ip))
+        : undefined;
+    const l: SampleLine = {
+      fields: f,
+      comm,
+      period,
+      event: attrIndex >= 0 ? this.s.eventNameAt(attrIndex) : '[unknown]',
+      eventWidth: this.width(),
+      chain,
+      callchainComm: fs.callchain,
+    };
+    this.out(this.opts.json ? sampleJson(rec, sf, l, raw.fileOffset) : sampleText(rec, sf, l));
+  }
+}
