@@ -19,7 +19,12 @@ const TARGET = 200 << 20;
 /** A kernel-trace-like packet mix: PSB+ every ~4 KiB, mostly TNT/TIP with compressed IPs, some timing packets. */
 function description(seed: number, bytesWanted: number): string {
   let s = seed >>> 0 || 1;
-  const rnd = (n: number) => ((s ^= s << 13), (s ^= s >>> 17), (s ^= s << 5), (s >>> 0) % n);
+  const rnd = (n: number) => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return (s >>> 0) % n;
+  };
   const out: string[] = [];
   let approx = 0;
   while (approx < bytesWanted) {
@@ -65,7 +70,7 @@ function description(seed: number, bytesWanted: number): string {
       }
     }
   }
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }
 
 function elfText(path: string): { addr: bigint; bytes: Uint8Array } | undefined {

@@ -180,7 +180,7 @@ async function child(what: string, file: string): Promise<void> {
     const { statsLines } = await import('../src/cli/commands/stats.js');
     const s = await openSession(file);
     const st = await collectStats(s);
-    process.stdout.write('\n' + statsLines(st, false).join('\n') + '\n');
+    process.stdout.write(`\n${statsLines(st, false).join('\n')}\n`);
     await s.close();
   } else {
     const { runScript, parseFields } = await import('../src/cli/commands/script.js');

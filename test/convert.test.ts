@@ -106,7 +106,7 @@ test('property: generated records survive jsonl → perf.data → jsonl in both 
   await fc.assert(
     fc.asyncProperty(fc.array(recordArb, { minLength: 1, maxLength: 12 }), fc.boolean(), async (recs, bigEndian) => {
       const src = join(tmp, 'gen.jsonl');
-      writeFileSync(src, [headLine, ...recs.map((r) => JSON.stringify(toJsonValue(r)))].join('\n') + '\n');
+      writeFileSync(src, `${[headLine, ...recs.map((r) => JSON.stringify(toJsonValue(r)))].join('\n')}\n`);
       const d = join(tmp, 'gen.data');
       const back = join(tmp, 'gen2.jsonl');
       await jsonlToPerfData(src, d, { bigEndian });

@@ -42,7 +42,7 @@ function perfDump(dir: string, name: string): string | null {
   const key = join(dir, name);
   if (perfCache.has(key)) return perfCache.get(key)!;
   const r = runPerf(['script', '-D', '-i', name], { cwd: dir });
-  const out = !r || r.status !== 0 ? null : r.stdout;
+  const out = r?.status !== 0 ? null : r.stdout;
   perfCache.set(key, out);
   return out;
 }

@@ -31,7 +31,7 @@ test('perfpoke header prints what perf report --header-only prints, line by line
       const perf = runPerf(['report', '--header-only', ...full, '-i', f])!;
       if (perf.status !== 0) continue; // a deliberately broken fixture of the reader's
       // our side in-process (the CLI itself is run by the tests below)
-      const ours = headerLines(await readFileFeatures(f), statSync(f).mtime, full.length > 0).join('\n') + '\n';
+      const ours = `${headerLines(await readFileFeatures(f), statSync(f).mtime, full.length > 0).join('\n')}\n`;
       assert.deepEqual(ours.split('\n'), perf.stdout.split('\n'), `${f} ${full.join('')}`);
     }
   }
@@ -45,7 +45,7 @@ test('big-endian files: the same lines as perf', async (t) => {
     await copyPerfData(join(repoRoot, 'test/fixtures', fx), be, { bigEndian: true });
     const perf = runPerf(['report', '--header-only', '-I', '-i', be])!;
     assert.equal(perf.status, 0, perf.stderr);
-    const ours = headerLines(await readFileFeatures(be), statSync(be).mtime, true).join('\n') + '\n';
+    const ours = `${headerLines(await readFileFeatures(be), statSync(be).mtime, true).join('\n')}\n`;
     // perf 6.1's perf_event__attr_swap leaves attr.clockid unswapped: it prints clockid = 16777216 for 1.
     // Documented in docs/header.md; compare the rest of those lines.
     const norm = (x: string) => x.replace(/, clockid = \d+/g, ', clockid = N').split('\n');
@@ -197,7 +197,7 @@ test('features this machine never records (pmu caps, hybrid, caches, NUMA nodesâ
     for (const full of [true, false]) {
       const perf = runPerf(['report', '--header-only', ...(full ? ['-I'] : []), '-i', out])!;
       assert.equal(perf.status, 0, perf.stderr);
-      const ours = headerLines(await readFileFeatures(out), statSync(out).mtime, full).join('\n') + '\n';
+      const ours = `${headerLines(await readFileFeatures(out), statSync(out).mtime, full).join('\n')}\n`;
       assert.deepEqual(ours.split('\n'), perf.stdout.split('\n'), `${bigEndian ? 'BE' : 'LE'} ${full ? '-I' : ''}`);
     }
   }
@@ -227,14 +227,20 @@ test('BPF_PROG_INFO names from BTF func_info, and BPF_BTF, as perf (libbpf) prin
     const n = ksyms.length;
     const d = new ByteWriter(true);
     const ksymsAt = d.pos;
-    ksyms.forEach((k) => d.u64(k));
+    for (const k of ksyms) d.u64(k);
     const lensAt = d.pos;
-    ksyms.forEach((_, i) => d.u32(0x40 + i * 8));
+    ksyms.forEach((_, i) => {
+      d.u32(0x40 + i * 8);
+    });
     d.alignTo(8);
     const finfoAt = d.pos;
-    if (btfId) ksyms.forEach((_, i) => d.u32(i * 4).u32(2 + i));
+    if (btfId) {
+      ksyms.forEach((_, i) => {
+        d.u32(i * 4).u32(2 + i);
+      });
+    }
     const tagsAt = d.pos;
-    tags.forEach((x) => d.bytes(Buffer.from(x, 'hex')));
+    for (const x of tags) d.bytes(Buffer.from(x, 'hex'));
     const data = d.finish().slice();
     const info = new Uint8Array(192);
     const iv = new DataView(info.buffer);
@@ -281,6 +287,6 @@ test('BPF_PROG_INFO names from BTF func_info, and BPF_BTF, as perf (libbpf) prin
     /bpf_prog_0102030405060708_perfpoke_fn/,
     'perf resolved the BTF name (the test data is right)',
   );
-  const ours = headerLines(await readFileFeatures(out), statSync(out).mtime, false).join('\n') + '\n';
+  const ours = `${headerLines(await readFileFeatures(out), statSync(out).mtime, false).join('\n')}\n`;
   assert.deepEqual(ours.split('\n'), perf.stdout.split('\n'));
 });

@@ -79,8 +79,7 @@ function ours(dir: string): PerfPoke[] {
 
 test('pokes on the kcore fixture: same pokes, order, sym+off and bytes as perf script', (t) => {
   const perf = runPerf(['script', '-i', basic, '--show-text-poke-events']);
-  if (!perf || perf.status !== 0)
-    return cannotCompare(t, `perf script unavailable: ${perf?.stderr ?? 'no /usr/bin/perf'}`);
+  if (perf?.status !== 0) return cannotCompare(t, `perf script unavailable: ${perf?.stderr ?? 'no /usr/bin/perf'}`);
   const want = parsePerf(perf.stdout);
   assert.ok(want.length >= 20, `perf shows ${want.length} pokes`);
   assert.ok(
@@ -163,10 +162,9 @@ test('sym+off equals perf on random kallsyms tables (property, 6 runs of perf)',
           for (const s of ksyms) lines.push(`${(KTEXT + BigInt(s.off)).toString(16)} ${s.type} ${s.name}`);
           for (const s of mods) lines.push(`${(MODTEXT + BigInt(s.off)).toString(16)} ${s.type} ${s.name}\t[mymod]`);
           // kallsyms is sorted by address, modules after the kernel
-          const text =
-            lines
-              .sort((a, b) => (BigInt('0x' + a.split(' ')[0]) < BigInt('0x' + b.split(' ')[0]) ? -1 : 1))
-              .join('\n') + '\n';
+          const text = `${lines
+            .sort((a, b) => (BigInt(`0x${a.split(' ')[0]}`) < BigInt(`0x${b.split(' ')[0]}`) ? -1 : 1))
+            .join('\n')}\n`;
           const sites: SiteHistory[] = pokeOffs.map((o, i) => {
             const addr = o < KTEXT_SIZE ? KTEXT + BigInt(o) : MODTEXT + BigInt(o - KTEXT_SIZE);
             return { name: `p${i}`, addr, states: [[0xcc], [0x90]], times: [1_000_000_000n + BigInt(i) * 1000n] };

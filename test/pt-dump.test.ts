@@ -149,7 +149,12 @@ raw 02 82 02 82 02 82 02 83
   );
   // buffer 0: every kind; buffer 1: random bytes (a small xorshift, reproducible from its seed)
   let s = 0x9e3779b9;
-  const rnd = () => ((s ^= s << 13), (s ^= s >>> 17), (s ^= s << 5), s >>> 0);
+  const rnd = () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return s >>> 0;
+  };
   const d = await withAux('kinds', (k, size) => {
     if (k === 0) return encoded;
     const b = new Uint8Array(size);

@@ -114,7 +114,10 @@ function sid(time: bigint, id = ID_TRACK, cpu = 1): SampleId {
 /** One record of every kernel kind that perf script -D prints, all on the tracking attr. */
 export function kernelRecords(): PerfRecord[] {
   let t = 1_000_000n;
-  const s = () => sid((t += 1000n));
+  const s = () => {
+    t += 1000n;
+    return sid(t);
+  };
   return [
     // a user-space map only: a kernel map would make perf symbolize pokes with this host's kallsyms
     {

@@ -105,7 +105,9 @@ test('tiny windows (records straddling every boundary) give the same records', a
     const ra = await collect(a);
     const rb = await collect(b);
     assert.equal(rb.length, ra.length, name);
-    rb.forEach((r, i) => assert.deepEqual(r.bytes, ra[i]!.bytes, `${name} record ${i}`));
+    rb.forEach((r, i) => {
+      assert.deepEqual(r.bytes, ra[i]!.bytes, `${name} record ${i}`);
+    });
     await a.close();
     await b.close();
   }
@@ -157,7 +159,7 @@ async function expectFormatError(bytes: Uint8Array, re: RegExp): Promise<FormatE
     } catch (e) {
       assert.ok(e instanceof FormatError, String(e));
       assert.match(e.message, re);
-      assert.ok(e.message.startsWith(p + ': at offset 0x'), e.message);
+      assert.ok(e.message.startsWith(`${p}: at offset 0x`), e.message);
       return e;
     }
     assert.fail(`no error, expected ${re}`);
@@ -247,7 +249,7 @@ test('fast-check: random byte flips and truncations of real files end in success
 test('attr names come from EVENT_DESC (file) or EVENT_UPDATE/HEADER_FEATURE (pipe), as perf evlist lists them', async (t) => {
   for (const name of ['group.data', 'tp.data', 'pipe.data']) {
     const perf = runPerf(['evlist', '-i', name], { cwd: fixtures });
-    if (!perf || perf.status !== 0) return cannotCompare(t, 'perf 6.1 not available');
+    if (perf?.status !== 0) return cannotCompare(t, 'perf 6.1 not available');
     const f = await PerfFile.open(join(fixtures, name));
     for await (const _ of f.records()) void _;
     await f.close();
@@ -269,5 +271,7 @@ test('records({ from }) starts at a record boundary inside the data section', as
   const tail = await collect(f, { from: mid.fileOffset });
   await f.close();
   assert.equal(tail.length, all.length - Math.floor(all.length / 2));
-  tail.forEach((r, i) => assert.deepEqual(r.bytes, all[Math.floor(all.length / 2) + i]!.bytes));
+  tail.forEach((r, i) => {
+    assert.deepEqual(r.bytes, all[Math.floor(all.length / 2) + i]!.bytes);
+  });
 });

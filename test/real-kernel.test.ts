@@ -71,7 +71,7 @@ function parsePerfScript(text: string): ScriptPoke[] {
     const m = /\s(\d+\.\d+):\s+PERF_RECORD_TEXT_POKE ([0-9a-f]+) (.*?) ?old len (\d+) new len (\d+)$/.exec(line);
     if (m) {
       flush();
-      cur = { time: m[1]!, addr: BigInt('0x' + m[2]!), sym: m[3]!.trim(), old: '', new: '', o: [], n: [] };
+      cur = { time: m[1]!, addr: BigInt(`0x${m[2]!}`), sym: m[3]!.trim(), old: '', new: '', o: [], n: [] };
       continue;
     }
     const b = /^\s+(Old|New) bytes: (.*)$/.exec(line);
@@ -361,7 +361,7 @@ test('real-kernel perf-alone: perfpoke check names the site of a poke dropped fr
   // one poke of each kind that is not the last at its site, so a later poke there disagrees
   const kinds = new Map<string, { addr: string; fileOffset: number }>();
   for (const p of perfpokePokes('perf-alone')) {
-    const site = m.image.sites.find((s) => BigInt('0x' + p.addr) >= s.start && BigInt('0x' + p.addr) < s.end)!;
+    const site = m.image.sites.find((s) => BigInt(`0x${p.addr}`) >= s.start && BigInt(`0x${p.addr}`) < s.end)!;
     const last = site.pokes[site.pokes.length - 1]!.poke.fileOffset === p.fileOffset;
     if (!last && !kinds.has(p.kind)) kinds.set(p.kind, p);
   }

@@ -84,6 +84,6 @@ test('pipe-mode output (-o -) is read by perf with the same records', (t) => {
     const out = join(tmp, 'pipe-out.data');
     writeFileSync(out, r.stdout);
     assert.equal(r.stdout.readUInt32LE(8), 16, 'pipe header');
-    assert.equal(perfClean(['script', '-i', out], fx + ' pipe'), runPerf(['script', '-i', input])!.stdout);
+    assert.equal(perfClean(['script', '-i', out], `${fx} pipe`), runPerf(['script', '-i', input])!.stdout);
   }
 });

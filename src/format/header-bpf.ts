@@ -64,7 +64,7 @@ export function printBpfProgInfo(bytes: Uint8Array, le: boolean, btfs: Map<numbe
         } else sn = n === 1 ? (shortName ? `_${shortName}` : '') : '_F';
         return `bpf_prog_${tag}${sn}`;
       };
-      const addr = (k: number) => '0x' + dv.getBigUint64(u64(OFF.jitedKsyms) + 8 * k, true).toString(16);
+      const addr = (k: number) => `0x${dv.getBigUint64(u64(OFF.jitedKsyms) + 8 * k, true).toString(16)}`;
       const len = (k: number) => dv.getUint32(u64(OFF.jitedFuncLens) + 4 * k, true);
       if (n === 1) out.push(`# bpf_prog_info ${id}: ${progName(0)} addr ${addr(0)} size ${len(0)}`);
       else {

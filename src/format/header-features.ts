@@ -41,11 +41,11 @@ export function printFeature(f: FeatureData, ctx: PrintContext): string[] {
     case 'total_mem':
       return [`# total memory : ${f.kb} kB`];
     case 'cmdline':
-      return ['# cmdline : ' + f.argv.map((a) => a.split("'").join("\\'") + ' ').join('')];
+      return [`# cmdline : ${f.argv.map((a) => `${a.split("'").join("\\'")} `).join('')}`];
     case 'event_desc':
       return f.events.map((e) => {
         let s = `# event : name = ${e.name}, `;
-        if (e.ids.length) s += `, id = {${e.ids.map((id) => ' ' + id).join(',')} }`;
+        if (e.ids.length) s += `, id = {${e.ids.map((id) => ` ${id}`).join(',')} }`;
         return (
           s +
           attrFields(e.attr)
@@ -62,7 +62,7 @@ export function printFeature(f: FeatureData, ctx: PrintContext): string[] {
       ]);
     case 'pmu_mappings':
       if (f.pmus.length === 0) return ['# pmu mappings: not available'];
-      return ['# pmu mappings: ' + f.pmus.map((p) => `${p.name} = ${p.type}`).join(', ')];
+      return [`# pmu mappings: ${f.pmus.map((p) => `${p.name} = ${p.type}`).join(', ')}`];
     case 'group_desc':
       return printGroups(f, ctx);
     case 'cache':
@@ -310,7 +310,7 @@ function bitNames(v: bigint, names: string[], order = names): string {
 /** perf_event_attr__fprintf: the non-zero fields, in perf's order and format. */
 export function attrFields(a: EventAttr): [string, string][] {
   const out: [string, string][] = [];
-  const hex = (v: bigint) => '0x' + v.toString(16);
+  const hex = (v: bigint) => `0x${v.toString(16)}`;
   const add = (k: string, v: bigint | number, fmt: (x: bigint) => string = String) => {
     if (BigInt(v) !== 0n) out.push([k, fmt(BigInt(v))]);
   };

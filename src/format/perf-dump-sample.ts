@@ -103,7 +103,9 @@ export function sampleText(s: SampleRecord, L: AttrLayout | undefined): string {
   const t = L.sampleType;
   if (has(t, SampleType.CALLCHAIN) && s.callchain) {
     out += `... FP chain: nr:${s.callchain.length}\n`;
-    s.callchain.forEach((ip, i) => (out += `..... ${String(i).padStart(2)}: ${hex16(ip)}\n`));
+    s.callchain.forEach((ip, i) => {
+      out += `..... ${String(i).padStart(2)}: ${hex16(ip)}\n`;
+    });
   }
   if (has(t, SampleType.BRANCH_STACK) && s.branchStack) {
     out += `... branch stack: nr:${s.branchStack.entries.length}\n`;

@@ -239,7 +239,9 @@ function intelPtInfo(priv: bigint[]): string {
   if (n >= 17) {
     const len = Number(priv[16]!);
     const bytes = Buffer.alloc((priv.length - 17) * 8);
-    priv.slice(17).forEach((w, i) => bytes.writeBigUInt64LE(w, i * 8));
+    priv.slice(17).forEach((w, i) => {
+      bytes.writeBigUInt64LE(w, i * 8);
+    });
     const str = bytes.subarray(0, Math.min(len, bytes.length)).toString('latin1').replace(/\0.*$/, '');
     s += `  ${'Filter string'.padEnd(20)}${str}\n`;
   }

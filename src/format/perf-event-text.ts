@@ -74,7 +74,7 @@ export function perfEventName(id: number): string {
 
 /** C's "%#lx": 0 prints as "0", anything else as 0x…. */
 export function hexAlt(v: bigint | number): string {
-  return v === 0n || v === 0 ? '0' : '0x' + v.toString(16);
+  return v === 0n || v === 0 ? '0' : `0x${v.toString(16)}`;
 }
 
 const hex2 = (n: number): string => n.toString(16).padStart(2, '0');
@@ -96,7 +96,7 @@ function pokeBytesLine(label: 'Old' | 'New', b: Uint8Array): string {
   let s = '';
   for (let i = 0; i < b.length; i++) {
     if (i % 16 === 0) s += `            ${label} bytes:`;
-    s += ' ' + hex2(b[i]!);
+    s += ` ${hex2(b[i]!)}`;
     if (i % 16 === 15 || i === b.length - 1) s += '\n';
   }
   return s;
@@ -107,8 +107,9 @@ function pokeBytesLine(label: 'Old' | 'New', b: Uint8Array): string {
  * "\n" (possibly several lines for TEXT_POKE and NAMESPACES).
  */
 export function formatPerfEvent(rec: PrintableRecord, opts: { textPokeSymbol?: string } = {}): string {
-  const head = 'PERF_RECORD_' + perfEventName(rec.type);
-  const r = rec as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  const head = `PERF_RECORD_${perfEventName(rec.type)}`;
+  // biome-ignore lint/suspicious/noExplicitAny: fields are read per record type below, as perf_event__fprintf does
+  const r = rec as Record<string, any>;
   switch (rec.type) {
     case RecordType.COMM: {
       const exec = rec.misc & PERF_RECORD_MISC_COMM_EXEC ? ' exec' : '';
@@ -186,6 +187,6 @@ export function formatPerfEvent(rec: PrintableRecord, opts: { textPokeSymbol?: s
       );
     }
     default:
-      return head + '\n';
+      return `${head}\n`;
   }
 }

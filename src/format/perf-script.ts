@@ -261,7 +261,10 @@ export class ScriptPrinter {
   /** Handle one record in delivery order. */
   handle(raw: RawRecord): void {
     const t = raw.type;
-    if (t === RecordType.SAMPLE) return this.sample(raw);
+    if (t === RecordType.SAMPLE) {
+      this.sample(raw);
+      return;
+    }
     if (t >= RecordType.HEADER_ATTR) {
       if (t === RecordType.FINISHED_ROUND && this.opts.showRoundEvents) this.emitOther(raw, undefined, undefined);
       return;

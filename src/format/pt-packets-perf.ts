@@ -119,9 +119,9 @@ export function* perfDumpLines(bytes: Uint8Array, start = 0, end = bytes.length)
       ctx = nextContext(ctx, r);
     } else ret = 1;
     let line = `.  ${(pos - start).toString(16).padStart(8, '0')}: `;
-    for (let i = 0; i < ret; i++) line += ' ' + hex2(bytes[pos + i]!);
+    for (let i = 0; i < ret; i++) line += ` ${hex2(bytes[pos + i]!)}`;
     for (let i = ret; i < 16; i++) line += '   ';
-    line += ok ? ' ' + perfPacketDesc(r, bytes, pos) : ' Bad packet!';
+    line += ok ? ` ${perfPacketDesc(r, bytes, pos)}` : ' Bad packet!';
     yield line;
     pos += ret;
   }

@@ -184,19 +184,19 @@ export function formatIntelPtInfo(info: IntelPtAuxtraceInfo): string[] {
     `  Time Muliplier      ${info.timeMult}`,
     `  Time Zero           ${info.timeZero}`,
     `  Cap Time Zero       ${+info.capUserTimeZero}`,
-    `  TSC bit             ${'0x' + info.tscBit.toString(16)}`,
-    `  NoRETComp bit       ${'0x' + info.noretcompBit.toString(16)}`,
+    `  TSC bit             ${`0x${info.tscBit.toString(16)}`}`,
+    `  NoRETComp bit       ${`0x${info.noretcompBit.toString(16)}`}`,
     `  Have sched_switch   ${info.haveSchedSwitch}`,
     `  Snapshot mode       ${+info.snapshotMode}`,
     `  Per-cpu maps        ${+info.perCpuMmaps}`,
   ];
   if (info.mtcBit !== undefined) {
     l.push(
-      `  MTC bit             ${'0x' + info.mtcBit.toString(16)}`,
-      `  MTC freq bits       ${'0x' + (info.mtcFreqBits ?? 0).toString(16)}`,
+      `  MTC bit             ${`0x${info.mtcBit.toString(16)}`}`,
+      `  MTC freq bits       ${`0x${(info.mtcFreqBits ?? 0).toString(16)}`}`,
       `  TSC:CTC numerator   ${info.tscCtcN}`,
       `  TSC:CTC denominator ${info.tscCtcD}`,
-      `  CYC bit             ${'0x' + (info.cycBit ?? 0n).toString(16)}`,
+      `  CYC bit             ${`0x${(info.cycBit ?? 0n).toString(16)}`}`,
       `  Max non-turbo ratio ${info.maxNonTurboRatio}`,
     );
   }

@@ -44,7 +44,7 @@ export class FormatError extends Error {
 }
 
 function formatMessage(i: FormatErrorInfo): string {
-  const where = `${i.file ? i.file + ': ' : ''}at offset 0x${i.offset.toString(16)}: ${i.structure}`;
+  const where = `${i.file ? `${i.file}: ` : ''}at offset 0x${i.offset.toString(16)}: ${i.structure}`;
   const what =
     i.actual !== undefined
       ? `: ${describeKind(i.kind)} ${String(i.actual)}${i.expected ? `, expected ${i.expected}` : ''}`

@@ -135,7 +135,7 @@ export function checkImage(image: CodeImage, opts: CheckOptions = {}): CheckRepo
     }
     if (nl === 0) {
       const t = created.get(p.addr);
-      if (t && t.live) {
+      if (t?.live) {
         t.live = false;
         if (t.len !== ol)
           badRemovals.push({ poke: summarizePoke(p), reason: `removes ${ol} bytes, trampoline created with ${t.len}` });

@@ -168,7 +168,10 @@ test('bytesAt equals a full replay for random overlapping pokes of mixed lengths
         const baseBytes = Array.from({ length: 16 }, (_, j) => 0xa0 + j);
         const segs = withBase ? [seg(A + 4n, baseBytes)] : [];
         const base = new Map<bigint, number>();
-        if (withBase) baseBytes.forEach((b, j) => base.set(A + 4n + BigInt(j), b));
+        if (withBase)
+          baseBytes.forEach((b, j) => {
+            base.set(A + 4n + BigInt(j), b);
+          });
         const img = CodeImage.build(segs, pokes);
         const got = img.bytesAt(A - 2n, 36, BigInt(qt));
         const want = replay(base, pokes, A - 2n, 36, BigInt(qt));

@@ -172,7 +172,7 @@ export class CodeImage implements CodeReader {
       const nl = p.newBytes.length;
       if (ol !== nl) allLive = false;
       const off = Number(p.addr - start);
-      const span = ol > nl ? ol : nl;
+      const span = Math.max(ol, nl);
       for (let j = 0; j < span; j++) {
         if (known[off + j]) continue;
         known[off + j] = 1;
@@ -309,7 +309,7 @@ export class CodeImage implements CodeReader {
       const k = versionAt(s, time, tf);
       const width = Number(s.end - s.start);
       const rel = Number(s.start - addr); // may be negative: the site starts before addr
-      const from = rel > 0 ? rel : 0;
+      const from = Math.max(rel, 0);
       const to = Math.min(len, rel + width);
       const src = k * width + (from - rel);
       for (let j = from; j < to; j++) out[j] = s.states[src + j - from]!;

@@ -121,7 +121,7 @@ function fastPoke(raw: RawRecord, arena: ByteArena): Poke | undefined {
   if (trailerEndOf(RecordType.TEXT_POKE, b.subarray(0, size), le, trailer) !== size) return undefined;
   let cpu = -1;
   let time = 0n;
-  if (L && L.sampleIdAll) {
+  if (L?.sampleIdAll) {
     if ((L.sampleType & SampleType.CPU) !== 0n) {
       const fromEnd = ((L.sampleType & SampleType.IDENTIFIER) !== 0n ? 8 : 0) + 8;
       cpu = dv.getUint32(o + size - fromEnd, le);

@@ -38,7 +38,7 @@ export function parseKallsyms(text: string): KallsymsEntry[] {
       module = m ? m[1] : name.slice(tab + 1).trim();
       name = name.slice(0, tab);
     }
-    out.push({ addr: BigInt('0x' + hex), type, name, module, line: i });
+    out.push({ addr: BigInt(`0x${hex}`), type, name, module, line: i });
   }
   return out;
 }

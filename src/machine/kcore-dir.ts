@@ -30,12 +30,7 @@ export interface KcoreDir {
 
 /** Paths inside a perf.data directory or beside a file given with -i. */
 export function resolveInput(input: string): { dataFile: string; kcoreDir?: string } {
-  let st;
-  try {
-    st = statSync(input);
-  } catch (e) {
-    throw e;
-  }
+  const st = statSync(input);
   if (st.isDirectory()) {
     const k = join(input, 'kcore_dir');
     return {

@@ -46,5 +46,5 @@ export function parsePerfTime(text: string): bigint | undefined {
 export function parseAddr(text: string): bigint | undefined {
   const t = text.trim().replace(/^0x/i, '');
   if (!/^[0-9a-fA-F]{1,16}$/.test(t)) return undefined;
-  return BigInt('0x' + t);
+  return BigInt(`0x${t}`);
 }

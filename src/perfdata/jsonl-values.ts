@@ -14,7 +14,7 @@ export function fromHex(s: string, what = 'hex string'): Uint8Array {
 }
 
 export function u64ToJson(v: bigint): string {
-  return '0x' + v.toString(16);
+  return `0x${v.toString(16)}`;
 }
 
 /** Parse a u64 written as "0x…" hex or a decimal string (or a safe JS number). */

@@ -153,7 +153,7 @@ async function withOutput(out: string, fn: (s: WriteStream | NodeJS.WriteStream)
 }
 
 function writeLine(s: NodeJS.WritableStream, obj: unknown): Promise<void> | undefined {
-  if (s.write(JSON.stringify(obj) + '\n')) return undefined;
+  if (s.write(`${JSON.stringify(obj)}\n`)) return undefined;
   return new Promise((res) => s.once('drain', () => res()));
 }
 

@@ -87,13 +87,7 @@ export class PerfFile {
       const size = (await fh.stat()).size;
       const first = new Uint8Array(Math.min(size, PERF_FILE_HEADER_SIZE));
       await fh.read(first, 0, first.length, 0);
-      let header: FileHeader;
-      try {
-        header = decodeFileHeader(first, size);
-      } catch (e) {
-        // a pipe header decodes from 16 bytes; anything else short is truncated
-        throw e;
-      }
+      const header: FileHeader = decodeFileHeader(first, size);
       const f = new PerfFile(path, header, size, opts);
       f.fh = fh;
       if (!header.pipe) await f.readFileModeTables();
@@ -217,7 +211,7 @@ export class PerfFile {
    * reports it) rather than stopping the records.
    */
   private nameAttrs(bytes: Uint8Array, base: number): void {
-    let f;
+    let f: ReturnType<typeof decodeFeature>;
     try {
       f = decodeFeature(Feature.EVENT_DESC, bytes, this.le, base);
     } catch {

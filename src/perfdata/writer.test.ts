@@ -200,7 +200,11 @@ test('the synchronous API writes the async bytes: records in one block, or a tai
     r.kind === 'auxtrace' ? [encodeRecordBytes(r, true), payload] : [encodeRecordBytes(r, true)],
   );
   const block = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  parts.reduce((at, p) => (block.set(p, at), at + p.length), 0);
+  let at = 0;
+  for (const p of parts) {
+    block.set(p, at);
+    at += p.length;
+  }
   const blockOut = join(tmp, 'block.data');
   const b = PerfDataWriter.createFile(blockOut, attrs);
   b.writeRecordsSync(block);
@@ -222,10 +226,10 @@ test('the synchronous API writes the async bytes: records in one block, or a tai
   const d = PerfDataWriter.createFile(appended, attrs);
   d.writeBytesSync(plain[0]!);
   const t = d.appendTarget();
-  let at = t.offset;
-  for (const p of plain.slice(1)) at += writeSync(t.fd, p, 0, p.length, at);
-  d.appendedUpTo(at);
-  assert.throws(() => d.appendedUpTo(at - 8), /before/);
+  let end = t.offset;
+  for (const p of plain.slice(1)) end += writeSync(t.fd, p, 0, p.length, end);
+  d.appendedUpTo(end);
+  assert.throws(() => d.appendedUpTo(end - 8), /before/);
   d.finishSync();
   assert.deepEqual(readFileSync(appended), readFileSync(whole));
   assert.deepEqual(

@@ -184,6 +184,7 @@ export function planTrim(core: ElfCore, ranges: AddressRange[]): TrimPlan {
   const merged: AddressRange[] = [];
   for (const w of windows) {
     const last = merged.at(-1);
+    // biome-ignore lint/complexity/useMathMinMax: bigint addresses (Math.max takes numbers)
     if (last && w.start <= last.end) last.end = w.end > last.end ? w.end : last.end;
     else merged.push({ ...w });
   }
@@ -192,6 +193,7 @@ export function planTrim(core: ElfCore, ranges: AddressRange[]): TrimPlan {
     const seg = loads.find((s) => w.start >= s.vaddr && w.start < s.vaddr + s.filesz);
     if (!seg) continue;
     const segEnd = seg.vaddr + seg.filesz;
+    // biome-ignore lint/complexity/useMathMinMax: bigint addresses
     const end = w.end < segEnd ? w.end : segEnd;
     pieces.push({
       vaddr: w.start,

@@ -162,7 +162,7 @@ export function synthesizeTasks(
     }
     for (const line of maps.split('\n')) {
       const m = parseMapsLine(line);
-      if (!m || m.perms[2] !== 'x') continue;
+      if (m?.perms[2] !== 'x') continue;
       mmap2(w, pid, m, id);
       mmaps++;
     }

@@ -59,7 +59,7 @@ export function eventModifiers(attr: EventAttr): string {
     if (!eHost) mods += 'H';
     if (!eGuest) mods += 'G';
   }
-  return mods ? ':' + mods : '';
+  return mods ? `:${mods}` : '';
 }
 
 /** perf's name for an attr that has no recorded name. */
@@ -71,13 +71,13 @@ export function defaultEventName(attr: EventAttr): string {
     case PerfType.SOFTWARE:
       return (attr.config < BigInt(SW_NAMES.length) ? SW_NAMES[c]! : 'unknown-software') + eventModifiers(attr);
     case PerfType.RAW:
-      return `r${attr.config.toString(16)}` + eventModifiers(attr);
+      return `r${attr.config.toString(16)}${eventModifiers(attr)}`;
     case PerfType.TRACEPOINT:
       return 'unknown tracepoint';
     case PerfType.HW_CACHE:
-      return `hw-cache-${attr.config.toString(16)}` + eventModifiers(attr);
+      return `hw-cache-${attr.config.toString(16)}${eventModifiers(attr)}`;
     case PerfType.BREAKPOINT:
-      return 'mem:0x' + attr.config.toString(16) + eventModifiers(attr);
+      return `mem:0x${attr.config.toString(16)}${eventModifiers(attr)}`;
     default:
       return `unknown attr type: ${attr.type}`;
   }

@@ -101,7 +101,10 @@ test('property: output is time-sorted, stable and complete whenever input obeys 
   fc.assert(
     fc.property(roundsArb, ([evs, drainSeeds, shuffleSeed]) => {
       let t = 1;
-      const stamped = evs.map((e, i) => ({ ...e, t: (t += e.gap), id: i }));
+      const stamped = evs.map((e, i) => {
+        t += e.gap;
+        return { ...e, t, id: i };
+      });
       const maxT = t;
       const drains = [...new Set(drainSeeds.map((d) => 1 + Math.floor((d / 1000) * maxT)))].sort((a, b) => a - b);
       drains.push(maxT + 1);

@@ -162,6 +162,7 @@ export class OrderedEvents<T> {
       if (!first) return;
       // perf: next_flush = first->timestamp + (last->timestamp - first->timestamp) / 2,
       // where `last` is the record queued last (not necessarily the newest).
+      // biome-ignore lint/complexity/useMathMinMax: bigint timestamps
       const last = this.lastQueuedTime < first.time ? first.time : this.lastQueuedTime;
       limit = first.time + (last - first.time) / 2n;
       this.nextFlush = limit;

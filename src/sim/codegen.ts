@@ -169,46 +169,55 @@ class Assembler {
     const d = BigInt(r.int(0, 15) * 8);
     switch (r.int(0, 8)) {
       case 0:
-        return this.fixed(() => Instruction.createRegReg(Code.Mov_rm64_r64, a, b));
+        this.fixed(() => Instruction.createRegReg(Code.Mov_rm64_r64, a, b));
+        return;
       case 1: {
         const v = r.int(1, 100);
-        return this.fixed(() => Instruction.createRegI32(Code.Add_rm64_imm8, a, v));
+        this.fixed(() => Instruction.createRegI32(Code.Add_rm64_imm8, a, v));
+        return;
       }
       case 2:
-        return this.fixed(() => Instruction.createRegReg(Code.Xor_rm64_r64, a, b));
+        this.fixed(() => Instruction.createRegReg(Code.Xor_rm64_r64, a, b));
+        return;
       case 3:
-        return this.fixed(() =>
+        this.fixed(() =>
           Instruction.createRegMem(
             Code.Lea_r64_m,
             a,
             new MemoryOperand(b, Register.None, 1, d, 1, false, Register.None),
           ),
         );
+        return;
       case 4:
-        return this.fixed(() =>
+        this.fixed(() =>
           Instruction.createRegMem(
             Code.Mov_r64_rm64,
             a,
             new MemoryOperand(b, Register.None, 1, d, 1, false, Register.None),
           ),
         );
+        return;
       case 5:
-        return this.fixed(() =>
+        this.fixed(() =>
           Instruction.createMemReg(
             Code.Mov_rm64_r64,
             new MemoryOperand(b, Register.None, 1, d, 1, false, Register.None),
             a,
           ),
         );
+        return;
       case 6: {
         const v = r.int(0, 50);
-        return this.fixed(() => Instruction.createRegI32(Code.Cmp_rm64_imm8, a, v));
+        this.fixed(() => Instruction.createRegI32(Code.Cmp_rm64_imm8, a, v));
+        return;
       }
       case 7:
-        return this.fixed(() => Instruction.createRegReg(Code.Test_rm64_r64, a, b));
+        this.fixed(() => Instruction.createRegReg(Code.Test_rm64_r64, a, b));
+        return;
       default: {
         const v = r.int(1, 9);
-        return this.fixed(() => Instruction.createRegI32(Code.Sub_rm64_imm8, a, v));
+        this.fixed(() => Instruction.createRegI32(Code.Sub_rm64_imm8, a, v));
+        return;
       }
     }
   }
@@ -553,7 +562,9 @@ export function generateProgram(opts: CodegenOptions): Program {
     siteIds.push(op.site ?? -1);
   });
   const byOff = new Int32Array(textSize).fill(-1);
-  offs.forEach((o, i) => (byOff[o] = i));
+  offs.forEach((o, i) => {
+    byOff[o] = i;
+  });
 
   const sites: JumpSite[] = siteInfo
     .sort((a, b) => a.id - b.id)

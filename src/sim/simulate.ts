@@ -192,7 +192,7 @@ export function simulate(opts: SimOptions): SimSummary {
     timeConv: { shift: SIM_TIME_CONV.shift, mult: SIM_TIME_CONV.mult, zero: SIM_TIME_CONV.zero.toString() },
     burstBound: prog.maxBurstInsns,
   };
-  writeFileSync(join(tmp, 'truth.json'), JSON.stringify(summary, null, 1) + '\n');
+  writeFileSync(join(tmp, 'truth.json'), `${JSON.stringify(summary, null, 1)}\n`);
   rmSync(out, { recursive: true, force: true });
   renameSync(tmp, out);
   return summary;
@@ -204,7 +204,7 @@ function writeKcoreDir(dir: string, prog: Program): void {
   const lines = [`${hex(0)} T _text`, `${hex(0)} T _stext`];
   for (const f of prog.functions) lines.push(`${hex(f.off)} T ${f.name}`);
   lines.push(`${hex(prog.code.length)} T _etext`);
-  writeFileSync(join(dir, 'kallsyms'), lines.join('\n') + '\n');
+  writeFileSync(join(dir, 'kallsyms'), `${lines.join('\n')}\n`);
   // Must exist, even empty, or perf does not use kcore_dir (perf need 1).
   writeFileSync(join(dir, 'modules'), '');
 }
@@ -330,7 +330,11 @@ function writeData(
     flips.forEach((fl, i) => {
       if (!o.lost.has(i)) items.push({ tsc: fl.t1, kind: 0, flip: fl });
     });
-  for (const r of runs) r.chunks.forEach((c, i) => items.push({ tsc: c.firstTsc, kind: 1, run: r, chunk: i }));
+  for (const r of runs) {
+    r.chunks.forEach((c, i) => {
+      items.push({ tsc: c.firstTsc, kind: 1, run: r, chunk: i });
+    });
+  }
   items.sort((a, b) => a.tsc - b.tsc || a.kind - b.kind);
   let reference = 1n;
   const cpuOffset = new Map<number, number>();

@@ -118,7 +118,10 @@ export class BlockCache {
     const lastAddr = nb.end > nb.start ? nb.end - 1n : nb.start;
     for (let p = nb.start >> PAGE_SHIFT, last = lastAddr >> PAGE_SHIFT; p <= last; p++) {
       let s = this.pages.get(p);
-      if (!s) this.pages.set(p, (s = new Set()));
+      if (!s) {
+        s = new Set();
+        this.pages.set(p, s);
+      }
       s.add(nb);
     }
   }

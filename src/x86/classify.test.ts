@@ -42,7 +42,7 @@ function objdumpText(): ObjInsn[] | string {
     )
       words.shift();
     out.push({
-      addr: BigInt('0x' + m[1]),
+      addr: BigInt(`0x${m[1]}`),
       bytes: m[2]!
         .trim()
         .split(' ')
@@ -62,10 +62,10 @@ function objdumpKind(i: ObjInsn): { op: InsnOp; indirect: boolean; target?: bigi
   const target = /^([0-9a-f]+)(\s|$)/.exec(i.ops);
   if (m === '(bad)') return 'skip';
   if (m === 'jmp' || m === 'call') {
-    return indirect ? { op: m, indirect: true } : { op: m, indirect: false, target: BigInt('0x' + target![1]) };
+    return indirect ? { op: m, indirect: true } : { op: m, indirect: false, target: BigInt(`0x${target![1]}`) };
   }
   if (/^(j[a-z]+|loop[a-z]*|jrcxz|jecxz)$/.test(m))
-    return { op: 'jcc', indirect: false, target: BigInt('0x' + target![1]) };
+    return { op: 'jcc', indirect: false, target: BigInt(`0x${target![1]}`) };
   if (m === 'ret') return { op: 'ret', indirect: true };
   if (m === 'lret' || m === 'ljmp' || m === 'lcall') return { op: 'far', indirect: true };
   if (m === 'iret' || m === 'iretd') return { op: 'iret', indirect: true };

@@ -117,7 +117,8 @@ export function classifyInsn(bytes: Uint8Array, ip: bigint): InsnClass | null {
   try {
     d.ip = ip;
     if (!d.canDecode) return null;
-    const ins = (sharedIns ??= new Instruction());
+    sharedIns ??= new Instruction();
+    const ins = sharedIns;
     d.decodeOut(ins);
     return classifyDecoded(ins);
   } finally {

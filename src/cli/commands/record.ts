@@ -188,7 +188,7 @@ export function register(program: Command): void {
             `[ perfpoke record: Captured and wrote ${(r.fileBytes / 1048576).toFixed(3)} MB ${where} ` +
               `(${r.records} records, ${r.lost} lost) ]\n`,
           );
-          if (opts.json) process.stdout.write(JSON.stringify(r, null, 2) + '\n');
+          if (opts.json) process.stdout.write(`${JSON.stringify(r, null, 2)}\n`);
           // like perf record: the workload's exit status becomes ours
           if (typeof r.commandExit === 'number' && r.commandExit !== 0) process.exitCode = r.commandExit;
         } catch (e) {

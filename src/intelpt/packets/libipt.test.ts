@@ -1,6 +1,5 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -184,7 +183,7 @@ test('every packet kind and IP compression decodes as libipt decodes it', (t) =>
 });
 
 const u64 = fc.bigInt({ min: 0n, max: (1n << 64n) - 1n });
-const hexb = (v: bigint | number) => '0x' + v.toString(16);
+const hexb = (v: bigint | number) => `0x${v.toString(16)}`;
 const packetLine = fc.oneof(
   fc.constantFrom('pad', 'psb', 'psbend', 'ovf', 'stop'),
   fc
@@ -216,7 +215,7 @@ const packetLine = fc.oneof(
     .tuple(fc.integer({ min: 0, max: 1 }), u64, fc.boolean())
     .map(([plc, v, ip]) => `ptw ${plc} ${hexb(plc ? v : v & 0xffffffffn)} ${+ip}`),
   // garbage, to exercise errors and the resync at the next PSB
-  fc.uint8Array({ minLength: 1, maxLength: 12 }).map((b) => 'raw ' + [...b].map((x) => x.toString(16)).join(' ')),
+  fc.uint8Array({ minLength: 1, maxLength: 12 }).map((b) => `raw ${[...b].map((x) => x.toString(16)).join(' ')}`),
 );
 
 test('random streams (fast-check → pt-enc): ours and libipt agree packet by packet, errors and resyncs included', (t) => {
@@ -224,7 +223,7 @@ test('random streams (fast-check → pt-enc): ours and libipt agree packet by pa
   if ('skip' in hv) return cannotCompare(t, hv.skip);
   const dir = tempDir('pt-libipt-');
   // fast-check generates the streams; they are encoded and decoded in batches (3 processes, not 3 per stream)
-  const cases = fc.sample(fc.array(packetLine, { minLength: 1, maxLength: 100 }), 300).map((l) => l.join('\n') + '\n');
+  const cases = fc.sample(fc.array(packetLine, { minLength: 1, maxLength: 100 }), 300).map((l) => `${l.join('\n')}\n`);
   const streams = libiptEncodeMany(hv.ptEnc, cases, dir);
   compareMany(hv.ptPkts, streams, dir, (k) => `random stream:\n${cases[k]}`);
 });
@@ -235,7 +234,7 @@ test('ptdump text: leading bytes skipped, payload spelling, error lines', (t) =>
   const lead = [...ptdumpLines(libiptEncode(hv.ptEnc, 'raw 00 19\npsb\n'))];
   // ptdump starts at the first PSB, so the bytes before it are not shown
   assert.deepEqual(lead, ['0000000000000002  psb']);
-  const bytes = libiptEncode(hv.ptEnc, EVERY_KIND + 'raw 05\npsb\nfup 3 0x1000\n');
+  const bytes = libiptEncode(hv.ptEnc, `${EVERY_KIND}raw 05\npsb\nfup 3 0x1000\n`);
   const lines = [...ptdumpLines(bytes)];
   assert.ok(lines.some((l) => /^[0-9a-f]{16} {2}fup {8}3: 0000000000001000$/.test(l)));
   assert.ok(lines.some((l) => /^\[[0-9a-f]+: error decoding packet: unknown opcode\]$/.test(l)));

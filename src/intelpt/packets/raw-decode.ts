@@ -100,7 +100,8 @@ function ipPacket(type: number, b: Uint8Array, pos: number, end: number, out: Ra
   out.ipc = ipc;
   if (n) readValue(out, b, pos + 1, n);
   else out.lo = out.hi = 0;
-  return (out.size = n + 1);
+  out.size = n + 1;
+  return out.size;
 }
 
 function tnt64(b: Uint8Array, pos: number, end: number, out: RawPacket, perf: boolean): number {
@@ -120,7 +121,8 @@ function tnt64(b: Uint8Array, pos: number, end: number, out: RawPacket, perf: bo
   out.count = bits;
   out.lo = lo >>> 0;
   out.hi = hi;
-  return (out.size = 8);
+  out.size = 8;
+  return out.size;
 }
 
 function cyc(b: Uint8Array, pos: number, end: number, out: RawPacket, perf: boolean): number {
@@ -149,7 +151,8 @@ function cyc(b: Uint8Array, pos: number, end: number, out: RawPacket, perf: bool
   out.type = PT.CYC;
   out.lo = lo;
   out.hi = hi;
-  return (out.size = p - pos);
+  out.size = p - pos;
+  return out.size;
 }
 
 function ext(b: Uint8Array, pos: number, end: number, out: RawPacket, dialect: number): number {
@@ -169,33 +172,39 @@ function ext(b: Uint8Array, pos: number, end: number, out: RawPacket, dialect: n
     out.count = plc;
     out.flag = op >>> 7;
     readValue(out, b, pos + 2, n);
-    return (out.size = n + 2);
+    out.size = n + 2;
+    return out.size;
   }
   switch (op) {
     case 0x82: // PSB: 02 82 repeated 8 times
       if (avail < 16) return NEED_MORE_BYTES;
       for (let i = 2; i < 16; i += 2) if (b[pos + i] !== 0x02 || b[pos + i + 1] !== 0x82) return ERR_BAD_PACKET;
       out.type = PT.PSB;
-      return (out.size = 16);
+      out.size = 16;
+      return out.size;
     case 0x23:
       out.type = PT.PSBEND;
-      return (out.size = 2);
+      out.size = 2;
+      return out.size;
     case 0xa3:
       return tnt64(b, pos, end, out, perf);
     case 0x43: // PIP: 6-byte payload, bit 0 = NR, bits 47:1 = CR3[51:5]
       if (avail < 8) return NEED_MORE_BYTES;
       out.type = PT.PIP;
       readValue(out, b, pos + 2, 6);
-      return (out.size = 8);
+      out.size = 8;
+      return out.size;
     case 0x83:
       out.type = PT.STOP;
-      return (out.size = 2);
+      out.size = 2;
+      return out.size;
     case 0x03: // CBR: ratio in byte 2, byte 3 reserved
       if (avail < 4) return NEED_MORE_BYTES;
       out.type = PT.CBR;
       out.lo = b[pos + 2]!;
       out.hi = b[pos + 3]!;
-      return (out.size = 4);
+      out.size = 4;
+      return out.size;
     case 0x73: {
       // TMA: CTC[15:0] in bytes 2-3, byte 4 reserved, FC[8:0] in bytes 5-6
       if (avail < 7) return NEED_MORE_BYTES;
@@ -205,57 +214,67 @@ function ext(b: Uint8Array, pos: number, end: number, out: RawPacket, dialect: n
       out.lo = u16(b, pos + 2);
       out.count = fc & 0x1ff;
       out.hi = 0;
-      return (out.size = 7);
+      out.size = 7;
+      return out.size;
     }
     case 0xc8: // VMCS: 5-byte payload = base >> 12
       if (avail < 7) return NEED_MORE_BYTES;
       out.type = PT.VMCS;
       readValue(out, b, pos + 2, 5);
-      return (out.size = 7);
+      out.size = 7;
+      return out.size;
     case 0xf3:
       out.type = PT.OVF;
-      return (out.size = 2);
+      out.size = 2;
+      return out.size;
     case 0xc3: // 3-byte opcode: 02 c3 88 = MNT
       if (avail < 3) return NEED_MORE_BYTES;
       if (b[pos + 2] !== 0x88) return ERR_BAD_OPCODE;
       if (avail < 11) return NEED_MORE_BYTES;
       out.type = PT.MNT;
       readValue(out, b, pos + 3, 8);
-      return (out.size = 11);
+      out.size = 11;
+      return out.size;
     case 0x62:
     case 0xe2:
       out.type = PT.EXSTOP;
       out.flag = op >>> 7;
-      return (out.size = 2);
+      out.size = 2;
+      return out.size;
     case 0xc2: // MWAIT: hints u32 at 2, ext u32 at 6
       if (avail < 10) return NEED_MORE_BYTES;
       out.type = PT.MWAIT;
       out.lo = u32(b, pos + 2);
       out.hi = u32(b, pos + 6);
-      return (out.size = 10);
+      out.size = 10;
+      return out.size;
     case 0x22:
       if (avail < 4) return NEED_MORE_BYTES;
       out.type = PT.PWRE;
       out.lo = u16(b, pos + 2);
       out.hi = 0;
-      return (out.size = 4);
+      out.size = 4;
+      return out.size;
     case 0xa2:
       if (avail < 7) return NEED_MORE_BYTES;
       out.type = PT.PWRX;
       readValue(out, b, pos + 2, 5);
-      return (out.size = 7);
+      out.size = 7;
+      return out.size;
     case 0x63: // BBP: byte 2 bit 7 = SZ (1: 4-byte BIPs), bits 4:0 = type
       if (avail < 3) return NEED_MORE_BYTES;
       out.type = PT.BBP;
       out.count = b[pos + 2]! >>> 7;
       out.lo = b[pos + 2]! & 0x1f;
       out.hi = 0;
-      return (out.size = 3);
+      out.size = 3;
+      return out.size;
     case 0x33:
     case 0xb3:
       out.type = PT.BEP;
       out.flag = op >>> 7;
-      return (out.size = 2);
+      out.size = 2;
+      return out.size;
     case 0x13: // CFE: byte 2 bit 7 = IP, bits 4:0 = type; byte 3 = vector
       if (avail < 4) return NEED_MORE_BYTES;
       out.type = PT.CFE;
@@ -263,13 +282,15 @@ function ext(b: Uint8Array, pos: number, end: number, out: RawPacket, dialect: n
       out.count = b[pos + 2]! & 0x1f;
       out.lo = b[pos + 3]!;
       out.hi = 0;
-      return (out.size = 4);
+      out.size = 4;
+      return out.size;
     case 0x53: // EVD: byte 2 bits 5:0 = type, 8-byte payload
       if (avail < 11) return NEED_MORE_BYTES;
       out.type = PT.EVD;
       out.count = b[pos + 2]! & 0x3f;
       readValue(out, b, pos + 3, 8);
-      return (out.size = 11);
+      out.size = 11;
+      return out.size;
     default:
       return ERR_BAD_OPCODE;
   }
@@ -300,12 +321,14 @@ export function decodeRaw(
     out.type = PT.BIP;
     out.count = byte >>> 3;
     readValue(out, b, pos + 1, n);
-    return (out.size = n + 1);
+    out.size = n + 1;
+    return out.size;
   }
   if ((byte & 1) === 0) {
     if (byte === 0) {
       out.type = PT.PAD;
-      return (out.size = 1);
+      out.size = 1;
+      return out.size;
     }
     if (byte === 2) return ext(b, pos, end, out, dialect);
     // TNT.8: bits 7:1 hold the stop bit and up to 6 taken/not-taken bits
@@ -315,7 +338,8 @@ export function decodeRaw(
     out.count = bits;
     out.lo = v & ~(1 << bits);
     out.hi = 0;
-    return (out.size = 1);
+    out.size = 1;
+    return out.size;
   }
   if (byte & 2) return cyc(b, pos, end, out, perf);
   switch (byte & 0x1f) {
@@ -345,19 +369,22 @@ export function decodeRaw(
           } else return ERR_BAD_PACKET;
           out.hi = 0;
           out.count = p;
-          return (out.size = 2);
+          out.size = 2;
+          return out.size;
         }
         case 0x19:
           if (end - pos < 8) return NEED_MORE_BYTES;
           out.type = PT.TSC;
           readValue(out, b, pos + 1, 7);
-          return (out.size = 8);
+          out.size = 8;
+          return out.size;
         case 0x59:
           if (end - pos < 2) return NEED_MORE_BYTES;
           out.type = PT.MTC;
           out.lo = b[pos + 1]!;
           out.hi = 0;
-          return (out.size = 2);
+          out.size = 2;
+          return out.size;
         default:
           return ERR_BAD_OPCODE;
       }

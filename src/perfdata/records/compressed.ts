@@ -21,7 +21,8 @@ export interface Compressed2Record extends RecordHead {
 }
 export function decodeCompressed2(r: ByteReader, h: RecordHead): Compressed2Record {
   const n = r.u64n('COMPRESSED2 (83).data_size');
-  return { kind: 'compressed2', ...h, data: r.copy(Math.min(n, r.remaining) === n ? n : (r.need(n), n)) };
+  if (n > r.remaining) r.need(n); // throws the truncation error with its offset
+  return { kind: 'compressed2', ...h, data: r.copy(n) };
 }
 export function encodeCompressed2(rec: Compressed2Record, w: ByteWriter): void {
   w.u64(rec.data.length).bytes(rec.data);
