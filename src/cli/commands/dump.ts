@@ -5,6 +5,7 @@ import { jsonOption, quietOption, textPokeAbiOption, type TextPokeAbi } from '..
 import { OutputSink } from '../output.js';
 import { startProgress } from '../progress.js';
 import { stat } from 'node:fs/promises';
+import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 /**
  * `perfpoke dump -i F`: every record as `perf script -D` prints it, in perf's
@@ -26,7 +27,11 @@ export function register(program: Command): void {
   const cmd = program
     .command('dump')
     .description('print every record of a perf.data file, one summary line each, as `perf script -D` does')
-    .requiredOption('-i, --input <file>', "perf.data file (file or pipe mode); '-' reads a pipe from stdin")
+    .option(
+      '-i, --input <path>',
+      `perf.data file (file or pipe mode); '-' reads a pipe from stdin; ${INPUT_DEFAULT_HELP}`,
+    )
+    .hook('preAction', fillDefaultInput)
     .option('--hex', "also print perf's hex dump of every record (the full `perf script -D` layout)")
     .option('--order <order>', "'perf' (perf's delivery order: sorted by time per round) or 'file'", 'perf');
   jsonOption(cmd, 'print one JSON object per record (type "record"; u64 as "0x…" strings, bytes as hex)');

@@ -14,6 +14,7 @@ import { UsageError } from '../errors.js';
 import { jsonOption, textPokeAbiOption } from '../options.js';
 import { withOutput } from '../output.js';
 import { loadWithProgress, resolveAddr } from './pokes.js';
+import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 const MAX_LEN = 1 << 20;
 
@@ -21,10 +22,11 @@ export function register(program: Command): void {
   const cmd = program
     .command('image')
     .description('bytes and disassembly of kernel code at an address, at a point in time (kcore_dir + pokes)')
-    .requiredOption(
+    .option(
       '-i, --input <path>',
-      'a `perf record --kcore` directory (or a perf.data file: then only poked bytes are known)',
+      `a \`perf record --kcore\` directory (or a perf.data file: then only poked bytes are known); ${INPUT_DEFAULT_HELP}`,
     )
+    .hook('preAction', fillDefaultInput)
     .requiredOption('--addr <addr>', 'start address: hex, or a kallsyms symbol[+0xoff]')
     .option('--len <n>', 'number of bytes', '16')
     .option('--time <t>', 'perf time "seconds.micros" (as perf script prints) or raw ns; default: end of recording')
