@@ -40,7 +40,7 @@ try {
     await page.setViewportSize({ width, height });
     await page.goto(pathToFileURL(html).href);
     await page.waitForSelector('body[data-ready="1"]');
-    await page.locator('#timeline h2').scrollIntoViewIfNeeded();
+    await page.evaluate("document.getElementById('timeline').scrollIntoView()");
     await page.locator('.mark').nth(12).hover({ force: true });
     await page.screenshot({ path: join('docs', name), type: 'png' });
     await page.close();

@@ -13,6 +13,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { Ajv } from 'ajv';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { repoRoot, runCli } from './cli.js';
 import { openBrowser } from './browser.js';
@@ -61,12 +62,17 @@ const jsonLines = (args: string[], type: string, codes = [0]): Obj[] => {
     .filter((o) => o.type === type);
 };
 
+const ajv = new Ajv({ allErrors: true, strict: true });
+for (const f of ['common', 'report'])
+  ajv.addSchema(JSON.parse(readFileSync(join(repoRoot, 'docs', 'json', `${f}.schema.json`), 'utf8')) as object, f);
+const validReport = ajv.getSchema('report') ?? assert.fail('docs/json/report.schema.json did not load');
+
 function makeReport(input: string): { html: string; bytes: number } {
   const html = join(dir, `${input.split('/').pop()}.html`);
   const r = runCli(['report', '-i', input, '-o', html, '--json']);
   assert.equal(r.status, 0, r.stderr);
   const line = JSON.parse(r.stdout) as Obj;
-  assert.equal(line.type, 'report');
+  assert.ok(validReport(line), `report --json: ${ajv.errorsText(validReport.errors)}`);
   assert.equal(line.bytes, statSync(html).size);
   return { html, bytes: statSync(html).size };
 }

@@ -179,12 +179,17 @@ function show(m) {
   var close = add(detail, 'button', 'close', 'Close');
   close.type = 'button';
   close.addEventListener('click', hide);
-  kv(detail, [
+  var dl = add(detail, 'dl', 'pairs');
+  [
     ['time', p.time || '(none)'], ['cpu', String(p.cpu)], ['address', p.addr], ['symbol', p.sym || '?'],
-    ['verdict', p.verdict], ['bytes', (p.old || '(none)') + ' -> ' + (p.new || '(none)')],
-    ['before', p.before || '(no code)'], ['after', p.after || '(no code)'],
-    ['copies', p.copies ? p.copies + ' more (one per extra text_poke event)' : 'none'],
-  ]).classList.add('insn');
+    ['verdict', p.verdict], ['copies', p.copies ? p.copies + ' more (one per extra text_poke event)' : 'none'],
+    ['bytes', (p.old || '(none)') + ' -> ' + (p.new || '(none)'), 1],
+    ['before', p.before || '(no code)', 1], ['after', p.after || '(no code)', 1],
+  ].forEach(function (x) {
+    var d = add(dl, 'div', x[2] ? 'pair wide' : 'pair');
+    add(d, 'dt', null, x[0]);
+    add(d, 'dd', null, x[1]);
+  });
   detail.hidden = false;
 }
 function hide() {
@@ -236,19 +241,22 @@ if (D.pt) {
   add(pt, 'p', 'intro', 'Errors of the instruction-flow decoder per CPU, on the timeline\'s time axis: decoded with ' +
     'the recording\'s pokes applied (red) and over the code before any poke (grey).');
   table(pt, 'Decode errors per CPU', ['cpu', 'with pokes', 'without pokes'], D.pt.cpus.map(function (c) {
-    var n = function (l) { return String(l.filter(function (e) { return e.cpu === c; }).length); };
-    return ['cpu ' + c, n(D.pt.withPokes), n(D.pt.withoutPokes)];
+    return ['cpu ' + c.cpu, String(c.withPokes), String(c.withoutPokes)];
   }));
+  var shownW = D.pt.withPokes.length, shownWo = D.pt.withoutPokes.length;
+  var sum = function (k) { return D.pt.cpus.reduce(function (a, c) { return a + c[k]; }, 0); };
+  if (shownW < sum('withPokes') || shownWo < sum('withoutPokes'))
+    add(pt, 'p', 'note', 'Marks: the first ' + shownW + ' and ' + shownWo + ' errors of each decode.');
   var box = add(pt, 'div', 'pt-rows');
   box.setAttribute('aria-hidden', 'true');
   axis(box);
-  var MAX = 3000;
-  D.pt.cpus.forEach(function (c) {
+  D.pt.cpus.forEach(function (cc) {
+    var c = cc.cpu;
     [['with pokes', D.pt.withPokes, 'err'], ['without pokes', D.pt.withoutPokes, 'err nopoke']].forEach(function (v) {
       var row = add(box, 'div', 'tl-row');
       add(row, 'div', 'tl-label', 'cpu ' + c + ' ' + v[0]);
       var tr = add(row, 'div', 'track');
-      v[1].filter(function (e) { return e.cpu === c && e.t !== null; }).slice(0, MAX).forEach(function (e) {
+      v[1].filter(function (e) { return e.cpu === c && e.t !== null; }).forEach(function (e) {
         add(tr, 'span', v[2]).style.left = pct(e.t) + '%';
       });
     });
@@ -275,8 +283,9 @@ else {
     width: Math.max(260, chart.clientWidth), height: 160,
     scales: { x: { time: false, range: [0, D.span / 1e9] } },
     axes: [{ label: 'seconds since ' + D.t0 }, { label: 'samples' }],
-    series: [{ label: 's' }].concat(D.samples.events.slice(0, 6).map(function (e, i) {
-      return { label: e.name, stroke: COLORS[i], width: 1.5, points: { show: false } };
+    series: [{ label: 'time (s)' }].concat(D.samples.events.slice(0, 6).map(function (e, i) {
+      return { label: e.name, stroke: COLORS[i], fill: COLORS[i] + '33', width: 1.5, points: { show: false },
+        paths: uPlot.paths.stepped({ align: 1 }) };
     })),
   };
   var plot = new uPlot(opts, [xs].concat(D.samples.events.slice(0, 6).map(function (e) { return e.bins; })), chart);
@@ -344,8 +353,11 @@ border:1px solid #c00}
 .detail{position:fixed;left:0;right:0;bottom:0;background:#fffdf3;border-top:2px solid #1f2a44;padding:6px 12px;
 max-height:40vh;overflow:auto;font-size:13px;z-index:5}
 .detail h2{display:inline-block;margin-right:12px}
-.detail dd{font-family:ui-monospace,monospace}
+.detail dl.pairs{display:flex;flex-wrap:wrap;gap:0 18px;margin:2px 0 0}
+.pair{display:flex;gap:6px}.pair.wide{flex-basis:100%}
+.pair dt{font-weight:600;color:var(--mut)}.pair dd{margin:0;font-family:ui-monospace,monospace;overflow-wrap:anywhere}
 .chart{width:100%;overflow:hidden}
+#counts table,#samples table{width:auto;min-width:40%}
 @media (max-width:640px){
 .tl-row{grid-template-columns:1fr}.track{margin:0 8px 4px}
 dl.kv{grid-template-columns:1fr}dl.kv dd{margin-bottom:3px}

@@ -72,8 +72,15 @@ export interface ReportData {
   };
   sites: ReportSite[];
   pokes: ReportPoke[];
-  /** intel_pt recordings only. */
-  pt: { cpus: number[]; withPokes: ReportError[]; withoutPokes: ReportError[] } | null;
+  /**
+   * intel_pt recordings only: errors per CPU decoded with and without the pokes (exact counts),
+   * and the first MAX_ERRORS errors of each decode (the marks; a broken trace can have millions).
+   */
+  pt: {
+    cpus: { cpu: number; withPokes: number; withoutPokes: number }[];
+    withPokes: ReportError[];
+    withoutPokes: ReportError[];
+  } | null;
   /** Samples per time bin and event (empty when the recording has none). */
   samples: { total: number; binNs: number; events: { name: string; bins: number[] }[] };
   /** Samples per comm and per dso (text from the recording). */
@@ -82,6 +89,8 @@ export interface ReportData {
 }
 
 const BINS = 120;
+/** Errors kept per decode for the page's marks and table (counts stay exact). */
+export const MAX_ERRORS = 5000;
 const hex = (v: unknown): string => (typeof v === 'bigint' ? `0x${v.toString(16)}` : '');
 const big = (v: unknown): bigint | null => (typeof v === 'bigint' ? v : null);
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === null || v === undefined ? '' : String(v));
@@ -184,10 +193,14 @@ export async function gatherReport(input: string, opts: CollectOptions = {}): Pr
     // the same traces decoded over the image before any poke: what the pokes explain
     const again = await loadPtRecording(input);
     const without = ptRows({ ...again, pokes: [] }, false).errors;
+    const n = (list: Row[], cpu: number): number => list.filter((e) => e.cpu === cpu).length;
     pt = {
-      cpus: again.cpus.map((c) => c.cpu).sort((a, b) => a - b),
-      withPokes: rows.errors.map(errRow),
-      withoutPokes: without.map(errRow),
+      cpus: again.cpus
+        .map((c) => c.cpu)
+        .sort((a, b) => a - b)
+        .map((cpu) => ({ cpu, withPokes: n(rows.errors, cpu), withoutPokes: n(without, cpu) })),
+      withPokes: rows.errors.slice(0, MAX_ERRORS).map(errRow),
+      withoutPokes: without.slice(0, MAX_ERRORS).map(errRow),
     };
   }
 
