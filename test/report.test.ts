@@ -140,6 +140,18 @@ async function checkPokes(page: Page, input: string): Promise<Obj[]> {
     countBy(pokes, 'kind'),
     `${input}: marks per kind`,
   );
+  // Linux 6.1's second copies (pokes --all-copies marks them with copy_of): a ring on the poke kept
+  const copies = jsonLines(['pokes', '-i', input, '--json', '--all-copies'], 'poke').filter((p) => p.copy_of);
+  const copied = new Set(copies.map((p) => `${String(p.addr)}@${String((p.copy_of as Obj).time_ns)}`));
+  assert.equal(await page.locator('.mark.dup').count(), copied.size, `${input}: marks of pokes delivered twice`);
+  // every mark says what it is to a screen reader: time, kind and its instructions
+  const labels = await marks.evaluateAll((ms) => ms.map((m) => m.getAttribute('aria-label') ?? ''));
+  const ids = await marks.evaluateAll((ms) => ms.map((m) => Number(m.getAttribute('data-i'))));
+  labels.forEach((l, k) => {
+    const p = pokes[ids[k] ?? -1];
+    assert.ok(p && l.includes(String(p.time)) && l.includes(String(p.kind)), `aria-label of mark ${k}: ${l}`);
+    assert.ok(l.includes(String(p.before || '(no code)')) && l.includes(String(p.after || '(no code)')), l);
+  });
   const stale = await page.locator('.mark.stale').count();
   assert.equal(stale, pokes.filter((p) => p.consistent === false).length, `${input}: stale marks`);
   if (pokes.length === 0) return pokes;
