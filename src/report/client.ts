@@ -108,8 +108,10 @@ function axis(parent) {
   row.setAttribute('aria-hidden', 'true');
   add(row, 'div', 'tl-label', 'time (s)');
   var tr = add(row, 'div', 'track axis-track');
+  // enough decimals that the five ticks differ
+  var digits = Math.min(9, Math.max(0, Math.ceil(-Math.log10(Math.max(D.span, 1) / 4 / 1e9)) + 1));
   for (var i = 0; i <= 4; i++) {
-    var t = add(tr, 'span', 'tick', ((D.span * i) / 4 / 1e9).toFixed(3));
+    var t = add(tr, 'span', 'tick', ((D.span * i) / 4 / 1e9).toFixed(digits));
     t.style.left = i * 25 + '%';
   }
 }
@@ -246,7 +248,8 @@ if (D.pt) {
   var shownW = D.pt.withPokes.length, shownWo = D.pt.withoutPokes.length;
   var sum = function (k) { return D.pt.cpus.reduce(function (a, c) { return a + c[k]; }, 0); };
   if (shownW < sum('withPokes') || shownWo < sum('withoutPokes'))
-    add(pt, 'p', 'note', 'Marks: the first ' + shownW + ' and ' + shownWo + ' errors of each decode.');
+    add(pt, 'p', 'note', 'Marks: ' + shownW + ' of ' + sum('withPokes') + ' errors with pokes and ' + shownWo +
+      ' of ' + sum('withoutPokes') + ' without, evenly spaced through each CPU\'s errors.');
   var box = add(pt, 'div', 'pt-rows');
   box.setAttribute('aria-hidden', 'true');
   axis(box);

@@ -74,7 +74,8 @@ export interface ReportData {
   pokes: ReportPoke[];
   /**
    * intel_pt recordings only: errors per CPU decoded with and without the pokes (exact counts),
-   * and the first MAX_ERRORS errors of each decode (the marks; a broken trace can have millions).
+   * and up to MAX_ERRORS errors of each decode, spread over each CPU's (the marks; a broken trace
+   * can have millions).
    */
   pt: {
     cpus: { cpu: number; withPokes: number; withoutPokes: number }[];
@@ -90,7 +91,7 @@ export interface ReportData {
 
 const BINS = 120;
 /** Errors kept per decode for the page's marks and table (counts stay exact). */
-export const MAX_ERRORS = 5000;
+export const MAX_ERRORS = 2000;
 const hex = (v: unknown): string => (typeof v === 'bigint' ? `0x${v.toString(16)}` : '');
 const big = (v: unknown): bigint | null => (typeof v === 'bigint' ? v : null);
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === null || v === undefined ? '' : String(v));
@@ -105,6 +106,30 @@ function topCounts(rows: Row[], col: string, n: number): { name: string; count: 
     .map(([name, count]) => ({ name, count }))
     .sort((a, b) => b.count - a.count || (a.name < b.name ? -1 : 1))
     .slice(0, n);
+}
+
+/**
+ * At most `max` errors, evenly spaced through each CPU's list (each CPU gets its share), so the marks
+ * show where a broken trace fails over the whole recording, not only its first moments.
+ */
+function spread(errors: Row[], max: number): Row[] {
+  if (errors.length <= max) return errors;
+  const byCpu = new Map<unknown, Row[]>();
+  for (const e of errors) {
+    const list = byCpu.get(e.cpu);
+    if (list) list.push(e);
+    else byCpu.set(e.cpu, [e]);
+  }
+  const share = Math.max(1, Math.floor(max / byCpu.size));
+  const out: Row[] = [];
+  for (const list of byCpu.values()) {
+    const step = Math.max(1, list.length / share);
+    for (let i = 0; i < list.length && out.length < max; i += step) {
+      const e = list[Math.floor(i)];
+      if (e) out.push(e);
+    }
+  }
+  return out;
 }
 
 function headerOf(rec: Row, input: string, span: bigint | null): { label: string; value: string }[] {
@@ -199,8 +224,8 @@ export async function gatherReport(input: string, opts: CollectOptions = {}): Pr
         .map((c) => c.cpu)
         .sort((a, b) => a - b)
         .map((cpu) => ({ cpu, withPokes: n(rows.errors, cpu), withoutPokes: n(without, cpu) })),
-      withPokes: rows.errors.slice(0, MAX_ERRORS).map(errRow),
-      withoutPokes: without.slice(0, MAX_ERRORS).map(errRow),
+      withPokes: spread(rows.errors, MAX_ERRORS).map(errRow),
+      withoutPokes: spread(without, MAX_ERRORS).map(errRow),
     };
   }
 
