@@ -19,3 +19,11 @@ export * from './intelpt/packet-encoder.js';
 export * from './intelpt/flow/index.js';
 export * from './sim/index.js';
 export * from './format/index.js';
+export {
+  gatherReport,
+  reportHtml,
+  reportOf,
+  type ReportData,
+  type ReportPoke,
+  type ReportSite,
+} from './report/index.js';

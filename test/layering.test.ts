@@ -18,8 +18,8 @@ const ORDER = [
   'record',
   'sim',
   'format',
-  'report',
   'export',
+  'report',
   'cli',
 ];
 

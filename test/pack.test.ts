@@ -76,6 +76,16 @@ test('npm pack: dist (types, maps), bin, README, LICENSE, docs; works installed,
   const fixture = join(repoRoot, 'test', 'fixtures', 'recorded', 'sw.data');
   const stats = sh('npx', ['--no-install', 'perfpoke', 'stats', '-i', fixture], app);
   assert.equal(stats, runCli(['stats', '-i', fixture]).stdout);
+  // report inlines uPlot from the installed `uplot` dependency: the installed package must find it
+  const html = join(app, 'report.html');
+  sh(
+    'npx',
+    ['--no-install', 'perfpoke', 'report', '-i', join(repoRoot, 'test/fixtures/real-kernel/perf-alone'), '-o', html],
+    app,
+  );
+  const page = readFileSync(html, 'utf8');
+  const uplot = readFileSync(join(app, 'node_modules', 'uplot', 'dist', 'uPlot.iife.min.js'), 'utf8');
+  assert.ok(page.includes(uplot), 'the report holds the installed uPlot');
 
   writeFileSync(
     join(app, 'consumer.ts'),

@@ -5,8 +5,8 @@
  */
 import { basename, dirname } from 'node:path';
 import { RecordType } from '../abi/record-type.js';
-import { loadPtRecording } from '../intelpt/flow/recording.js';
-import { loadMachine } from '../machine/from-perf-data.js';
+import { loadPtRecording, type PtRecording } from '../intelpt/flow/recording.js';
+import { loadMachine, type Machine } from '../machine/from-perf-data.js';
 import { resolveInput } from '../machine/kcore-dir.js';
 import { pokeTables } from './poke-rows.js';
 import { ptRows } from './pt-rows.js';
@@ -38,6 +38,18 @@ export function sanitizeName(name: string): string {
 }
 
 export async function collectTables(input: string, opts: CollectOptions = {}): Promise<RecordingTables> {
+  return (await collectRecording(input, opts)).tables;
+}
+
+/** The tables and what they were made from (perfpoke report also needs the Machine: check reasons, copies). */
+export interface CollectedRecording {
+  tables: RecordingTables;
+  machine: Machine;
+  /** Set for intel_pt recordings (its traces were read once, for `errors`). */
+  pt?: PtRecording;
+}
+
+export async function collectRecording(input: string, opts: CollectOptions = {}): Promise<CollectedRecording> {
   const name = opts.name !== undefined ? sanitizeName(opts.name) : recordingName(input);
   const { dataFile, kcoreDir } = resolveInput(input);
   const records = await recordRows(dataFile);
@@ -64,5 +76,5 @@ export async function collectTables(input: string, opts: CollectOptions = {}): P
   };
   const rows = Object.fromEntries(TABLE_NAMES.map((t) => [t, [] as Row[]])) as Record<TableName, Row[]>;
   Object.assign(rows, { recordings: [recording], records: records.rows, samples, pokes, sites, errors, branches });
-  return { name, rows };
+  return { tables: { name, rows }, machine, ...(pt ? { pt } : {}) };
 }
