@@ -156,10 +156,10 @@ test('pokes: what `pokes --json` lists, in its order: time, cpu, addr, sym, kind
 });
 
 test('sites and verdicts: what `check --json` reports (dropped pokes: stale sites and windows)', async () => {
-  for (const p of [...REAL, dropped]) {
+  for (const p of [...REAL, dropped, sim]) {
     const args = ['check', '-i', p, '--json'];
-    const c = jsonLinesOf(args, 'check', [0, 1])[0]!;
-    const staleLines = jsonLinesOf(args, 'stale', [0, 1]);
+    const c = jsonLinesOf(args, 'check', [0, 1, 4])[0]!;
+    const staleLines = jsonLinesOf(args, 'stale', [0, 1, 4]);
     const sites = await rows('sites', NAME(p));
     assert.equal(sites.length, c.sites, p);
     const stale = sites.filter((s) => Number(s.stale) > 0);

@@ -4,6 +4,7 @@
  * `perfpoke check --json` (stale sites and their windows), one row each.
  */
 import { checkImage, type CheckReport } from '../machine/check.js';
+import { judgeMachine } from '../machine/check-verdict.js';
 import type { PlacedPoke } from '../machine/code-image.js';
 import { disassembleLine } from '../x86/disasm.js';
 import type { Machine } from '../machine/from-perf-data.js';
@@ -70,8 +71,9 @@ export interface PokeTables {
 
 /** Pokes in apply order, then the ones perf ignores (as `perfpoke pokes` lists them). */
 export function pokeTables(m: Machine): PokeTables {
-  const report = checkReport(m);
-  const verdicts = verdictsFrom(report);
+  const outcome = judgeMachine(m);
+  const report = outcome.report;
+  const verdicts = verdictsFrom(report, outcome.verdict);
   const pokes = m.image.pokes.map((pp) => pokeRow(m, pp.poke, pp, verdicts));
   for (const p of m.image.ignoredPokes) pokes.push(pokeRow(m, p, undefined, verdicts));
   const staleAt = new Map(report.disagreements.map((d) => [d.siteStart, d]));

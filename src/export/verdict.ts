@@ -1,8 +1,7 @@
 /**
- * The one place that turns `checkImage`'s report into verdict strings for
- * the tables (pokes.verdict, recordings.verdict). check's own vocabulary is
- * changing (consistent / inconsistent / inconclusive); when it lands only
- * this file follows.
+ * The one place that turns `check`'s findings into verdict strings for the
+ * tables: recordings.verdict is check's own (consistent / inconsistent /
+ * inconclusive), pokes.verdict comes from checkImage's report.
  *
  * Per poke, today:
  *   consistent    its old bytes match the image just before it
@@ -27,7 +26,7 @@ export interface VerdictOf {
   recording: string;
 }
 
-export function verdictsFrom(report: CheckReport): VerdictOf {
+export function verdictsFrom(report: CheckReport, recording: string): VerdictOf {
   const found = new Map<string, PokeVerdict>();
   const mark = (list: CheckPoke[], v: PokeVerdict): void => {
     for (const p of list) if (!found.has(key(p))) found.set(key(p), v);
@@ -42,6 +41,6 @@ export function verdictsFrom(report: CheckReport): VerdictOf {
     poke(p, placed) {
       return found.get(key(p)) ?? (placed && !placed.consistent ? 'stale' : 'consistent');
     },
-    recording: report.ok ? 'consistent' : 'inconsistent',
+    recording,
   };
 }
