@@ -29,3 +29,26 @@ export function textPokeAbiOption(
 export function quietOption(cmd: Command): Command {
   return cmd.option('--quiet', 'no progress bar on stderr');
 }
+
+/** Argument parser: a positive integer, else a usage error naming `flag`. */
+export function positiveIntArg(flag: string) {
+  return (v: string): number => {
+    if (!/^\d+$/.test(v) || Number(v) <= 0) throw new UsageError(`${flag} ${v}: expected a positive integer`);
+    return Number(v);
+  };
+}
+
+/** Argument parser for repeatable, comma-separable lists (`-e a,b -e c`). */
+export function listArg(v: string, prev: string[]): string[] {
+  return [...prev, ...v.split(',').filter((s) => s !== '')];
+}
+
+/** Argument parser for repeatable, comma-separated lists of positive ids (`-p 1,2`). */
+export function idListArg(flag: string) {
+  return (v: string, prev: number[] = []): number[] => {
+    const ids = v.split(',').filter((s) => s !== '');
+    if (ids.length === 0 || ids.some((s) => !/^\d+$/.test(s) || Number(s) <= 0))
+      throw new UsageError(`${flag} ${v}: expected a comma-separated list of ids`);
+    return [...prev, ...ids.map(Number)];
+  };
+}
