@@ -12,3 +12,15 @@ test('unknown command exits 2', () => {
   const r = runCli(['no-such-command']);
   assert.equal(r.status, 2);
 });
+
+test('a directory where a perf.data file is expected: one line naming it, exit 2, no stack trace', () => {
+  for (const cmd of ['stats', 'header', 'dump']) {
+    const r = runCli([cmd, '-i', 'test/fixtures/recorded']);
+    assert.equal(r.status, 2, `${cmd}: ${r.stderr}`);
+    assert.equal(
+      r.stderr,
+      'perfpoke: test/fixtures/recorded: is a directory, not a perf.data file ' +
+        '(a `perf record --kcore` directory holds it as DIR/data)\n',
+    );
+  }
+});

@@ -1,6 +1,7 @@
 /**
  * Options several commands share, declared once so their spelling, help and
- * checks agree. (`-i` has its own home: src/cli/input.ts.)
+ * checks agree. (`-i` differs per command: what each accepts is said in its help;
+ * the commands that load the kernel as recorded share src/cli/machine-input.ts.)
  */
 import type { Command } from 'commander';
 import { UsageError } from './errors.js';

@@ -1,4 +1,5 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { openInput } from '../io/open-input.js';
 import { ByteReader } from '../io/byte-reader.js';
 import { FormatError, isFormatError } from '../io/errors.js';
 import { RecordType } from '../abi/record-type.js';
@@ -23,7 +24,10 @@ export interface ReaderOptions {
 export interface RecordsOptions {
   /** Start at this absolute offset instead of the data section start (file mode; must be a record boundary). */
   from?: number;
-  /** 'expand' (default): deliver the records inside COMPRESSED records in place of it; 'raw': deliver COMPRESSED records as they are. */
+  /**
+   * 'expand' (default): deliver the records inside COMPRESSED records in place of it;
+   * 'raw': deliver COMPRESSED records as they are.
+   */
   compressed?: 'expand' | 'raw';
 }
 
@@ -81,7 +85,7 @@ export class PerfFile {
    */
   static async open(path: string, opts: ReaderOptions = {}): Promise<PerfFile> {
     if (path === '-') return PerfFile.fromStream(process.stdin, opts, '-');
-    const fh = await open(path, 'r');
+    const fh = await openInput(path);
     try {
       const size = (await fh.stat()).size;
       const first = new Uint8Array(Math.min(size, PERF_FILE_HEADER_SIZE));

@@ -293,7 +293,8 @@ export function copyKcoreDir(dest: string, procRoot = '/proc'): void {
   const windows = kcoreWindows(kallsyms, modules);
   if (windows.length === 0)
     throw new KcoreUnavailableError(
-      `perfpoke record --kcore: ${join(procRoot, 'kallsyms')} shows no _stext/_etext addresses (kptr_restrict?); run as root`,
+      `perfpoke record --kcore: ${join(procRoot, 'kallsyms')} shows no _stext/_etext addresses ` +
+        `(kptr_restrict?); run as root`,
     );
   const fd = openSync(kcore, 'r');
   try {

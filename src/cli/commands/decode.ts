@@ -34,7 +34,8 @@ export function register(program: Command): void {
   const cmd = program
     .command('decode')
     .description(
-      'decode an intel_pt recording (perf --kcore directory) over its code image and text pokes, like perf script --itrace',
+      'decode an intel_pt recording (perf --kcore directory) over its code image and text pokes, like perf ' +
+        'script --itrace',
     )
     .option('-i, --input <dir>', 'recording: a perf record --kcore directory (or perf.data)')
     .option('--itrace <spec>', 'what to print: i (instructions), b (branches), e (errors); e.g. "e", "ie"', 'e')

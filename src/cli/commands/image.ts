@@ -11,9 +11,9 @@ import { CodeImage } from '../../machine/code-image.js';
 import { parsePerfTime } from '../../machine/time-format.js';
 import { imageJsonLines, imageListing, imageTextLines } from '../../format/image-text.js';
 import { UsageError } from '../errors.js';
-import { jsonOption, textPokeAbiOption } from '../options.js';
+import { jsonOption, quietOption, textPokeAbiOption, type TextPokeAbi } from '../options.js';
 import { withOutput } from '../output.js';
-import { loadWithProgress, resolveAddr } from './pokes.js';
+import { loadWithProgress, resolveAddr } from '../machine-input.js';
 
 const MAX_LEN = 1 << 20;
 
@@ -33,8 +33,17 @@ export function register(program: Command): void {
       '\nExample:\n  perfpoke image -i perf.data.dir --addr do_sys_open+0x10 --len 5 --time 1000.000004',
     );
   jsonOption(cmd, 'print JSON Lines: image_insn and image_gap per row, then image_summary');
-  textPokeAbiOption(cmd).action(
-    async (opts: { input: string; addr: string; len: string; time?: string; json?: boolean; textPokeAbi?: string }) => {
+  textPokeAbiOption(cmd);
+  quietOption(cmd).action(
+    async (opts: {
+      input: string;
+      addr: string;
+      len: string;
+      time?: string;
+      json?: boolean;
+      textPokeAbi: TextPokeAbi;
+      quiet?: boolean;
+    }) => {
       const len = Number(opts.len);
       if (!Number.isSafeInteger(len) || len <= 0 || len > MAX_LEN)
         throw new UsageError(`--len must be 1..${MAX_LEN}, got '${opts.len}'`);
@@ -45,7 +54,7 @@ export function register(program: Command): void {
           throw new UsageError(`--time: expected seconds.micros (1000.000001) or ns, got '${opts.time}'`);
         time = t;
       }
-      const m = await loadWithProgress(opts.input, opts.textPokeAbi);
+      const m = await loadWithProgress(opts.input, opts);
       const listing = imageListing(m, resolveAddr(m, opts.addr), len, time);
       await withOutput(undefined, (out) => {
         if (opts.json) for (const l of imageJsonLines(listing)) out.write(l);

@@ -143,7 +143,8 @@ export function register(program: Command): void {
     const res = await inject(opts);
     if (opts.output !== '-')
       process.stderr.write(
-        `perfpoke inject: ${res.records} records written, ${res.dropped} dropped${res.converted ? `, ${res.converted} RFC text pokes converted` : ''}\n`,
+        `perfpoke inject: ${res.records} records written, ${res.dropped} dropped` +
+          `${res.converted ? `, ${res.converted} RFC text pokes converted` : ''}\n`,
       );
   });
 }

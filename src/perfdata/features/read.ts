@@ -1,4 +1,5 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
+import { openInput } from '../../io/open-input.js';
 import { ByteReader } from '../../io/byte-reader.js';
 import { FormatError } from '../../io/errors.js';
 import { Feature } from '../../abi/feature.js';
@@ -72,7 +73,7 @@ export function decodeFeatureEntries(
  * records anywhere in the stream). Throws FormatError naming the file.
  */
 export async function readFileFeatures(path: string): Promise<FileFeatures> {
-  const fh = await open(path, 'r');
+  const fh = await openInput(path);
   try {
     const fileSize = (await fh.stat()).size;
     const first = await readAt(fh, 0, Math.min(PERF_FILE_HEADER_SIZE, fileSize));
