@@ -83,7 +83,9 @@ export async function run(): Promise<void> {
     if (!r.ok || r.pokes !== n || r.sites < 10_000)
       throw new Error(`bench input not consistent: ${r.stale} stale, ${r.sites} sites`);
     console.log(
-      `  ${String(n).padStart(9)} pokes: ${t.toFixed(0).padStart(6)} ms (${((t * 1e6) / n).toFixed(0)} ns/poke, ${r.sites} sites; cpu ${cpu.toFixed(0)} ms)${prev ? `, ×${(t / prev).toFixed(2)} for ×2 pokes` : ''}`,
+      `  ${String(n).padStart(9)} pokes: ${t.toFixed(0).padStart(6)} ms (${((t * 1e6) / n).toFixed(0)} ` +
+        `ns/poke, ${r.sites} sites; cpu ${cpu.toFixed(0)} ms)` +
+        (prev ? `, ×${(t / prev).toFixed(2)} for ×2 pokes` : ''),
     );
     prev = t;
     big = img;
@@ -99,7 +101,8 @@ export async function run(): Promise<void> {
     }
     const t = ms(t0);
     console.log(
-      `  read(16 bytes, random site and time) over the 1M-poke image: ${((t * 1e6) / q).toFixed(0)} ns/read (${sum === q * 16 ? 'ok' : 'short reads!'})`,
+      `  read(16 bytes, random site and time) over the 1M-poke image: ${((t * 1e6) / q).toFixed(0)} ns/read ` +
+        `(${sum === q * 16 ? 'ok' : 'short reads!'})`,
     );
     const t1 = process.hrtime.bigint();
     for (let i = 0; i < q; i++) big.read(BASE + BigInt(SITES * STRIDE) - 8n - BigInt(i % 4), 4);
@@ -148,7 +151,8 @@ export async function run(): Promise<void> {
     const oursCpu = (cu.user + cu.system) / 1000;
     const ours = tLoad + tCheck;
     console.log(
-      `file with ${n} pokes (${SITES} sites), kcore_dir: perfpoke read ${tLoad.toFixed(0)} ms + check ${tCheck.toFixed(0)} ms = ${ours.toFixed(0)} ms wall, ${oursCpu.toFixed(0)} ms cpu`,
+      `file with ${n} pokes (${SITES} sites), kcore_dir: perfpoke read ${tLoad.toFixed(0)} ms + check ` +
+        `${tCheck.toFixed(0)} ms = ${ours.toFixed(0)} ms wall, ${oursCpu.toFixed(0)} ms cpu`,
     );
     t0 = process.hrtime.bigint();
     // bash's `time` gives perf's own cpu time (user+system), steadier than wall on a busy machine
@@ -166,7 +170,9 @@ export async function run(): Promise<void> {
     else {
       const perfCpu = (Number(cpuM[1]) + Number(cpuM[2])) * 1000;
       console.log(
-        `  perf script --show-text-poke-events on the same dir: ${tPerf.toFixed(0)} ms wall, ${perfCpu.toFixed(0)} ms cpu; perfpoke/perf = ${(ours / tPerf).toFixed(2)} wall, ${(oursCpu / perfCpu).toFixed(2)} cpu`,
+        `  perf script --show-text-poke-events on the same dir: ${tPerf.toFixed(0)} ms wall, ` +
+          `${perfCpu.toFixed(0)} ms cpu; perfpoke/perf = ${(ours / tPerf).toFixed(2)} wall, ` +
+          `${(oursCpu / perfCpu).toFixed(2)} cpu`,
       );
     }
   } finally {

@@ -63,7 +63,8 @@ export async function run(): Promise<void> {
     const dumpFile = timed(process.execPath, ['--import', 'tsx', cli, 'dump', '--order', 'file', '-i', f]);
     const dumpHex = timed(process.execPath, ['--import', 'tsx', cli, 'dump', '--hex', '-i', f]);
     console.log(
-      `records: ${n}; in-process iterate ${(mb / (iterMs / 1000)).toFixed(0)} MB/s, iterate+decode ${(mb / (decodeMs / 1000)).toFixed(0)} MB/s`,
+      `records: ${n}; in-process iterate ${(mb / (iterMs / 1000)).toFixed(0)} MB/s, iterate+decode ` +
+        `${(mb / (decodeMs / 1000)).toFixed(0)} MB/s`,
     );
     console.log(`perf script -D: ${(perf.ms / 1000).toFixed(2)} s, peak RSS ${(perf.rssKb / 1024).toFixed(0)} MB`);
     for (const [name, m] of [
@@ -72,7 +73,8 @@ export async function run(): Promise<void> {
       ['dump --hex', dumpHex],
     ] as const) {
       console.log(
-        `perfpoke ${name}: ${(m.ms / perf.ms).toFixed(2)}x perf script -D's time, peak RSS ${(m.rssKb / 1024).toFixed(0)} MB (exit ${m.status})`,
+        `perfpoke ${name}: ${(m.ms / perf.ms).toFixed(2)}x perf script -D's time, peak RSS ` +
+          `${(m.rssKb / 1024).toFixed(0)} MB (exit ${m.status})`,
       );
     }
     console.log(`record iteration alone: ${(iterMs / perf.ms).toFixed(3)}x perf script -D's time`);

@@ -147,10 +147,12 @@ export async function run(): Promise<void> {
   console.log(`packets: ${mb.toFixed(0)} MB, ${libPackets} packets (best of ${runs})`);
   console.log(`  libipt pt_pkt_next        ${libMBs.toFixed(0)} MB/s`);
   console.log(
-    `  perfpoke PacketCursor     ${ourMBs.toFixed(0)} MB/s   ratio ${(ourMBs / libMBs).toFixed(2)}x libipt (goal >= 0.5x)`,
+    `  perfpoke PacketCursor     ${ourMBs.toFixed(0)} MB/s   ratio ${(ourMBs / libMBs).toFixed(2)}x libipt ` +
+      `(goal >= 0.5x)`,
   );
   console.log(
-    `  perfpoke iteratePackets   ${objMBs.toFixed(0)} MB/s   (objects, ${objs} packets)   ratio ${(objMBs / libMBs).toFixed(2)}x libipt`,
+    `  perfpoke iteratePackets   ${objMBs.toFixed(0)} MB/s   (objects, ${objs} packets)   ratio ` +
+      `${(objMBs / libMBs).toFixed(2)}x libipt`,
   );
 
   const text = elfText('/usr/bin/bash') ?? elfText('/usr/bin/perf');
@@ -180,7 +182,8 @@ export async function run(): Promise<void> {
     d.free();
     ins.free();
     console.log(
-      `  iced-x86 linear decode (baseline): ${(Number(process.hrtime.bigint() - t) / n).toFixed(1)} ns/insn over ${n} insns`,
+      `  iced-x86 linear decode (baseline): ${(Number(process.hrtime.bigint() - t) / n).toFixed(1)} ns/insn ` +
+        `over ${n} insns`,
     );
   }
   const cache = new BlockCache(read);
@@ -207,7 +210,8 @@ export async function run(): Promise<void> {
   }
   const allNs = Number(process.hrtime.bigint() - t2);
   console.log(
-    `block cache: ${insns} instructions of ${text.bytes.length >> 10} KiB .text in ${pass} passes, ${cache.size} blocks`,
+    `block cache: ${insns} instructions of ${text.bytes.length >> 10} KiB .text in ${pass} passes, ` +
+      `${cache.size} blocks`,
   );
   console.log(`  cold (decode via iced-x86): ${(coldNs / coldInsns).toFixed(1)} ns/insn over ${coldInsns} insns`);
   console.log(`  overall (1M, cache hits after the first pass): ${(allNs / insns).toFixed(1)} ns/insn`);

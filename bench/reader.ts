@@ -27,7 +27,9 @@ const FIELDS = 'comm,tid,pid,cpu,time,period,event,ip,addr';
 
 function record(seconds: number): number {
   const tmp = `${big}.tmp-${process.pid}`;
-  const busy = `end=$(($(date +%s)+${seconds})); (while [ $(date +%s) -lt $end ]; do :; done) & while [ $(date +%s) -lt $end ]; do :; done; wait`;
+  const busy =
+    `end=$(($(date +%s)+${seconds})); ` +
+    '(while [ $(date +%s) -lt $end ]; do :; done) & while [ $(date +%s) -lt $end ]; do :; done; wait';
   const r = spawnSync(
     '/usr/bin/perf',
     ['record', '-q', '-a', '-g', '-d', '-B', '-e', 'cpu-clock', '-c', '50000', '-o', tmp, '--', 'sh', '-c', busy],
@@ -151,10 +153,13 @@ export async function run(): Promise<void> {
   const ourStats = median(os);
   const cliStats = compiled ? median(cs) : undefined;
   console.log(
-    `reader: stats (median of 5)  perf report --stats ${perfStats.seconds.toFixed(2)} s, ${perfStats.maxRssMB.toFixed(0)} MB | ` +
-      `perfpoke library ${ourStats.seconds.toFixed(2)} s, ${ourStats.maxRssMB.toFixed(0)} MB → ${(perfStats.seconds / ourStats.seconds).toFixed(2)}x perf's speed` +
+    `reader: stats (median of 5)  perf report --stats ${perfStats.seconds.toFixed(2)} s, ` +
+      `${perfStats.maxRssMB.toFixed(0)} MB | ` +
+      `perfpoke library ${ourStats.seconds.toFixed(2)} s, ${ourStats.maxRssMB.toFixed(0)} MB → ` +
+      `${(perfStats.seconds / ourStats.seconds).toFixed(2)}x perf's speed` +
       (cliStats
-        ? ` | perfpoke stats CLI ${cliStats.seconds.toFixed(2)} s, ${cliStats.maxRssMB.toFixed(0)} MB → ${(perfStats.seconds / cliStats.seconds).toFixed(2)}x`
+        ? ` | perfpoke stats CLI ${cliStats.seconds.toFixed(2)} s, ${cliStats.maxRssMB.toFixed(0)} MB → ` +
+          `${(perfStats.seconds / cliStats.seconds).toFixed(2)}x`
         : ''),
   );
 
@@ -162,11 +167,16 @@ export async function run(): Promise<void> {
   const ourScript = compiled ? oursCli(['script', '-i', big, '-F', FIELDS]) : ours('script');
   console.log(
     `reader: script -F ${FIELDS}  perf ${perfScript.seconds.toFixed(2)} s, ${perfScript.maxRssMB.toFixed(0)} MB | ` +
-      `perfpoke ${compiled ? 'CLI' : '(tsx)'} ${ourScript.seconds.toFixed(2)} s, ${ourScript.maxRssMB.toFixed(0)} MB → ${(perfScript.seconds / ourScript.seconds).toFixed(2)}x perf's speed`,
+      `perfpoke ${compiled ? 'CLI' : '(tsx)'} ${ourScript.seconds.toFixed(2)} s, ` +
+      `${ourScript.maxRssMB.toFixed(0)} MB → ${(perfScript.seconds / ourScript.seconds).toFixed(2)}x perf's speed`,
   );
   const goals = [
-    `stats ≥ 1.0x perf: library ${perfStats.seconds / ourStats.seconds >= 1 ? 'met' : 'NOT met'}${cliStats ? `, CLI ${perfStats.seconds / cliStats.seconds >= 1 ? 'met' : 'NOT met'}` : ''}`,
-    `peak RSS < 200 MB: stats ${Math.max(ourStats.maxRssMB, cliStats?.maxRssMB ?? 0) < 200 ? 'met' : 'NOT met'}, script ${ourScript.maxRssMB < 200 ? 'met' : 'NOT met'}`,
+    `stats ≥ 1.0x perf: library ` +
+      `${perfStats.seconds / ourStats.seconds >= 1 ? 'met' : 'NOT met'}` +
+      (cliStats ? `, CLI ${perfStats.seconds / cliStats.seconds >= 1 ? 'met' : 'NOT met'}` : ''),
+    `peak RSS < 200 MB: stats ` +
+      `${Math.max(ourStats.maxRssMB, cliStats?.maxRssMB ?? 0) < 200 ? 'met' : 'NOT met'}, script ` +
+      `${ourScript.maxRssMB < 200 ? 'met' : 'NOT met'}`,
   ];
   console.log(`reader: goals: ${goals.join('; ')}`);
 }

@@ -61,7 +61,10 @@ function perfCounts(file: string): { counts: Record<string, number>; lost: numbe
   return { counts, lost };
 }
 
-/** Seconds between the first and the last sample: how long the events were really on (cpu-clock ticks on idle CPUs too). */
+/**
+ * Seconds between the first and the last sample: how long the events were really on
+ * (cpu-clock ticks on idle CPUs too).
+ */
 function sampleSpan(file: string): number | undefined {
   const times = [...sh('/usr/bin/perf', ['script', '-F', 'time', '-i', file]).stdout.matchAll(/([\d.]+):/g)].map((m) =>
     Number(m[1]),
@@ -107,8 +110,10 @@ export async function run(): Promise<void> {
         const rate = kernelRecords(r) / r.seconds;
         const made = kernelRecords(r) + r.lost;
         console.log(
-          `  ${name.padEnd(16)} ${Math.round(rate).toString().padStart(8)} kernel records/s over ${r.seconds.toFixed(2)} s recorded  ` +
-            `(samples ${r.counts.SAMPLE ?? 0}, switches ${r.counts.SWITCH_CPU_WIDE ?? 0})  lost ${r.lost} (${((100 * r.lost) / Math.max(1, made)).toFixed(2)}%)  ` +
+          `  ${name.padEnd(16)} ${Math.round(rate).toString().padStart(8)} kernel records/s over ` +
+            `${r.seconds.toFixed(2)} s recorded  ` +
+            `(samples ${r.counts.SAMPLE ?? 0}, switches ${r.counts.SWITCH_CPU_WIDE ?? 0})  lost ${r.lost} ` +
+            `(${((100 * r.lost) / Math.max(1, made)).toFixed(2)}%)  ` +
             `file ${(r.bytes / 1048576).toFixed(1)} MB`,
         );
         return rate;

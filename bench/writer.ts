@@ -27,6 +27,8 @@ export async function run(): Promise<void> {
   const raw = await time(() => copyPerfData(input, join(dir, 'raw.data')));
   const swap = await time(() => copyPerfData(input, join(dir, 'be.data'), { bigEndian: true }));
   console.log(
-    `writer: ${mb.toFixed(1)} MB; perf inject ${perf.toFixed(2)} s; perfpoke copy ${raw.toFixed(2)} s (${(raw / perf).toFixed(2)}x perf); big-endian re-encode ${swap.toFixed(2)} s (${(swap / perf).toFixed(2)}x perf)`,
+    `writer: ${mb.toFixed(1)} MB; perf inject ${perf.toFixed(2)} s; perfpoke copy ${raw.toFixed(2)} s ` +
+      `(${(raw / perf).toFixed(2)}x perf); big-endian re-encode ${swap.toFixed(2)} s ` +
+      `(${(swap / perf).toFixed(2)}x perf)`,
   );
 }

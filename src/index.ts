@@ -1,5 +1,6 @@
 /** perfpoke library entry. Each layer exports its public API here. */
 export * from './io/errors.js';
+export * from './io/hex.js';
 export * from './abi/record-type.js';
 export * from './abi/sample-format.js';
 export * from './abi/feature.js';

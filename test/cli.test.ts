@@ -12,3 +12,14 @@ test('unknown command exits 2', () => {
   const r = runCli(['no-such-command']);
   assert.equal(r.status, 2);
 });
+
+test('a directory without data where a recording is expected: one line naming it, exit 2, no stack trace', () => {
+  for (const cmd of ['stats', 'header', 'dump']) {
+    const r = runCli([cmd, '-i', 'test/fixtures/recorded']);
+    assert.equal(r.status, 2, `${cmd}: ${r.stderr}`);
+    assert.equal(
+      r.stderr,
+      'perfpoke: test/fixtures/recorded: a directory without data (expected a `perf record --kcore` directory)\n',
+    );
+  }
+});

@@ -141,7 +141,8 @@ test('a hand-written TEXT_POKE line becomes a file perf 6.1 shows', async (t) =>
     src,
     [
       JSON.stringify({ kind: 'perf.data', attrs: [toJsonValue({ name: 'dummy:u', attr, ids: [] })] }),
-      '{"kind":"text_poke","addr":"0xffffffff81000000","old":"0f1f440000","new":"e9fb0f0000","pid":0,"tid":0,"time":"0x3b9aca00","cpu":1}',
+      '{"kind":"text_poke","addr":"0xffffffff81000000","old":"0f1f440000",' +
+        '"new":"e9fb0f0000","pid":0,"tid":0,"time":"0x3b9aca00","cpu":1}',
       '{"kind":"finished_round"}',
     ].join('\n'),
   );
@@ -158,7 +159,10 @@ test('a hand-written TEXT_POKE line becomes a file perf 6.1 shows', async (t) =>
     // cpu 1, time 1000000000 (0x3b9aca00), as written in the line above
     assert.match(
       p.stdout,
-      /\n1 1000000000 0x\w+ \[0x38\]: PERF_RECORD_TEXT_POKE ffffffff81000000 +old len 5 new len 5\n\s+Old bytes: 0f 1f 44 00 00\n\s+New bytes: e9 fb 0f 00 00/,
+      new RegExp(
+        String.raw`\n1 1000000000 0x\w+ \[0x38\]: PERF_RECORD_TEXT_POKE ffffffff81000000 +old len 5 new len 5` +
+          String.raw`\n\s+Old bytes: 0f 1f 44 00 00\n\s+New bytes: e9 fb 0f 00 00`,
+      ),
     );
   }
 });
@@ -182,8 +186,10 @@ test('hand-written attrs may give u64 fields as numbers or decimal strings; unkn
   const src = join(tmp, 'num.jsonl');
   writeFileSync(
     src,
-    '{"kind":"perf.data","attrs":[{"name":"dummy:u","attr":{"type":1,"size":128,"config":9,"sampleType":135,"flags":"9127067648"},"ids":[5]}]}\n' +
-      '{"kind":"text_poke","addr":"0xffffffff81000000","old":"0f1f440000","new":"e9fb0f0000","pid":0,"tid":0,"time":1000000000,"cpu":1}\n',
+    '{"kind":"perf.data","attrs":[{"name":"dummy:u","attr":{"type":1,' +
+      '"size":128,"config":9,"sampleType":135,"flags":"9127067648"},"ids":[5]}]}\n' +
+      '{"kind":"text_poke","addr":"0xffffffff81000000","old":"0f1f440000",' +
+      '"new":"e9fb0f0000","pid":0,"tid":0,"time":1000000000,"cpu":1}\n',
   );
   const out = join(tmp, 'num.data');
   await jsonlToPerfData(src, out);

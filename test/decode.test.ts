@@ -111,7 +111,8 @@ test('decode rejects bad usage with exit 2', () => {
   assert.equal(r2.status, 2);
 });
 
-test("PSB+ with FUP inside bursts (--mid-burst-psb): errors without pokes equal perf's, flow with pokes equals perf's", {
+test("PSB+ with FUP inside bursts (--mid-burst-psb): errors without pokes equal perf's, flow with pokes equals " +
+  "perf's", {
   timeout: 120_000,
 }, async (t) => {
   if (!perfOk) return cannotCompare(t, 'perf 6.1 not available at /usr/bin/perf');

@@ -75,76 +75,86 @@ test('dump without --hex prints exactly perf -D summary and detail lines (file a
   }
 });
 
-test('synthetic file with every record kind (TEXT_POKE, KSYMBOL, NAMESPACES, full samples…) matches perf -D, little-endian', async (t) => {
-  const dir = tempDir('perfpoke-dump-');
-  try {
-    await writeSynthetic(join(dir, 'synth.data'));
-    const perf = perfDump(dir, 'synth.data');
-    if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
-    const p = comparable(perf);
-    const o = comparable(await dumpToString(join(dir, 'synth.data'), { hex: true, label: 'synth.data' }));
-    for (const kind of [
-      'TEXT_POKE',
-      'KSYMBOL',
-      'BPF_EVENT',
-      'NAMESPACES',
-      'CGROUP',
-      'SWITCH_CPU_WIDE',
-      'LOST_SAMPLES',
-      'AUX',
-      'ITRACE_START',
-      'THROTTLE',
-    ]) {
+test(
+  'synthetic file with every record kind (TEXT_POKE, KSYMBOL, NAMESPACES, full samples…) matches perf -D, ' +
+    'little-endian',
+  async (t) => {
+    const dir = tempDir('perfpoke-dump-');
+    try {
+      await writeSynthetic(join(dir, 'synth.data'));
+      const perf = perfDump(dir, 'synth.data');
+      if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
+      const p = comparable(perf);
+      const o = comparable(await dumpToString(join(dir, 'synth.data'), { hex: true, label: 'synth.data' }));
+      for (const kind of [
+        'TEXT_POKE',
+        'KSYMBOL',
+        'BPF_EVENT',
+        'NAMESPACES',
+        'CGROUP',
+        'SWITCH_CPU_WIDE',
+        'LOST_SAMPLES',
+        'AUX',
+        'ITRACE_START',
+        'THROTTLE',
+      ]) {
+        assert.ok(
+          p.some((l) => l.includes(`PERF_RECORD_${kind}`)),
+          `perf printed ${kind}`,
+        );
+      }
       assert.ok(
-        p.some((l) => l.includes(`PERF_RECORD_${kind}`)),
-        `perf printed ${kind}`,
+        p.some((l) => l.includes('ftrace_trampoline+0x0 old len 0 new len 11')),
+        'perf symbolized the trampoline poke from KSYMBOL',
       );
+      assert.deepEqual(o, p, firstDiff(p, o));
+      // perf prints the poked bytes on their own lines; so do we
+      const ours = await dumpToString(join(dir, 'synth.data'));
+      assert.match(
+        ours,
+        new RegExp(
+          String.raw`PERF_RECORD_TEXT_POKE ffffffff81234560 {2}old len 5 new len 5` +
+            String.raw`\n {12}Old bytes: 0f 1f 44 00 00\n {12}New bytes: e9 10 20 00 00\n`,
+        ),
+      );
+      assert.match(perf, / {12}Old bytes: 0f 1f 44 00 00\n {12}New bytes: e9 10 20 00 00\n/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
-    assert.ok(
-      p.some((l) => l.includes('ftrace_trampoline+0x0 old len 0 new len 11')),
-      'perf symbolized the trampoline poke from KSYMBOL',
-    );
-    assert.deepEqual(o, p, firstDiff(p, o));
-    // perf prints the poked bytes on their own lines; so do we
-    const ours = await dumpToString(join(dir, 'synth.data'));
-    assert.match(
-      ours,
-      /PERF_RECORD_TEXT_POKE ffffffff81234560 {2}old len 5 new len 5\n {12}Old bytes: 0f 1f 44 00 00\n {12}New bytes: e9 10 20 00 00\n/,
-    );
-    assert.match(perf, / {12}Old bytes: 0f 1f 44 00 00\n {12}New bytes: e9 10 20 00 00\n/);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  },
+);
 
-test('synthetic big-endian file: same summaries as perf -D (except perf 6.1 swap bugs) and as the little-endian twin', async (t) => {
-  const dir = tempDir('perfpoke-dump-');
-  try {
-    await writeSynthetic(join(dir, 'be.data'), { bigEndian: true, perfSwappable: true });
-    await writeSynthetic(join(dir, 'le.data'), { perfSwappable: true });
-    const be = await dumpToString(join(dir, 'be.data'));
-    const le = await dumpToString(join(dir, 'le.data'));
-    assert.equal(be, le, 'byte order does not change what dump prints');
-    const perf = perfDump(dir, 'be.data');
-    if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
-    // perf 6.1 does not swap MMAP2 prot/flags, EVENT_UPDATE scale or sample_regs_intr's mask: skip those lines
-    const perfBug = (l: string) =>
-      /PERF_RECORD_MMAP2|\.\.\. scale:|intr regs|^\.\.\.\. (XMM|AX|BX|CX|DX|SI|DI|BP|SP|IP)\b/.test(l);
-    const strip = (l: string[]) => l.filter((x) => !/^\.( |$)|^\S+@\S+ \[0x/.test(x) && !perfBug(x));
-    const p = strip(comparable(perf));
-    const o = strip(comparable(be));
-    assert.ok(
-      p.some((l) => l.includes('PERF_RECORD_TEXT_POKE')),
-      'perf read the big-endian TEXT_POKE',
-    );
-    assert.deepEqual(
-      o.filter((l) => !/^\.\.\.\. /.test(l)),
-      p.filter((l) => !/^\.\.\.\. /.test(l)),
-    );
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+test(
+  'synthetic big-endian file: same summaries as perf -D (except perf 6.1 swap bugs) and as the ' + 'little-endian twin',
+  async (t) => {
+    const dir = tempDir('perfpoke-dump-');
+    try {
+      await writeSynthetic(join(dir, 'be.data'), { bigEndian: true, perfSwappable: true });
+      await writeSynthetic(join(dir, 'le.data'), { perfSwappable: true });
+      const be = await dumpToString(join(dir, 'be.data'));
+      const le = await dumpToString(join(dir, 'le.data'));
+      assert.equal(be, le, 'byte order does not change what dump prints');
+      const perf = perfDump(dir, 'be.data');
+      if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
+      // perf 6.1 does not swap MMAP2 prot/flags, EVENT_UPDATE scale or sample_regs_intr's mask: skip those lines
+      const perfBug = (l: string) =>
+        /PERF_RECORD_MMAP2|\.\.\. scale:|intr regs|^\.\.\.\. (XMM|AX|BX|CX|DX|SI|DI|BP|SP|IP)\b/.test(l);
+      const strip = (l: string[]) => l.filter((x) => !/^\.( |$)|^\S+@\S+ \[0x/.test(x) && !perfBug(x));
+      const p = strip(comparable(perf));
+      const o = strip(comparable(be));
+      assert.ok(
+        p.some((l) => l.includes('PERF_RECORD_TEXT_POKE')),
+        'perf read the big-endian TEXT_POKE',
+      );
+      assert.deepEqual(
+        o.filter((l) => !/^\.\.\.\. /.test(l)),
+        p.filter((l) => !/^\.\.\.\. /.test(l)),
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 test('dump --json: one object per record, bigints as 0x strings, bytes as hex', () => {
   const r = runCli(['dump', '--json', '--order', 'file', '-i', join(fixtures, 'bpf.data')]);
@@ -236,43 +246,51 @@ function readFileSyncBuf(p: string): Buffer {
   return readFileSync(p);
 }
 
-test('committed text-poke fixtures (synthetic/): dump equals perf -D; the big-endian twin dumps the same', async (t) => {
-  const dir = join(fixtures, 'synthetic');
-  const perf = perfDump(dir, 'text-poke.data');
-  if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
-  const p = comparable(perf);
-  assert.equal(p.filter((l) => l.includes('PERF_RECORD_TEXT_POKE')).length, 3);
-  const o = comparable(await dumpToString(join(dir, 'text-poke.data'), { hex: true, label: 'text-poke.data' }));
-  assert.deepEqual(o, p, firstDiff(p, o));
-  const be = (await dumpToString(join(dir, 'text-poke-be.data'))).split('\n');
-  const le = (await dumpToString(join(dir, 'text-poke.data'))).split('\n');
-  const pokes = (x: string[]) => x.filter((l) => l.includes('TEXT_POKE'));
-  // the big-endian twin has no KSYMBOL (perf 6.1 cannot swap it), so no trampoline symbol either
-  const bare = (l: string) => l.replace(/^\S+ \S+ 0x[0-9a-f]+ /, '').replace(/ \S+\+0x[0-9a-f]+ old len/, '  old len');
-  assert.deepEqual(pokes(be).map(bare), pokes(le).map(bare));
-  const perfBe = perfDump(dir, 'text-poke-be.data');
-  assert.ok(perfBe !== null);
-  assert.deepEqual(pokes(be), pokes(perfBe.split('\n')), 'perf reads our big-endian pokes the same');
-});
-
-test('an intel_pt file (from the PT simulator): AUXTRACE_INFO fields and every packet line as perf -D prints them', async (t) => {
-  const { simulate } = await import('../src/sim/simulate.js');
-  const dir = tempDir('perfpoke-dump-pt-');
-  try {
-    simulate({ out: join(dir, 'sim'), seed: 1, cpus: 2, flips: 2, size: 2000 });
-    const perf = perfDump(join(dir, 'sim'), 'data');
+test(
+  'committed text-poke fixtures (synthetic/): dump equals perf -D; the big-endian twin dumps the ' + 'same',
+  async (t) => {
+    const dir = join(fixtures, 'synthetic');
+    const perf = perfDump(dir, 'text-poke.data');
     if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
-    // perf names kernel-text pokes with this host's kallsyms (the file maps [kernel.kallsyms]); dump does not
-    const noSym = (l: string) => l.replace(/(PERF_RECORD_TEXT_POKE [0-9a-f]+) \S+\+0x[0-9a-f]+ old len/, '$1  old len');
-    const keep = (text: string) => comparable(text).concat().filter(Boolean);
-    const pt = (text: string) =>
-      text.split('\n').filter((l) => /^ {2}[A-Z]|^\. \.\.\. Intel Processor Trace data|^\. {2}[0-9a-f]{8}: /.test(l));
-    const ours = await dumpToString(join(dir, 'sim', 'data'), { hex: true, label: 'data' });
-    assert.deepEqual(keep(ours), keep(perf).map(noSym));
-    const p = pt(perf);
-    assert.ok(p.length > 500, 'perf listed the PT packets');
-    assert.deepEqual(pt(ours), p);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+    const p = comparable(perf);
+    assert.equal(p.filter((l) => l.includes('PERF_RECORD_TEXT_POKE')).length, 3);
+    const o = comparable(await dumpToString(join(dir, 'text-poke.data'), { hex: true, label: 'text-poke.data' }));
+    assert.deepEqual(o, p, firstDiff(p, o));
+    const be = (await dumpToString(join(dir, 'text-poke-be.data'))).split('\n');
+    const le = (await dumpToString(join(dir, 'text-poke.data'))).split('\n');
+    const pokes = (x: string[]) => x.filter((l) => l.includes('TEXT_POKE'));
+    // the big-endian twin has no KSYMBOL (perf 6.1 cannot swap it), so no trampoline symbol either
+    const bare = (l: string) =>
+      l.replace(/^\S+ \S+ 0x[0-9a-f]+ /, '').replace(/ \S+\+0x[0-9a-f]+ old len/, '  old len');
+    assert.deepEqual(pokes(be).map(bare), pokes(le).map(bare));
+    const perfBe = perfDump(dir, 'text-poke-be.data');
+    assert.ok(perfBe !== null);
+    assert.deepEqual(pokes(be), pokes(perfBe.split('\n')), 'perf reads our big-endian pokes the same');
+  },
+);
+
+test(
+  'an intel_pt file (from the PT simulator): AUXTRACE_INFO fields and every packet line as perf -D prints ' + 'them',
+  async (t) => {
+    const { simulate } = await import('../src/sim/simulate.js');
+    const dir = tempDir('perfpoke-dump-pt-');
+    try {
+      simulate({ out: join(dir, 'sim'), seed: 1, cpus: 2, flips: 2, size: 2000 });
+      const perf = perfDump(join(dir, 'sim'), 'data');
+      if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
+      // perf names kernel-text pokes with this host's kallsyms (the file maps [kernel.kallsyms]); dump does not
+      const noSym = (l: string) =>
+        l.replace(/(PERF_RECORD_TEXT_POKE [0-9a-f]+) \S+\+0x[0-9a-f]+ old len/, '$1  old len');
+      const keep = (text: string) => comparable(text).concat().filter(Boolean);
+      const pt = (text: string) =>
+        text.split('\n').filter((l) => /^ {2}[A-Z]|^\. \.\.\. Intel Processor Trace data|^\. {2}[0-9a-f]{8}: /.test(l));
+      const ours = await dumpToString(join(dir, 'sim', 'data'), { hex: true, label: 'data' });
+      assert.deepEqual(keep(ours), keep(perf).map(noSym));
+      const p = pt(perf);
+      assert.ok(p.length > 500, 'perf listed the PT packets');
+      assert.deepEqual(pt(ours), p);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);

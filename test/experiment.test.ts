@@ -132,7 +132,8 @@ test('the same experiment through `perfpoke inject --strip text_poke`', {
   assert.deepEqual(ours.stdout.split('\n').filter(Boolean).sort(), p);
 });
 
-test('timeless (no TSC bit in the config): perf applies every poke first and reports errors even with pokes; so do we', {
+test('timeless (no TSC bit in the config): perf applies every poke first and reports errors even with pokes; ' +
+  'so do we', {
   timeout: 120_000,
 }, (t) => {
   if (!perfOk) return cannotCompare(t, 'perf 6.1 not available at /usr/bin/perf');

@@ -84,7 +84,8 @@ test('a corrupt feature table is one line naming the offset, exit 2', () => {
   const dv = new DataView(src.buffer, src.byteOffset, src.byteLength);
   const featAt = Number(dv.getBigUint64(40, true) + dv.getBigUint64(48, true));
   const bad = Buffer.from(src);
-  new DataView(bad.buffer, bad.byteOffset).setBigUint64(featAt + 16 * 2 + 8, 0xfffffffn, true); // OSRELEASE size (BUILD_ID is entry 0)
+  // OSRELEASE size (BUILD_ID is entry 0)
+  new DataView(bad.buffer, bad.byteOffset).setBigUint64(featAt + 16 * 2 + 8, 0xfffffffn, true);
   const dir = tempDir('perfpoke-header-');
   const f = join(dir, 'bad.data');
   writeFileSync(f, bad);
@@ -97,111 +98,115 @@ test('a corrupt feature table is one line naming the offset, exit 2', () => {
   assert.equal(r.stderr.trim().split('\n').length, 1);
 });
 
-test('features this machine never records (pmu caps, hybrid, caches, NUMA nodes…): perf reads what we write and prints what we print', async (t) => {
-  if (!needTool(t, 'perf')) return;
-  const { PerfDataWriter } = await import('../src/perfdata/writer.js');
-  const { emptyAttr, withAttrFlag } = await import('../src/abi/event-attr.js');
-  const { RecordType } = await import('../src/abi/record-type.js');
-  const attr = (config: bigint) => ({
-    ...emptyAttr(),
-    type: 1,
-    size: 128,
-    config,
-    samplePeriod: 1000n,
-    sampleType: 0xc7n,
-    flags: withAttrFlag(0n, 'sample_id_all'),
-  });
-  const features = [
-    { kind: 'nrcpus', avail: 4, online: 3 },
-    { kind: 'cmdline', argv: ['/usr/bin/perf', 'record', "it's", '-e', '{a,b}'] },
-    { kind: 'cpu_topology', cores: ['0-3'], threads: ['0-1', '2-3'] },
-    {
-      kind: 'numa_topology',
-      nodes: [
-        { node: 0, memTotal: 1000n, memFree: 10n, cpus: '0,1' },
-        { node: 1, memTotal: 2000n, memFree: 20n, cpus: '2-3' },
-      ],
-    },
-    {
-      kind: 'pmu_mappings',
-      pmus: [
-        { type: 4, name: 'cpu' },
-        { type: 8, name: 'intel_pt' },
-      ],
-    },
-    { kind: 'group_desc', groups: [{ name: 'grp', leaderIdx: 0, nrMembers: 2 }] },
-    {
-      kind: 'cache',
-      version: 1,
-      levels: [
-        { level: 1, lineSize: 64, sets: 64, ways: 8, type: 'Data', size: '32K', map: '0-1' },
-        { level: 3, lineSize: 64, sets: 8192, ways: 16, type: 'Unified', size: '8192K', map: '0-3' },
-      ],
-    },
-    { kind: 'sample_time', first: 1_500_000_000n, last: 2_750_123_456n },
-    {
-      kind: 'mem_topology',
-      version: 1n,
-      blockSize: 0x8000000n,
-      nodes: [
-        { node: 0n, size: 40n, bits: 40n, words: [0xff0fn] },
-        { node: 1n, size: 130n, bits: 130n, words: [0n, 0n, 3n] },
-      ],
-    },
-    { kind: 'clockid', resNs: 1n },
-    { kind: 'compressed', version: 1, type: 1, level: 3, ratio: 5, mmapLen: 528384 },
-    {
-      kind: 'cpu_pmu_caps',
-      caps: [
-        { name: 'branches', value: '32' },
-        { name: 'max_precise', value: '3' },
-      ],
-    },
-    {
-      kind: 'clock_data',
-      version: 1,
-      clockid: 0,
-      todNs: 1_700_000_000_123_456_789n,
-      clockidNs: 1_700_000_000_123_456_000n,
-    },
-    {
-      kind: 'hybrid_topology',
-      nodes: [
-        { pmuName: 'cpu_core', cpus: '0-1' },
-        { pmuName: 'cpu_atom', cpus: '2-3' },
-      ],
-    },
-    {
-      kind: 'pmu_caps',
-      pmus: [
-        { caps: [{ name: 'max_precise', value: '0' }], pmuName: 'ibs_op' },
-        { caps: [], pmuName: 'msr' },
-      ],
-    },
-    { kind: 'branch_stack' },
-    { kind: 'stat' },
-  ] as const;
-  const dir = tempDir('perfpoke-header-synth-');
-  for (const bigEndian of [false, true]) {
-    const out = join(dir, 'synth.data');
-    const w = await PerfDataWriter.create(
-      out,
-      [
-        { attr: attr(0n), ids: [1n], name: 'cpu-clock' },
-        { attr: attr(1n), ids: [2n], name: 'task-clock' },
-      ],
-      { bigEndian, features: features as never },
-    );
-    await w.write({ kind: 'finished_round', type: RecordType.FINISHED_ROUND, misc: 0, size: 0, fileOffset: 0 });
-    await w.finish();
-    for (const full of [true, false]) {
-      const perf = runPerf(['report', '--header-only', ...(full ? ['-I'] : []), '-i', out])!;
-      assert.equal(perf.status, 0, perf.stderr);
-      const ours = `${headerLines(await readFileFeatures(out), statSync(out).mtime, full).join('\n')}\n`;
-      assert.deepEqual(ours.split('\n'), perf.stdout.split('\n'), `${bigEndian ? 'BE' : 'LE'} ${full ? '-I' : ''}`);
+test(
+  'features this machine never records (pmu caps, hybrid, caches, NUMA nodes…): perf reads what we write ' +
+    'and prints what we print',
+  async (t) => {
+    if (!needTool(t, 'perf')) return;
+    const { PerfDataWriter } = await import('../src/perfdata/writer.js');
+    const { emptyAttr, withAttrFlag } = await import('../src/abi/event-attr.js');
+    const { RecordType } = await import('../src/abi/record-type.js');
+    const attr = (config: bigint) => ({
+      ...emptyAttr(),
+      type: 1,
+      size: 128,
+      config,
+      samplePeriod: 1000n,
+      sampleType: 0xc7n,
+      flags: withAttrFlag(0n, 'sample_id_all'),
+    });
+    const features = [
+      { kind: 'nrcpus', avail: 4, online: 3 },
+      { kind: 'cmdline', argv: ['/usr/bin/perf', 'record', "it's", '-e', '{a,b}'] },
+      { kind: 'cpu_topology', cores: ['0-3'], threads: ['0-1', '2-3'] },
+      {
+        kind: 'numa_topology',
+        nodes: [
+          { node: 0, memTotal: 1000n, memFree: 10n, cpus: '0,1' },
+          { node: 1, memTotal: 2000n, memFree: 20n, cpus: '2-3' },
+        ],
+      },
+      {
+        kind: 'pmu_mappings',
+        pmus: [
+          { type: 4, name: 'cpu' },
+          { type: 8, name: 'intel_pt' },
+        ],
+      },
+      { kind: 'group_desc', groups: [{ name: 'grp', leaderIdx: 0, nrMembers: 2 }] },
+      {
+        kind: 'cache',
+        version: 1,
+        levels: [
+          { level: 1, lineSize: 64, sets: 64, ways: 8, type: 'Data', size: '32K', map: '0-1' },
+          { level: 3, lineSize: 64, sets: 8192, ways: 16, type: 'Unified', size: '8192K', map: '0-3' },
+        ],
+      },
+      { kind: 'sample_time', first: 1_500_000_000n, last: 2_750_123_456n },
+      {
+        kind: 'mem_topology',
+        version: 1n,
+        blockSize: 0x8000000n,
+        nodes: [
+          { node: 0n, size: 40n, bits: 40n, words: [0xff0fn] },
+          { node: 1n, size: 130n, bits: 130n, words: [0n, 0n, 3n] },
+        ],
+      },
+      { kind: 'clockid', resNs: 1n },
+      { kind: 'compressed', version: 1, type: 1, level: 3, ratio: 5, mmapLen: 528384 },
+      {
+        kind: 'cpu_pmu_caps',
+        caps: [
+          { name: 'branches', value: '32' },
+          { name: 'max_precise', value: '3' },
+        ],
+      },
+      {
+        kind: 'clock_data',
+        version: 1,
+        clockid: 0,
+        todNs: 1_700_000_000_123_456_789n,
+        clockidNs: 1_700_000_000_123_456_000n,
+      },
+      {
+        kind: 'hybrid_topology',
+        nodes: [
+          { pmuName: 'cpu_core', cpus: '0-1' },
+          { pmuName: 'cpu_atom', cpus: '2-3' },
+        ],
+      },
+      {
+        kind: 'pmu_caps',
+        pmus: [
+          { caps: [{ name: 'max_precise', value: '0' }], pmuName: 'ibs_op' },
+          { caps: [], pmuName: 'msr' },
+        ],
+      },
+      { kind: 'branch_stack' },
+      { kind: 'stat' },
+    ] as const;
+    const dir = tempDir('perfpoke-header-synth-');
+    for (const bigEndian of [false, true]) {
+      const out = join(dir, 'synth.data');
+      const w = await PerfDataWriter.create(
+        out,
+        [
+          { attr: attr(0n), ids: [1n], name: 'cpu-clock' },
+          { attr: attr(1n), ids: [2n], name: 'task-clock' },
+        ],
+        { bigEndian, features: features as never },
+      );
+      await w.write({ kind: 'finished_round', type: RecordType.FINISHED_ROUND, misc: 0, size: 0, fileOffset: 0 });
+      await w.finish();
+      for (const full of [true, false]) {
+        const perf = runPerf(['report', '--header-only', ...(full ? ['-I'] : []), '-i', out])!;
+        assert.equal(perf.status, 0, perf.stderr);
+        const ours = `${headerLines(await readFileFeatures(out), statSync(out).mtime, full).join('\n')}\n`;
+        assert.deepEqual(ours.split('\n'), perf.stdout.split('\n'), `${bigEndian ? 'BE' : 'LE'} ${full ? '-I' : ''}`);
+      }
     }
-  }
-});
+  },
+);
 
 test('BPF_PROG_INFO names from BTF func_info, and BPF_BTF, as perf (libbpf) prints them', async (t) => {
   if (!needTool(t, 'perf')) return;

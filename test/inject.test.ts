@@ -68,54 +68,70 @@ test('--time keeps the window: perf script shows what perf script --time shows o
   for (const type of [3, 4, 10]) assert.equal(after.get(type), before.get(type), `type ${type}`);
 });
 
-test('--text-poke-abi=rfc converts the seed RFC pokes (type 19, attr bit 32) to TEXT_POKE (20, bit 33); --strip text_poke removes them', async (t) => {
-  // an RFC-form file, written through the JSON-lines converter
-  const attr = { ...emptyAttr(), type: 1, size: 128, config: 9n, sampleType: 0x87n, flags: (1n << 18n) | (1n << 32n) };
-  const src = join(tmp, 'rfc.jsonl');
-  writeFileSync(
-    src,
-    [
-      JSON.stringify({ kind: 'perf.data', attrs: [toJsonValue({ name: 'dummy:u', attr, ids: [] })] }),
-      '{"kind":"text_poke","abi":"rfc","misc":1,"addr":"0xffffffff81000000","old":"0f1f440000","new":"e9fb0f0000","pid":0,"tid":0,"time":"0x3b9aca00","cpu":0}',
-      '{"kind":"text_poke","abi":"rfc","misc":1,"addr":"0xffffffff81000010","old":"e9fb0f0000","new":"0f1f440000","pid":0,"tid":0,"time":"0x3b9aca10","cpu":1}',
-      '{"kind":"finished_round"}',
-    ].join('\n'),
-  );
-  const rfc = join(tmp, 'rfc.data');
-  await jsonlToPerfData(src, rfc);
-  assert.equal((await typeCounts(rfc)).get(19), 2);
-  for (const bigEndian of [false, true]) {
-    const fin = join(tmp, 'final.data');
-    const res = await inject({ input: rfc, output: fin, textPokeAbi: 'rfc', bigEndian });
-    assert.equal(res.converted, 2);
-    const f = await PerfFile.open(fin);
-    assert.equal(attrFlag(f.attrs[0]!.attr, 'text_poke'), true);
-    assert.equal(attrFlag(f.attrs[0]!.attr, 'cgroup'), false);
-    const pokes = [];
-    for await (const raw of f.records()) if (raw.type === 20) pokes.push(raw.decode());
-    await f.close();
-    assert.equal(pokes.length, 2);
-    const p0 = pokes[0]!;
-    assert.ok(p0.kind === 'text_poke' && p0.abi !== 'rfc');
-    assert.equal(Buffer.from(p0.oldBytes).toString('hex'), '0f1f440000');
-    assert.equal(Buffer.from(p0.newBytes).toString('hex'), 'e9fb0f0000');
-    if (runPerf(['--version'])) {
-      const d = perfOk(['script', '-D', '-i', fin]);
-      assert.match(
-        d,
-        /PERF_RECORD_TEXT_POKE ffffffff81000010 +old len 5 new len 5\n\s+Old bytes: e9 fb 0f 00 00\n\s+New bytes: 0f 1f 44 00 00/,
-      );
-      assert.match(perfOk(['report', '--header-only', '-i', fin]), /text_poke = 1/);
+test(
+  '--text-poke-abi=rfc converts the seed RFC pokes (type 19, attr bit 32) to TEXT_POKE (20, bit 33); ' +
+    '--strip text_poke removes them',
+  async (t) => {
+    // an RFC-form file, written through the JSON-lines converter
+    const attr = {
+      ...emptyAttr(),
+      type: 1,
+      size: 128,
+      config: 9n,
+      sampleType: 0x87n,
+      flags: (1n << 18n) | (1n << 32n),
+    };
+    const src = join(tmp, 'rfc.jsonl');
+    writeFileSync(
+      src,
+      [
+        JSON.stringify({ kind: 'perf.data', attrs: [toJsonValue({ name: 'dummy:u', attr, ids: [] })] }),
+        '{"kind":"text_poke","abi":"rfc","misc":1,"addr":"0xffffffff81000000",' +
+          '"old":"0f1f440000","new":"e9fb0f0000","pid":0,"tid":0,"time":"0x3b9aca00","cpu":0}',
+        '{"kind":"text_poke","abi":"rfc","misc":1,"addr":"0xffffffff81000010",' +
+          '"old":"e9fb0f0000","new":"0f1f440000","pid":0,"tid":0,"time":"0x3b9aca10","cpu":1}',
+        '{"kind":"finished_round"}',
+      ].join('\n'),
+    );
+    const rfc = join(tmp, 'rfc.data');
+    await jsonlToPerfData(src, rfc);
+    assert.equal((await typeCounts(rfc)).get(19), 2);
+    for (const bigEndian of [false, true]) {
+      const fin = join(tmp, 'final.data');
+      const res = await inject({ input: rfc, output: fin, textPokeAbi: 'rfc', bigEndian });
+      assert.equal(res.converted, 2);
+      const f = await PerfFile.open(fin);
+      assert.equal(attrFlag(f.attrs[0]!.attr, 'text_poke'), true);
+      assert.equal(attrFlag(f.attrs[0]!.attr, 'cgroup'), false);
+      const pokes = [];
+      for await (const raw of f.records()) if (raw.type === 20) pokes.push(raw.decode());
+      await f.close();
+      assert.equal(pokes.length, 2);
+      const p0 = pokes[0]!;
+      assert.ok(p0.kind === 'text_poke' && p0.abi !== 'rfc');
+      assert.equal(Buffer.from(p0.oldBytes).toString('hex'), '0f1f440000');
+      assert.equal(Buffer.from(p0.newBytes).toString('hex'), 'e9fb0f0000');
+      if (runPerf(['--version'])) {
+        const d = perfOk(['script', '-D', '-i', fin]);
+        assert.match(
+          d,
+          new RegExp(
+            String.raw`PERF_RECORD_TEXT_POKE ffffffff81000010 +old len 5 new len 5` +
+              String.raw`\n\s+Old bytes: e9 fb 0f 00 00\n\s+New bytes: 0f 1f 44 00 00`,
+          ),
+        );
+        assert.match(perfOk(['report', '--header-only', '-i', fin]), /text_poke = 1/);
+      }
+      // "after" → "before": strip the pokes again
+      const before = join(tmp, 'before.data');
+      await inject({ input: fin, output: before, strip: 'text_poke' });
+      const c = await typeCounts(before);
+      assert.equal(c.get(20), undefined);
+      assert.equal(c.get(68), 1);
     }
-    // "after" → "before": strip the pokes again
-    const before = join(tmp, 'before.data');
-    await inject({ input: fin, output: before, strip: 'text_poke' });
-    const c = await typeCounts(before);
-    assert.equal(c.get(20), undefined);
-    assert.equal(c.get(68), 1);
-  }
-  void t;
-});
+    void t;
+  },
+);
 
 test('-i DIR (perf --kcore layout) writes G/data and copies kcore_dir', async () => {
   const dir = join(tmp, 'kcore-in');

@@ -21,7 +21,9 @@ const main = join(repoRoot, 'src', 'cli', 'main.ts');
 /** `perfpoke ARGS | head -c 100` through a shell: exit status and stderr of perfpoke. */
 function intoHead(args: string[]): { status: number; stderr: string; bytes: number } {
   const q = (s: string): string => `'${s.replace(/'/g, "'\\''")}'`;
-  const cmd = `${q(process.execPath)} --import tsx ${q(main)} ${args.map(q).join(' ')} 2>${q(join(dir, 'err'))} | head -c 100 | wc -c; exit \${PIPESTATUS[0]}`;
+  const cmd =
+    `${q(process.execPath)} --import tsx ${q(main)} ${args.map(q).join(' ')} ` +
+    `2>${q(join(dir, 'err'))} | head -c 100 | wc -c; exit \${PIPESTATUS[0]}`;
   const r = spawnSync('bash', ['-c', cmd], { cwd: repoRoot, encoding: 'utf8' });
   return { status: r.status ?? -1, stderr: readFileSync(join(dir, 'err'), 'utf8'), bytes: Number(r.stdout.trim()) };
 }

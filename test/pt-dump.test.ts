@@ -51,7 +51,10 @@ async function withAux(name: string, fill: (k: number, size: number) => Uint8Arr
   return d;
 }
 
-/** The AUXTRACE blocks of perf -D text: each record line (from its file offset on) and the lines up to the blank line. */
+/**
+ * The AUXTRACE blocks of perf -D text: each record line (from its file offset on) and the lines
+ * up to the blank line.
+ */
 function blocks(text: string): string[][] {
   const lines = text.split('\n');
   const out: string[][] = [];

@@ -113,19 +113,22 @@ test('tiny windows (records straddling every boundary) give the same records', a
   }
 });
 
-test('zstd.data: COMPRESSED records expand in place (offset of the COMPRESSED record) or stay raw on request', async () => {
-  const f = await PerfFile.open(join(fixtures, 'zstd.data'));
-  const expanded = await collect(f);
-  const raw = await collect(f, { compressed: 'raw' });
-  await f.close();
-  const comp = raw.filter((r) => r.type === RecordType.COMPRESSED);
-  assert.ok(comp.length > 0);
-  assert.ok(!expanded.some((r) => r.type === RecordType.COMPRESSED));
-  const inner = expanded.filter((r) => r.fromCompressed);
-  assert.ok(inner.length > 50);
-  const offsets = new Set(comp.map((r) => r.fileOffset));
-  assert.ok(inner.every((r) => offsets.has(r.fileOffset)));
-});
+test(
+  'zstd.data: COMPRESSED records expand in place (offset of the COMPRESSED record) or stay raw on ' + 'request',
+  async () => {
+    const f = await PerfFile.open(join(fixtures, 'zstd.data'));
+    const expanded = await collect(f);
+    const raw = await collect(f, { compressed: 'raw' });
+    await f.close();
+    const comp = raw.filter((r) => r.type === RecordType.COMPRESSED);
+    assert.ok(comp.length > 0);
+    assert.ok(!expanded.some((r) => r.type === RecordType.COMPRESSED));
+    const inner = expanded.filter((r) => r.fromCompressed);
+    assert.ok(inner.length > 50);
+    const offsets = new Set(comp.map((r) => r.fileOffset));
+    assert.ok(inner.every((r) => offsets.has(r.fileOffset)));
+  },
+);
 
 // ---- corruption ----
 
@@ -246,23 +249,26 @@ test('fast-check: random byte flips and truncations of real files end in success
   });
 });
 
-test('attr names come from EVENT_DESC (file) or EVENT_UPDATE/HEADER_FEATURE (pipe), as perf evlist lists them', async (t) => {
-  for (const name of ['group.data', 'tp.data', 'pipe.data']) {
-    const perf = runPerf(['evlist', '-i', name], { cwd: fixtures });
-    if (perf?.status !== 0) return cannotCompare(t, 'perf 6.1 not available');
-    const f = await PerfFile.open(join(fixtures, name));
-    for await (const _ of f.records()) void _;
-    await f.close();
-    assert.deepEqual(
-      f.attrs.map((a) => a.name),
-      perf.stdout
-        .trim()
-        .split('\n')
-        .filter((l) => !l.startsWith('#')),
-      name,
-    );
-  }
-});
+test(
+  'attr names come from EVENT_DESC (file) or EVENT_UPDATE/HEADER_FEATURE (pipe), as perf evlist lists ' + 'them',
+  async (t) => {
+    for (const name of ['group.data', 'tp.data', 'pipe.data']) {
+      const perf = runPerf(['evlist', '-i', name], { cwd: fixtures });
+      if (perf?.status !== 0) return cannotCompare(t, 'perf 6.1 not available');
+      const f = await PerfFile.open(join(fixtures, name));
+      for await (const _ of f.records()) void _;
+      await f.close();
+      assert.deepEqual(
+        f.attrs.map((a) => a.name),
+        perf.stdout
+          .trim()
+          .split('\n')
+          .filter((l) => !l.startsWith('#')),
+        name,
+      );
+    }
+  },
+);
 
 test('records({ from }) starts at a record boundary inside the data section', async () => {
   const f = await PerfFile.open(join(fixtures, 'sw.data'));

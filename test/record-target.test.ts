@@ -199,7 +199,9 @@ test('record -- CMD as an unprivileged user: user space only (:u), as perf falls
   const paranoid = Number(readFileSync('/proc/sys/kernel/perf_event_paranoid', 'utf8'));
   const runuser = spawnSync('runuser', ['-u', 'nobody', '--', 'true']);
   if (process.getuid?.() !== 0 || runuser.status !== 0 || paranoid < 2)
-    return t.skip(`needs root, runuser and perf_event_paranoid ≥ 2 (uid ${process.getuid?.()}, paranoid ${paranoid})`);
+    return t.skip(
+      `needs root, runuser and perf_event_paranoid ≥ 2 (uid ${process.getuid?.()}, ` + `paranoid ${paranoid})`,
+    );
   const dir = scratch('target-nobody');
   chmodSync(dir, 0o777);
   const ours = join(dir, 'ours.data');

@@ -277,7 +277,8 @@ test('recording strings are text: a comm, file, host and symbol of markup show a
   assert.deepEqual(problems, []);
   // the page may not reach the network: its CSP refuses a fetch
   const violated = await page.evaluate(`(async () => {
-    const seen = new Promise((res) => document.addEventListener('securitypolicyviolation', (e) => res(e.effectiveDirective)));
+    const seen = new Promise((res) =>
+      document.addEventListener('securitypolicyviolation', (e) => res(e.effectiveDirective)));
     await fetch('http://127.0.0.1:9/').catch(() => undefined);
     return Promise.race([seen, new Promise((res) => setTimeout(() => res('none'), 1000))]);
   })()`);

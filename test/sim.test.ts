@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { simulate, readTruth } from '../src/sim/simulate.js';
-import { generateProgram, NOP5, NOP2 } from '../src/sim/codegen.js';
+import { NOP2, NOP5 } from '../src/sim/assembler.js';
+import { generateProgram } from '../src/sim/codegen.js';
 import { runCli, runPerf } from './cli.js';
 import iced from 'iced-x86';
 import { cannotCompare } from './require-tool.js';
@@ -60,28 +61,35 @@ test('generated code is real x86-64: every planned instruction decodes with iced
   ins.free();
 });
 
-test("perf sees the pokes: one TEXT_POKE per flip at the flip time, symbolized from kcore_dir/kallsyms, plus the trampoline's (old len 0)", (t) => {
-  if (!perfOk) return cannotCompare(t, 'perf 6.1 not available at /usr/bin/perf');
-  const out = join(dir, 'p');
-  const s = simulate({ out, seed: 5, size: 30_000, flips: 5 });
-  const r = runPerf(['script', '-i', out, '--show-text-poke-events', '--itrace=']);
-  assert.ok(r && r.status === 0, r?.stderr);
-  const all = r!.stdout.split('\n').filter((l) => l.includes('PERF_RECORD_TEXT_POKE'));
-  const created = all.filter((l) => / old len 0 new len \d+/.test(l));
-  assert.equal(created.length, 1, 'one trampoline created');
-  const lines = all.filter((l) => !created.includes(l));
-  assert.equal(lines.length, s.flips.length);
-  lines.forEach((l, i) => {
-    const f = s.flips[i]!;
-    assert.match(
-      l,
-      new RegExp(`TEXT_POKE ${f.addr.slice(2)} (pp_l\\d_fn\\d+)\\+0x[0-9a-f]+ old len ${f.len} new len ${f.len}`),
-    );
-    const us = BigInt(f.time) / 1000n;
-    assert.ok(l.includes(`${us / 1_000_000n}.${(us % 1_000_000n).toString().padStart(6, '0')}:`), `${l} vs ${f.time}`);
-  });
-  assert.equal(r!.stderr.trim(), '');
-});
+test(
+  'perf sees the pokes: one TEXT_POKE per flip at the flip time, symbolized from kcore_dir/kallsyms, plus ' +
+    "the trampoline's (old len 0)",
+  (t) => {
+    if (!perfOk) return cannotCompare(t, 'perf 6.1 not available at /usr/bin/perf');
+    const out = join(dir, 'p');
+    const s = simulate({ out, seed: 5, size: 30_000, flips: 5 });
+    const r = runPerf(['script', '-i', out, '--show-text-poke-events', '--itrace=']);
+    assert.ok(r && r.status === 0, r?.stderr);
+    const all = r!.stdout.split('\n').filter((l) => l.includes('PERF_RECORD_TEXT_POKE'));
+    const created = all.filter((l) => / old len 0 new len \d+/.test(l));
+    assert.equal(created.length, 1, 'one trampoline created');
+    const lines = all.filter((l) => !created.includes(l));
+    assert.equal(lines.length, s.flips.length);
+    lines.forEach((l, i) => {
+      const f = s.flips[i]!;
+      assert.match(
+        l,
+        new RegExp(`TEXT_POKE ${f.addr.slice(2)} (pp_l\\d_fn\\d+)\\+0x[0-9a-f]+ old len ${f.len} new len ${f.len}`),
+      );
+      const us = BigInt(f.time) / 1000n;
+      assert.ok(
+        l.includes(`${us / 1_000_000n}.${(us % 1_000_000n).toString().padStart(6, '0')}:`),
+        `${l} vs ${f.time}`,
+      );
+    });
+    assert.equal(r!.stderr.trim(), '');
+  },
+);
 
 test('ground truth size equals what perf decodes; CLI sim prints a summary and rejects bad flags', (t) => {
   const out = join(dir, 'cli');

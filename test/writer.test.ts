@@ -35,7 +35,8 @@ test('perf 6.1 reads every file the writer makes, without warnings, with the sam
   for (const fx of FIXTURES) {
     const input = join(repoRoot, 'test/fixtures', fx);
     const want = runPerf(['script', '-i', input])!.stdout;
-    // perf 6.1 itself stops early on pipe-mode files with tracing data ("unexpected end of event stream"): no reference then
+    // perf 6.1 itself stops early on pipe-mode files with tracing data
+    // ("unexpected end of event stream"): no reference then
     const ref = runPerf(['report', '--stats', '-i', input])!;
     const wantStats = ref.stderr.trim() ? undefined : ref.stdout;
     for (const [label, opts] of [

@@ -1,6 +1,7 @@
 /**
  * Options several commands share, declared once so their spelling, help and
- * checks agree. (`-i` has its own home: src/cli/input.ts.)
+ * checks agree. (`-i` differs per command: what each accepts is said in its help;
+ * the commands that load the kernel as recorded share src/cli/machine-input.ts.)
  */
 import type { Command } from 'commander';
 import { UsageError } from './errors.js';
@@ -28,4 +29,27 @@ export function textPokeAbiOption(
 /** `--quiet`: no progress bar on stderr. */
 export function quietOption(cmd: Command): Command {
   return cmd.option('--quiet', 'no progress bar on stderr');
+}
+
+/** Argument parser: a positive integer, else a usage error naming `flag`. */
+export function positiveIntArg(flag: string) {
+  return (v: string): number => {
+    if (!/^\d+$/.test(v) || Number(v) <= 0) throw new UsageError(`${flag} ${v}: expected a positive integer`);
+    return Number(v);
+  };
+}
+
+/** Argument parser for repeatable, comma-separable lists (`-e a,b -e c`). */
+export function listArg(v: string, prev: string[]): string[] {
+  return [...prev, ...v.split(',').filter((s) => s !== '')];
+}
+
+/** Argument parser for repeatable, comma-separated lists of positive ids (`-p 1,2`). */
+export function idListArg(flag: string) {
+  return (v: string, prev: number[] = []): number[] => {
+    const ids = v.split(',').filter((s) => s !== '');
+    if (ids.length === 0 || ids.some((s) => !/^\d+$/.test(s) || Number(s) <= 0))
+      throw new UsageError(`${flag} ${v}: expected a comma-separated list of ids`);
+    return [...prev, ...ids.map(Number)];
+  };
 }

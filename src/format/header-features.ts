@@ -83,7 +83,10 @@ export function printFeature(f: FeatureData, ctx: PrintContext): string[] {
         `# memory nodes (nr ${f.nodes.length}, block size 0x${f.blockSize.toString(16)}):`,
         ...f.nodes.map((n) => {
           const set = bitsOf(n.words, n.bits);
-          return `#  ${String(n.node).padStart(3)} [${unitNumber(f.blockSize * BigInt(set.length))}]: ${rangeList(set).slice(0, 99)}`;
+          return (
+            `#  ${String(n.node).padStart(3)} [${unitNumber(f.blockSize * BigInt(set.length))}]: ` +
+            `${rangeList(set).slice(0, 99)}`
+          );
         }),
       ];
     case 'clockid':
@@ -130,7 +133,8 @@ function printCpuTopology(f: FeatureData & { kind: 'cpu_topology' }, ctx: PrintC
     if (f.cpus)
       for (let i = 0; i < cpuNr; i++)
         out.push(
-          `# CPU ${i}: Core ID ${f.cpus[i]!.coreId | 0}, Die ID ${(f.dieIds?.[i] ?? 0) | 0}, Socket ID ${f.cpus[i]!.socketId | 0}`,
+          `# CPU ${i}: Core ID ${f.cpus[i]!.coreId | 0}, Die ID ${(f.dieIds?.[i] ?? 0) | 0}, ` +
+            `Socket ID ${f.cpus[i]!.socketId | 0}`,
         );
     else out.push('# Core ID, Die ID and Socket ID information is not available');
   } else if (f.cpus) {
@@ -172,7 +176,9 @@ function printClockData(f: FeatureData & { kind: 'clock_data' }): string[] {
   const todUsec = (f.todNs % 1_000_000_000n) / 1000n;
   const d = new Date(Number(todSec) * 1000);
   const p2 = (n: number) => String(n).padStart(2, '0');
-  const date = `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())} ${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}`;
+  const date =
+    `${d.getFullYear()}-${p2(d.getMonth() + 1)}-${p2(d.getDate())} ` +
+    `${p2(d.getHours())}:${p2(d.getMinutes())}:${p2(d.getSeconds())}`;
   const us = String(todUsec).padStart(6, '0');
   return [
     `# clockid: ${name} (${f.clockid})`,

@@ -6,7 +6,7 @@
  */
 import { CodeImage } from '../machine/code-image.js';
 import type { Machine } from '../machine/from-perf-data.js';
-import { hexBytes } from '../machine/poke.js';
+import { hexBytes } from '../io/hex.js';
 import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
 import { disassemble } from '../x86/disasm.js';
 import { jsonBytes, jsonHex, jsonLine, jsonTime } from './json-lines.js';
@@ -64,7 +64,8 @@ export function imageTextLines(l: ImageListing): string[] {
   const when = l.time === CodeImage.END ? 'end of recording' : formatNsTime(l.time);
   const last = l.lastPokeTime === undefined ? '' : `, last at ${formatPerfTime(l.lastPokeTime)}`;
   const out = [
-    `${l.addr.toString(16)} ${l.symbolize(l.addr) || '?'} len ${l.len} at ${when}: ${l.pokesApplied} poke(s) applied${last}${l.hasKcore ? '' : ' (no kcore_dir: only poked bytes are known)'}`,
+    `${l.addr.toString(16)} ${l.symbolize(l.addr) || '?'} len ${l.len} at ${when}: ${l.pokesApplied} poke(s) ` +
+      `applied${last}${l.hasKcore ? '' : ' (no kcore_dir: only poked bytes are known)'}`,
   ];
   for (const r of l.rows) {
     const [bytes, text] = 'gap' in r ? ['', `(no code: ${r.gap} bytes)`] : [hexBytes(r.bytes), r.text];

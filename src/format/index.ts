@@ -23,3 +23,4 @@ export {
   type ItraceOptions,
 } from './itrace.js';
 export { imageJsonLines, imageListing, imageTextLines, type ImageListing } from './image-text.js';
+export { recordSummaryLines } from './record-summary.js';

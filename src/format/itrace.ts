@@ -11,6 +11,7 @@ import { tscToPerfTime, type PtTimeConv } from '../intelpt/flow/time-conv.js';
 import type { Insn } from '../x86/block-cache.js';
 import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
 import { jsonHex, jsonLine, jsonTime } from './json-lines.js';
+import { hex16 } from '../io/hex.js';
 
 export const ITRACE_FIELDS = ['cpu', 'time', 'ip', 'addr'] as const;
 export type ItraceField = (typeof ITRACE_FIELDS)[number];
@@ -19,7 +20,10 @@ export type ItraceField = (typeof ITRACE_FIELDS)[number];
 export function perfErrorLine(e: FlowError, tc: PtTimeConv | undefined): string {
   // Timeless decoding: perf prints "time 0".
   const time = tc ? ` time ${formatNsTime(tscToPerfTime(e.estTsc, tc))}` : ' time 0';
-  return ` instruction trace error type 1${time} cpu ${e.cpu} pid -1 tid -1 ip 0x${e.ip.toString(16)} code ${e.code}: ${e.message}`;
+  return (
+    ` instruction trace error type 1${time} cpu ${e.cpu} pid -1 tid -1 ip 0x${e.ip.toString(16)} code ` +
+    `${e.code}: ${e.message}`
+  );
 }
 
 /** Each cached instruction's address, formatted once (blocks are reused from the cache). */
@@ -29,8 +33,6 @@ function insnHex(insn: Insn): string {
   c[HEX] ??= insn.ip.toString(16).padStart(16, ' ');
   return c[HEX];
 }
-
-const hex16 = (v: bigint): string => v.toString(16).padStart(16, ' ');
 
 export interface ItraceOptions {
   instructions: boolean;

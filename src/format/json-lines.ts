@@ -14,7 +14,7 @@
  * the tree should format a JSON value by hand.
  */
 import { formatPerfTime } from '../machine/time-format.js';
-import { hex } from '../perfdata/records/common.js';
+import { hexString } from '../io/hex.js';
 
 /** A JSON Lines object: `type` first, the rest as given. */
 export type JsonLine = { type: string } & Record<string, unknown>;
@@ -26,7 +26,7 @@ export function jsonHex(v: bigint | number): string {
 
 /** Bytes as one hex string without blanks. */
 export function jsonBytes(b: Uint8Array): string {
-  return hex(b);
+  return hexString(b);
 }
 
 /** `{ time, time_ns }`: perf's text beside the exact nanoseconds. */

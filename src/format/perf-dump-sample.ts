@@ -7,6 +7,7 @@ import type { SampleRecord } from '../perfdata/records/index.js';
 import type { AttrLayout } from '../perfdata/layout.js';
 import { SampleType, ReadFormat } from '../abi/sample-format.js';
 import { hexAlt } from './perf-event-text.js';
+import { hex016, hex2 } from '../io/hex.js';
 
 const has = (t: bigint, b: bigint): boolean => (t & b) !== 0n;
 
@@ -16,7 +17,7 @@ export function hexDump(bytes: Uint8Array): string {
   for (let i = 0; i < bytes.length; i += 16) {
     const line = bytes.subarray(i, i + 16);
     s += `.  ${i.toString(16).padStart(4, '0')}: `;
-    for (const b of line) s += ` ${b.toString(16).padStart(2, '0')}`;
+    for (const b of line) s += ` ${hex2(b)}`;
     s += `${'   '.repeat(16 - line.length)}  `;
     for (const b of line) s += b >= 0x20 && b < 0x7f ? String.fromCharCode(b) : '.';
     s += `${' '.repeat(16 - line.length)}\n`;
@@ -35,8 +36,6 @@ export function cpuList(cpus: number[]): string {
   }
   return out.join(',');
 }
-
-const hex16 = (v: bigint): string => v.toString(16).padStart(16, '0');
 
 /** perf_reg_name for x86 (arch/x86/include/uapi/asm/perf_regs.h order). */
 const X86_REGS = [
@@ -78,7 +77,7 @@ function regsLines(kind: string, mask: bigint, r: { abi: bigint; regs: bigint[] 
   let k = 0;
   for (let bit = 0; bit < 64; bit++) {
     if (!((mask >> BigInt(bit)) & 1n)) continue;
-    s += `.... ${regName(bit).padEnd(5)} 0x${hex16(r.regs[k++] ?? 0n)}\n`;
+    s += `.... ${regName(bit).padEnd(5)} 0x${hex016(r.regs[k++] ?? 0n)}\n`;
   }
   return s;
 }
@@ -98,13 +97,15 @@ function pageSizeName(v: bigint): string {
 /** dump_sample(): "(IP, 0x<misc>): pid/tid: 0xip period: N addr: 0x..." and the detail lines. */
 export function sampleText(s: SampleRecord, L: AttrLayout | undefined): string {
   const period = s.period ?? L?.attr.samplePeriod ?? 0n;
-  let out = `(IP, 0x${s.misc.toString(16)}): ${s.pid ?? -1}/${s.tid ?? -1}: ${hexAlt(s.ip ?? 0n)} period: ${period} addr: ${hexAlt(s.addr ?? 0n)}\n`;
+  let out =
+    `(IP, 0x${s.misc.toString(16)}): ${s.pid ?? -1}/${s.tid ?? -1}: ${hexAlt(s.ip ?? 0n)} period: ` +
+    `${period} addr: ${hexAlt(s.addr ?? 0n)}\n`;
   if (!L) return out;
   const t = L.sampleType;
   if (has(t, SampleType.CALLCHAIN) && s.callchain) {
     out += `... FP chain: nr:${s.callchain.length}\n`;
     s.callchain.forEach((ip, i) => {
-      out += `..... ${String(i).padStart(2)}: ${hex16(ip)}\n`;
+      out += `..... ${String(i).padStart(2)}: ${hex016(ip)}\n`;
     });
   }
   if (has(t, SampleType.BRANCH_STACK) && s.branchStack) {
@@ -113,7 +114,10 @@ export function sampleText(s: SampleRecord, L: AttrLayout | undefined): string {
       const f = e.flags;
       const bit = (n: number): boolean => ((f >> BigInt(n)) & 1n) === 1n;
       const cycles = Number((f >> 4n) & 0xffffn);
-      out += `..... ${String(i).padStart(2)}: ${hex16(e.from)} -> ${hex16(e.to)} ${cycles} cycles ${bit(0) ? 'M' : ' '}${bit(1) ? 'P' : ' '}${bit(3) ? 'A' : ' '}${bit(2) ? 'T' : ' '} ${Number(f >> 24n).toString(16)}\n`;
+      out +=
+        `..... ${String(i).padStart(2)}: ${hex016(e.from)} -> ${hex016(e.to)} ${cycles} cycles ` +
+        `${bit(0) ? 'M' : ' '}${bit(1) ? 'P' : ' '}${bit(3) ? 'A' : ' '}${bit(2) ? 'T' : ' '} ` +
+        `${Number(f >> 24n).toString(16)}\n`;
     });
   }
   if (has(t, SampleType.REGS_USER) && s.regsUser) out += regsLines('user', L.attr.sampleRegsUser, s.regsUser);
@@ -128,7 +132,8 @@ export function sampleText(s: SampleRecord, L: AttrLayout | undefined): string {
   if ((has(t, SampleType.WEIGHT) || has(t, SampleType.WEIGHT_STRUCT)) && s.weight !== undefined) {
     if (has(t, SampleType.WEIGHT_STRUCT)) {
       const w = s.weight;
-      out += `... weight: ${w & 0xffffffffn},0x${((w >> 32n) & 0xffffn).toString(16)},0x${((w >> 48n) & 0xffffn).toString(16)}\n`;
+      const hi = (shift: bigint): string => ((w >> shift) & 0xffffn).toString(16);
+      out += `... weight: ${w & 0xffffffffn},0x${hi(32n)},0x${hi(48n)}\n`;
     } else out += `... weight: ${s.weight}\n`;
   }
   if (has(t, SampleType.DATA_SRC)) out += ` . data_src: 0x${(s.dataSrc ?? 0n).toString(16)}\n`;
@@ -139,15 +144,15 @@ export function sampleText(s: SampleRecord, L: AttrLayout | undefined): string {
   if (has(t, SampleType.READ) && s.read) {
     const rf = L.readFormat;
     out += '... sample_read:\n';
-    if (has(rf, ReadFormat.TOTAL_TIME_ENABLED)) out += `...... time enabled ${hex16(s.read.timeEnabled ?? 0n)}\n`;
-    if (has(rf, ReadFormat.TOTAL_TIME_RUNNING)) out += `...... time running ${hex16(s.read.timeRunning ?? 0n)}\n`;
+    if (has(rf, ReadFormat.TOTAL_TIME_ENABLED)) out += `...... time enabled ${hex016(s.read.timeEnabled ?? 0n)}\n`;
+    if (has(rf, ReadFormat.TOTAL_TIME_RUNNING)) out += `...... time running ${hex016(s.read.timeRunning ?? 0n)}\n`;
     const lost = (v: { lost?: bigint }): string => (has(rf, ReadFormat.LOST) ? `, lost ${v.lost ?? 0n}` : '');
     if (has(rf, ReadFormat.GROUP)) {
       out += `.... group nr ${s.read.values.length}\n`;
-      for (const v of s.read.values) out += `..... id ${hex16(v.id ?? 0n)}, value ${hex16(v.value)}${lost(v)}\n`;
+      for (const v of s.read.values) out += `..... id ${hex016(v.id ?? 0n)}, value ${hex016(v.value)}${lost(v)}\n`;
     } else {
       const v = s.read.values[0] ?? { value: 0n };
-      out += `..... id ${hex16(v.id ?? 0n)}, value ${hex16(v.value)}${lost(v)}\n`;
+      out += `..... id ${hex016(v.id ?? 0n)}, value ${hex016(v.value)}${lost(v)}\n`;
     }
   }
   return out;

@@ -31,6 +31,7 @@ import {
   type KernelMapRecord,
   type KernelSymbolModel,
 } from '../machine/kernel-symbols.js';
+import { hexBytes } from '../io/hex.js';
 
 const U32_MAX = 4294967295;
 const U64_MAX = (1n << 64n) - 1n;
@@ -179,7 +180,10 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
       return s;
     }
     case 'thread_map':
-      return ` nr: ${rec.entries.length} thread${rec.entries.length > 1 ? 's' : ''}: ${rec.entries.map((e) => BigInt.asIntN(32, e.pid)).join(', ')}\n`;
+      return (
+        ` nr: ${rec.entries.length} thread${rec.entries.length > 1 ? 's' : ''}: ` +
+        `${rec.entries.map((e) => BigInt.asIntN(32, e.pid)).join(', ')}\n`
+      );
     case 'cpu_map':
       return `: ${cpuList(rec.data.cpus)}\n`;
     case 'event_update': {
@@ -192,7 +196,9 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
       return s;
     }
     case 'auxtrace': {
-      let s = ` size: ${hexAlt(rec.dataSize)}  offset: ${hexAlt(rec.offset)}  ref: ${hexAlt(rec.reference)}  idx: ${rec.idx}  tid: ${rec.tid}  cpu: ${rec.cpu}\n`;
+      let s =
+        ` size: ${hexAlt(rec.dataSize)}  offset: ${hexAlt(rec.offset)}  ref: ${hexAlt(rec.reference)}  ` +
+        `idx: ${rec.idx}  tid: ${rec.tid}  cpu: ${rec.cpu}\n`;
       // intel_pt_process_auxtrace_event → intel_pt_dump: perf's packet listing of the buffer
       if (ctx.auxType === PERF_AUXTRACE_INTEL_PT && rec.data) s += `.\n${[...perfDumpLines(rec.data)].join('\n')}\n`;
       return s;
@@ -217,9 +223,7 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
     case 'text_poke': {
       if (rec.abi === 'rfc') {
         const line = (label: string, b: Uint8Array): string =>
-          b.length
-            ? `            ${label} bytes: ${[...b].map((x) => x.toString(16).padStart(2, '0')).join(' ')}\n`
-            : '';
+          b.length ? `            ${label} bytes: ${hexBytes(b)}\n` : '';
         return (
           ` ${rec.addr.toString(16)}  len ${rec.len} (RFC ABI)\n` +
           line('Old', rec.oldBytes) +

@@ -18,6 +18,7 @@ import {
   PERF_RECORD_MISC_SWITCH_OUT_PREEMPT,
   RecordType,
 } from '../abi/record-type.js';
+import { hex2, hexString } from '../io/hex.js';
 
 /** perf_event__name(): perf's short names, which differ from the uapi spelling for user records. */
 const PERF_EVENT_NAMES: Record<number, string> = {
@@ -77,7 +78,6 @@ export function hexAlt(v: bigint | number): string {
   return v === 0n || v === 0 ? '0' : `0x${v.toString(16)}`;
 }
 
-const hex2 = (n: number): string => n.toString(16).padStart(2, '0');
 const padLeft = (s: string | number, w: number): string => String(s).padStart(w);
 const padRight = (s: string | number, w: number): string => String(s).padEnd(w);
 
@@ -132,10 +132,13 @@ export function formatPerfEvent(rec: PrintableRecord, opts: { textPokeSymbol?: s
         ((r.flags as number) & 1 ? 's' : 'p');
       const where = `${head} ${r.pid}/${r.tid}: [${hexAlt(r.addr)}(${hexAlt(r.len)}) @ ${hexAlt(r.pgoff)}`;
       if (rec.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-        const id = Buffer.from((r.buildId as Uint8Array | undefined) ?? new Uint8Array()).toString('hex');
+        const id = hexString((r.buildId as Uint8Array | undefined) ?? new Uint8Array());
         return `${where} <${id}>]: ${perms} ${r.filename}\n`;
       }
-      return `${where} ${hex2(r.maj ?? 0)}:${hex2(r.min ?? 0)} ${r.ino ?? 0n} ${r.inoGeneration ?? 0n}]: ${perms} ${r.filename}\n`;
+      return (
+        `${where} ${hex2(r.maj ?? 0)}:${hex2(r.min ?? 0)} ${r.ino ?? 0n} ${r.inoGeneration ?? 0n}]: ` +
+        `${perms} ${r.filename}\n`
+      );
     }
     case RecordType.NAMESPACES: {
       const links = r.links as { dev: bigint; ino: bigint }[];
@@ -169,19 +172,26 @@ export function formatPerfEvent(rec: PrintableRecord, opts: { textPokeSymbol?: s
           ? 'OUT        '
           : 'OUT preempt';
       if (rec.type === RecordType.SWITCH) return `${head} ${inOut}\n`;
-      return `${head} ${inOut}  ${out ? 'next' : 'prev'} pid/tid: ${padLeft(r.nextPrevPid, 5)}/${padRight(r.nextPrevTid, 5)}\n`;
+      return (
+        `${head} ${inOut}  ${out ? 'next' : 'prev'} pid/tid: ` +
+        `${padLeft(r.nextPrevPid, 5)}/${padRight(r.nextPrevTid, 5)}\n`
+      );
     }
     case RecordType.LOST:
       return `${head} lost ${r.lost}\n`;
     case RecordType.KSYMBOL:
-      return `${head} addr ${(r.addr as bigint).toString(16)} len ${r.len} type ${r.ksymType} flags 0x${(r.flags as number).toString(16)} name ${r.name}\n`;
+      return (
+        `${head} addr ${(r.addr as bigint).toString(16)} len ${r.len} type ${r.ksymType} flags ` +
+        `0x${(r.flags as number).toString(16)} name ${r.name}\n`
+      );
     case RecordType.BPF_EVENT:
       return `${head} type ${r.bpfType}, flags ${r.flags}, id ${r.id}\n`;
     case RecordType.TEXT_POKE: {
       const oldB = r.oldBytes as Uint8Array;
       const newB = r.newBytes as Uint8Array;
       return (
-        `${head} ${(r.addr as bigint).toString(16)} ${opts.textPokeSymbol ?? ''} old len ${oldB.length} new len ${newB.length}\n` +
+        `${head} ${(r.addr as bigint).toString(16)} ${opts.textPokeSymbol ?? ''} ` +
+        `old len ${oldB.length} new len ${newB.length}\n` +
         pokeBytesLine('Old', oldB) +
         pokeBytesLine('New', newB)
       );

@@ -39,13 +39,12 @@ import {
   type ScriptField,
   type ScriptOptions,
 } from './perf-script-fields.js';
+import { hex16 } from '../io/hex.js';
 
 /** C's "%0Nd": the sign comes before the zeros. */
 function zeroPad(n: number, w: number): string {
   return n < 0 ? `-${String(-n).padStart(w - 1, '0')}` : String(n).padStart(w, '0');
 }
-
-const hex16 = (v: bigint): string => v.toString(16).padStart(16);
 
 const CONTEXTS = new Set([
   PERF_CONTEXT_HV,

@@ -7,7 +7,8 @@
 import { disassembleLine } from '../x86/disasm.js';
 import type { Machine } from '../machine/from-perf-data.js';
 import { classifyPoke } from '../x86/poke-kind.js';
-import { hexBytes, type Poke } from '../machine/poke.js';
+import { hexBytes } from '../io/hex.js';
+import type { Poke } from '../machine/poke.js';
 import { formatPerfTime } from '../machine/time-format.js';
 import { jsonBytes, jsonHex, jsonLine, jsonTime } from './json-lines.js';
 

@@ -70,7 +70,8 @@ export async function* ptDumpFileLines(
         const { type: auxKind, ...fields } = toJsonValue(info) as { type: string } & Record<string, unknown>;
         yield jsonLine({ type: 'auxtrace_info', offset: r.fileOffset, aux_kind: auxKind, ...fields }).slice(0, -1);
       } else if (format === 'perf') {
-        yield `0x${r.fileOffset.toString(16)} [0x${r.size.toString(16)}]: PERF_RECORD_AUXTRACE_INFO type: ${rec.auxType}`;
+        const at = `0x${r.fileOffset.toString(16)} [0x${r.size.toString(16)}]`;
+        yield `${at}: PERF_RECORD_AUXTRACE_INFO type: ${rec.auxType}`;
         if (info.type === 'intel_pt') yield* formatIntelPtInfo(info);
         yield '';
       }
@@ -96,7 +97,10 @@ export async function* ptDumpFileLines(
         intel_pt: isPt,
       }).slice(0, -1);
     } else {
-      const head = `0x${r.fileOffset.toString(16)} [0x${r.size.toString(16)}]: PERF_RECORD_AUXTRACE size: ${hx(rec.dataSize)}  offset: ${hx(rec.offset)}  ref: ${hx(rec.reference)}  idx: ${rec.idx}  tid: ${rec.tid}  cpu: ${rec.cpu}`;
+      const head =
+        `0x${r.fileOffset.toString(16)} [0x${r.size.toString(16)}]: PERF_RECORD_AUXTRACE size: ` +
+        `${hx(rec.dataSize)}  offset: ${hx(rec.offset)}  ref: ${hx(rec.reference)}  idx: ${rec.idx}  tid: ` +
+        `${rec.tid}  cpu: ${rec.cpu}`;
       yield format === 'ptdump' ? `# ${head}` : head;
     }
     if (!isPt) {

@@ -1,5 +1,6 @@
 import { PT, CTX_NONE, type PacketContext } from '../intelpt/packets/kinds.js';
 import { RawPacket, decodeRaw, nextContext, DIALECT_PERF } from '../intelpt/packets/raw-decode.js';
+import { hex2 } from '../io/hex.js';
 
 /**
  * perf's text for Intel PT packets, byte for byte as perf 6.1 prints them in
@@ -14,7 +15,6 @@ import { RawPacket, decodeRaw, nextContext, DIALECT_PERF } from '../intelpt/pack
 
 const hex = (lo: number, hi: number): string =>
   hi ? hi.toString(16) + lo.toString(16).padStart(8, '0') : lo.toString(16);
-const hex2 = (n: number): string => n.toString(16).padStart(2, '0');
 const big = (lo: number, hi: number): bigint => (BigInt(hi) << 32n) | BigInt(lo);
 
 /** perf's intel_pt_pkt_desc() for a packet decoded in the 'perf' dialect. */
@@ -83,9 +83,15 @@ export function perfPacketDesc(r: RawPacket, bytes: Uint8Array, at: number): str
     case PT.MWAIT:
       return `MWAIT 0x${hex(r.lo, r.hi)} Hints 0x${(r.lo & 0xff).toString(16)} Extensions 0x${(r.hi & 3).toString(16)}`;
     case PT.PWRE:
-      return `PWRE 0x${hex(r.lo, 0)} HW:${r.lo & 0x80 ? 1 : 0} CState:${(r.lo >>> 12) & 0xf} Sub-CState:${(r.lo >>> 8) & 0xf}`;
+      return (
+        `PWRE 0x${hex(r.lo, 0)} HW:${r.lo & 0x80 ? 1 : 0} CState:${(r.lo >>> 12) & 0xf} ` +
+        `Sub-CState:${(r.lo >>> 8) & 0xf}`
+      );
     case PT.PWRX:
-      return `PWRX 0x${hex(r.lo, r.hi)} Last CState:${(r.lo >>> 4) & 0xf} Deepest CState:${r.lo & 0xf} Wake Reason 0x${((r.lo >>> 8) & 0xf).toString(16)}`;
+      return (
+        `PWRX 0x${hex(r.lo, r.hi)} Last CState:${(r.lo >>> 4) & 0xf} Deepest CState:${r.lo & 0xf} ` +
+        `Wake Reason 0x${((r.lo >>> 8) & 0xf).toString(16)}`
+      );
     case PT.BBP:
       return `BBP SZ ${r.count ? '4' : '8'}-byte Type 0x${r.lo.toString(16)}`;
     case PT.BIP:

@@ -23,7 +23,7 @@ import { FormatError } from '../io/errors.js';
 
 export type Verdict = 'consistent' | 'inconsistent' | 'inconclusive';
 
-/** Exit codes scripts rely on (helpers-common: 0 ok, 1 "no", 4 inconclusive). */
+/** Exit codes scripts rely on (README "Exit codes": 0 ok, 1 "no", 4 inconclusive). */
 export const VERDICT_EXIT: Record<Verdict, number> = { consistent: 0, inconsistent: 1, inconclusive: 4 };
 
 export type ReasonCode =

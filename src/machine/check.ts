@@ -1,5 +1,6 @@
 import { CodeImage, type PlacedPoke } from './code-image.js';
 import { isKernelPoke, pokeEnd, type KernelSymbolEvent, type Poke } from './poke.js';
+import { hex2 } from '../io/hex.js';
 
 /**
  * Verify every poke against the code image at its time: its old bytes must
@@ -73,7 +74,7 @@ export function summarizePoke(p: Poke): CheckPoke {
 
 function hexOrGap(b: Uint8Array, live: Uint8Array): string {
   const parts: string[] = [];
-  for (let i = 0; i < b.length; i++) parts.push(live[i] ? b[i]!.toString(16).padStart(2, '0') : '..');
+  for (let i = 0; i < b.length; i++) parts.push(live[i] ? hex2(b[i]!) : '..');
   return parts.join(' ');
 }
 

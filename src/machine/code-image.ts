@@ -100,8 +100,9 @@ export class CodeImage implements CodeReader {
    * Build the image from base segments (kcore; may be empty) and pokes in
    * any order. Throws FormatError 'unsupported' (at the first poke of the
    * site) when overlapping pokes would need version tables over
-   * MAX_IMAGE_BYTES — only a crafted file can ask for that. Cost: O(n log n) for n pokes (a sort, skipped when they come
-   * already in time order) plus O(total poked bytes).
+   * MAX_IMAGE_BYTES — only a crafted file can ask for that. Cost: O(n log n)
+   * for n pokes (a sort, skipped when they come already in time order) plus
+   * O(total poked bytes).
    */
   static build(segments: CoreSegment[], pokes: Iterable<Poke>): CodeImage {
     const segs = [...segments].sort((a, b) => (a.vaddr < b.vaddr ? -1 : a.vaddr > b.vaddr ? 1 : 0));
@@ -289,7 +290,8 @@ export class CodeImage implements CodeReader {
     }
     const next = this.segments[gi + 1];
     const spans = baseN < len && !!next && next.vaddr < end;
-    if (!hitsSite && !spans) return seg && baseN > 0 ? seg.bytes.subarray(o, o + baseN) : EMPTY; // hot path: a view into kcore
+    // hot path: a view into kcore
+    if (!hitsSite && !spans) return seg && baseN > 0 ? seg.bytes.subarray(o, o + baseN) : EMPTY;
     if (spans) {
       const { bytes, live } = this.bytesAt(addr, len, time);
       return prefix(bytes, live, len);

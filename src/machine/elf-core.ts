@@ -40,29 +40,40 @@ export function readElfCore(file: Uint8Array, fileName?: string): CoreSegment[] 
   }
 }
 
-function parse(file: Uint8Array): CoreSegment[] {
-  if (file.length < 16 || file[0] !== 0x7f || file[1] !== 0x45 || file[2] !== 0x4c || file[3] !== 0x46) {
-    throw new FormatError({ kind: 'bad-magic', offset: 0, structure: 'Elf64_Ehdr', expected: '"\\x7fELF"' });
+/**
+ * Check e_ident (magic, ELFCLASS64, byte order) of an ELF file's first bytes
+ * and return whether it is little-endian. Shared by this reader and the
+ * recorder's /proc/kcore reader (src/record/kcore-dir.ts).
+ */
+export function elf64ByteOrder(ident: Uint8Array, file?: string): { le: boolean } {
+  if (ident.length < 16 || ident[0] !== 0x7f || ident[1] !== 0x45 || ident[2] !== 0x4c || ident[3] !== 0x46) {
+    throw new FormatError({ kind: 'bad-magic', offset: 0, structure: 'Elf64_Ehdr', expected: '"\\x7fELF"', file });
   }
-  if (file[4] !== 2) {
+  if (ident[4] !== 2) {
     throw new FormatError({
       kind: 'unsupported',
       offset: 4,
       structure: 'Elf64_Ehdr.e_ident[EI_CLASS]',
-      actual: file[4]!,
+      actual: ident[4]!,
       expected: '2 (ELFCLASS64)',
+      file,
     });
   }
-  const le = file[5] === 1;
-  if (file[5] !== 1 && file[5] !== 2) {
+  if (ident[5] !== 1 && ident[5] !== 2) {
     throw new FormatError({
       kind: 'bad-value',
       offset: 5,
       structure: 'Elf64_Ehdr.e_ident[EI_DATA]',
-      actual: file[5]!,
+      actual: ident[5]!,
       expected: '1 or 2',
+      file,
     });
   }
+  return { le: ident[5] === 1 };
+}
+
+function parse(file: Uint8Array): CoreSegment[] {
+  const { le } = elf64ByteOrder(file);
   const r = new ByteReader(file, le, 0, 'Elf64_Ehdr');
   r.need(ELF64_EHDR_SIZE);
   r.seek(16);

@@ -233,7 +233,8 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
     const k = kernelMaps.find((m) => m.filename.startsWith('[kernel.kallsyms]'));
     if (k && k.pgoff !== kcore.textAddr)
       warnings.push(
-        `kernel MMAP pgoff 0x${k.pgoff.toString(16)} differs from _text 0x${kcore.textAddr.toString(16)} in kcore_dir/kallsyms: perf will not use kcore_dir`,
+        `kernel MMAP pgoff 0x${k.pgoff.toString(16)} differs from _text 0x${kcore.textAddr.toString(16)} in ` +
+          `kcore_dir/kallsyms: perf will not use kcore_dir`,
       );
   }
   ksymbols.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : a.fileOffset - b.fileOffset));

@@ -43,10 +43,3 @@ export interface KernelSymbolEvent {
   name: string;
   fileOffset: number;
 }
-
-/** Lowercase hex bytes separated by spaces: "0f 1f 44 00 00". */
-export function hexBytes(b: Uint8Array): string {
-  let s = '';
-  for (let i = 0; i < b.length; i++) s += (i ? ' ' : '') + b[i]!.toString(16).padStart(2, '0');
-  return s;
-}

@@ -3,9 +3,7 @@
  * strings, byte arrays as plain hex strings (docs/writer.md). Used by
  * `perfpoke header --json` and the JSON-lines converter.
  */
-import { hex } from './records/common.js';
-
-export { hex };
+import { hexString } from '../io/hex.js';
 
 export function fromHex(s: string, what = 'hex string'): Uint8Array {
   if (!/^([0-9a-fA-F]{2})*$/.test(s))
@@ -29,7 +27,7 @@ export function u64FromJson(v: unknown, what = 'u64'): bigint {
 
 export function toJsonValue(v: unknown): unknown {
   if (typeof v === 'bigint') return u64ToJson(v);
-  if (v instanceof Uint8Array) return hex(v);
+  if (v instanceof Uint8Array) return hexString(v);
   if (Array.isArray(v)) return v.map(toJsonValue);
   if (v && typeof v === 'object') {
     const o: Record<string, unknown> = {};

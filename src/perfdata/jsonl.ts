@@ -14,10 +14,12 @@ import { fromHex, toJsonValue, u64FromJson } from './jsonl-values.js';
 /**
  * perf.data as JSON lines (docs/writer.md):
  *
- *   {"kind":"perf.data","format":"perfpoke-jsonl","version":1,"byteOrder":"little","pipe":false,"attrs":[{"name","attr":{…},"ids":["0x8"]}]}
+ *   {"kind":"perf.data","format":"perfpoke-jsonl","version":1,"byteOrder":"little","pipe":false,
+ *    "attrs":[{"name","attr":{…},"ids":["0x8"]}]}
  *   {"kind":"feature","id":3,"name":"HOSTNAME","value":{"kind":"hostname","value":"vm"}}
  *   {"kind":"mmap2","type":10,"misc":2,"attr":0,"pid":…,"sampleId":{…}}
- *   {"kind":"text_poke","type":20,"misc":1,"addr":"0xffffffff81000000","old":"0f1f440000","new":"e9…","time":"0x…","cpu":0}
+ *   {"kind":"text_poke","type":20,"misc":1,"addr":"0xffffffff81000000","old":"0f1f440000","new":"e9…",
+ *    "time":"0x…","cpu":0}
  *
  * u64 values are "0x…" hex strings, byte arrays plain hex strings, other
  * numbers JSON numbers. Record fields are the reader's decoded fields minus

@@ -1,5 +1,4 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import { Decompress } from 'fzstd';
 import { ByteReader } from '../io/byte-reader.js';
 import { FormatError, isFormatError } from '../io/errors.js';
 import { RecordType } from '../abi/record-type.js';
@@ -12,8 +11,8 @@ import { Window, streamFill, type FillFn, DEFAULT_WINDOW } from './window.js';
 import { decodeHeaderAttr, decodeIdIndex, structureName } from './records/index.js';
 import { featureName, Feature } from '../abi/feature.js';
 import { decodeFeature } from './features/codec.js';
-import { ZSTD_MAX_WINDOW, zstdFrameWindow } from './zstd-window.js';
 import { describeFsError, perfDataPath } from './input-path.js';
+import { Decompressor } from './decompressor.js';
 
 export interface ReaderOptions {
   /** How to read type 19: 'final' (upstream: CGROUP) or 'rfc' (the seed's TEXT_POKE). Default 'final'. */
@@ -25,7 +24,10 @@ export interface ReaderOptions {
 export interface RecordsOptions {
   /** Start at this absolute offset instead of the data section start (file mode; must be a record boundary). */
   from?: number;
-  /** 'expand' (default): deliver the records inside COMPRESSED records in place of it; 'raw': deliver COMPRESSED records as they are. */
+  /**
+   * 'expand' (default): deliver the records inside COMPRESSED records in place of it;
+   * 'raw': deliver COMPRESSED records as they are.
+   */
   compressed?: 'expand' | 'raw';
 }
 
@@ -426,102 +428,5 @@ export class PerfFile {
     const fh = this.fh;
     this.fh = undefined;
     if (fh) await fh.close();
-  }
-}
-
-/**
- * Unpacks COMPRESSED records (perf record -z): one zstd stream per file whose
- * output is a sequence of whole records; a record may straddle two COMPRESSED
- * records, so the unfinished tail is kept (perf's decomp_last). Memory: the
- * decompressor's window plus one COMPRESSED record's output.
- */
-class Decompressor {
-  private z: Decompress | undefined;
-  private out: Uint8Array[] = [];
-  private tail: Uint8Array = new Uint8Array(0);
-  private readonly f: PerfFile;
-  private lastOffset = 0;
-  constructor(f: PerfFile) {
-    this.f = f;
-  }
-
-  push(raw: RawRecord): RawRecord[] {
-    this.z ??= new Decompress((chunk) => {
-      this.out.push(chunk);
-    });
-    let data = raw.bytes.subarray(8);
-    if (raw.type === RecordType.COMPRESSED2) {
-      const r = new ByteReader(data, this.f.le, raw.fileOffset + 8, 'COMPRESSED2 (83)');
-      const n = r.u64n('COMPRESSED2 (83).data_size');
-      data = r.borrow(n);
-    }
-    const win = zstdFrameWindow(data);
-    if (win !== undefined && win > ZSTD_MAX_WINDOW)
-      throw new FormatError({
-        kind: 'unsupported',
-        offset: raw.fileOffset + 8,
-        structure: `${structureName(raw.type)} zstd frame header`,
-        actual: win,
-        expected: `a zstd window of at most ${ZSTD_MAX_WINDOW} bytes`,
-      });
-    try {
-      this.z.push(data.slice());
-    } catch (e) {
-      throw new FormatError({
-        kind: 'bad-value',
-        offset: raw.fileOffset + 8,
-        structure: `${structureName(raw.type)} zstd data`,
-        actual: (e as Error).message,
-        expected: 'a valid zstd stream',
-      });
-    }
-    let total = this.tail.length;
-    for (const c of this.out) total += c.length;
-    const buf = new Uint8Array(total);
-    buf.set(this.tail);
-    let o = this.tail.length;
-    for (const c of this.out) {
-      buf.set(c, o);
-      o += c.length;
-    }
-    this.out = [];
-    const recs: RawRecord[] = [];
-    let p = 0;
-    const le = this.f.le;
-    while (buf.length - p >= 8) {
-      const dv = new DataView(buf.buffer, buf.byteOffset + p, 8);
-      const size = dv.getUint16(6, le);
-      const type = dv.getUint32(0, le);
-      if (size < 8) {
-        throw new FormatError({
-          kind: 'bad-size',
-          offset: raw.fileOffset,
-          structure: `${structureName(type)} inside COMPRESSED (decompressed offset 0x${p.toString(16)})`,
-          actual: size,
-          expected: '≥ 8',
-        });
-      }
-      if (buf.length - p < size) break;
-      const bytes = buf.subarray(p, p + size);
-      recs.push(
-        new RawRecord(bytes, raw.fileOffset, le, this.f.layoutFor(bytes, type, size), this.f.textPokeAbi, true),
-      );
-      p += size;
-    }
-    this.tail = buf.slice(p);
-    this.lastOffset = raw.fileOffset;
-    return recs;
-  }
-
-  finish(): void {
-    if (this.tail.length) {
-      throw new FormatError({
-        kind: 'truncated',
-        offset: this.lastOffset,
-        structure: 'COMPRESSED (81) contents',
-        expected: 'whole records',
-        actual: `${this.tail.length} bytes of a partial record at the end`,
-      });
-    }
   }
 }

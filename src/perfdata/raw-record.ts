@@ -48,7 +48,10 @@ export class RawRecord {
     return new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength).getBigUint64(off, this.le);
   }
 
-  /** SAMPLE TIME or the sample_id_all trailer's time, read through the attr's precomputed offsets; undefined when absent. */
+  /**
+   * SAMPLE TIME or the sample_id_all trailer's time, read through the attr's precomputed offsets;
+   * undefined when absent.
+   */
   timestamp(): bigint | undefined {
     const L = this.layout;
     if (!L) return undefined;

@@ -166,74 +166,77 @@ test('a failed write leaves an existing output untouched and no temporary file',
   );
 });
 
-test('the synchronous API writes the async bytes: records in one block, or a tail appended by another writer', async () => {
-  const pf = await PerfFile.open(join(root, 'test/fixtures/features/basic.data'));
-  const attrs = pf.attrs.map((a) => ({ attr: a.attr, ids: a.ids, name: 'cpu-clock' }));
-  await pf.close();
-  const head = { misc: 0, size: 0, fileOffset: 0 };
-  const payload = new Uint8Array(4000).map((_, i) => (i * 7) & 0xff);
-  const recs: PerfRecord[] = [
-    { kind: 'finished_round', type: RecordType.FINISHED_ROUND, ...head },
-    {
-      kind: 'auxtrace',
-      type: RecordType.AUXTRACE,
-      ...head,
-      dataSize: BigInt(payload.length),
-      offset: 0n,
-      reference: 1n,
-      idx: 0,
-      tid: 1,
-      cpu: 0,
-      data: payload,
-    },
-    { kind: 'unknown', type: 99, ...head, bytes: new Uint8Array(16).fill(3) },
-    { kind: 'finished_round', type: RecordType.FINISHED_ROUND, ...head },
-  ];
-  const asyncOut = join(tmp, 'async.data');
-  const a = await PerfDataWriter.create(asyncOut, attrs);
-  for (const r of recs) await a.write(r);
-  const asyncSize = await a.finish();
-  assert.equal(asyncSize, statSync(asyncOut).size);
+test(
+  'the synchronous API writes the async bytes: records in one block, or a tail appended by another ' + 'writer',
+  async () => {
+    const pf = await PerfFile.open(join(root, 'test/fixtures/features/basic.data'));
+    const attrs = pf.attrs.map((a) => ({ attr: a.attr, ids: a.ids, name: 'cpu-clock' }));
+    await pf.close();
+    const head = { misc: 0, size: 0, fileOffset: 0 };
+    const payload = new Uint8Array(4000).map((_, i) => (i * 7) & 0xff);
+    const recs: PerfRecord[] = [
+      { kind: 'finished_round', type: RecordType.FINISHED_ROUND, ...head },
+      {
+        kind: 'auxtrace',
+        type: RecordType.AUXTRACE,
+        ...head,
+        dataSize: BigInt(payload.length),
+        offset: 0n,
+        reference: 1n,
+        idx: 0,
+        tid: 1,
+        cpu: 0,
+        data: payload,
+      },
+      { kind: 'unknown', type: 99, ...head, bytes: new Uint8Array(16).fill(3) },
+      { kind: 'finished_round', type: RecordType.FINISHED_ROUND, ...head },
+    ];
+    const asyncOut = join(tmp, 'async.data');
+    const a = await PerfDataWriter.create(asyncOut, attrs);
+    for (const r of recs) await a.write(r);
+    const asyncSize = await a.finish();
+    assert.equal(asyncSize, statSync(asyncOut).size);
 
-  // one block of whole records, the AUXTRACE payload after its record (as the recorder's chunks are)
-  const parts = recs.flatMap((r) =>
-    r.kind === 'auxtrace' ? [encodeRecordBytes(r, true), payload] : [encodeRecordBytes(r, true)],
-  );
-  const block = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    block.set(p, at);
-    at += p.length;
-  }
-  const blockOut = join(tmp, 'block.data');
-  const b = PerfDataWriter.createFile(blockOut, attrs);
-  b.writeRecordsSync(block);
-  assert.equal(b.finishSync(), asyncSize);
-  assert.deepEqual(readFileSync(blockOut), readFileSync(asyncOut));
-  // a block that ends inside a record is refused
-  const bad = PerfDataWriter.createFile(join(tmp, 'bad.data'), attrs);
-  assert.throws(() => bad.writeRecordsSync(block.subarray(0, block.length - 12)), /bad record size 24 at 4056/);
-  assert.throws(() => bad.writeRecordsSync(block.subarray(0, 100)), /AUXTRACE payload at 56 ends past the block/);
-  bad.abortSync();
+    // one block of whole records, the AUXTRACE payload after its record (as the recorder's chunks are)
+    const parts = recs.flatMap((r) =>
+      r.kind === 'auxtrace' ? [encodeRecordBytes(r, true), payload] : [encodeRecordBytes(r, true)],
+    );
+    const block = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      block.set(p, at);
+      at += p.length;
+    }
+    const blockOut = join(tmp, 'block.data');
+    const b = PerfDataWriter.createFile(blockOut, attrs);
+    b.writeRecordsSync(block);
+    assert.equal(b.finishSync(), asyncSize);
+    assert.deepEqual(readFileSync(blockOut), readFileSync(asyncOut));
+    // a block that ends inside a record is refused
+    const bad = PerfDataWriter.createFile(join(tmp, 'bad.data'), attrs);
+    assert.throws(() => bad.writeRecordsSync(block.subarray(0, block.length - 12)), /bad record size 24 at 4056/);
+    assert.throws(() => bad.writeRecordsSync(block.subarray(0, 100)), /AUXTRACE payload at 56 ends past the block/);
+    bad.abortSync();
 
-  // without the AUXTRACE record, the tail can be appended through the file descriptor (the native recorder's way)
-  const plain = recs.filter((r) => r.kind !== 'auxtrace').map((r) => encodeRecordBytes(r, true));
-  const whole = join(tmp, 'whole.data');
-  const c = PerfDataWriter.createFile(whole, attrs);
-  for (const p of plain) c.writeBytesSync(p);
-  c.finishSync();
-  const appended = join(tmp, 'appended.data');
-  const d = PerfDataWriter.createFile(appended, attrs);
-  d.writeBytesSync(plain[0]!);
-  const t = d.appendTarget();
-  let end = t.offset;
-  for (const p of plain.slice(1)) end += writeSync(t.fd, p, 0, p.length, end);
-  d.appendedUpTo(end);
-  assert.throws(() => d.appendedUpTo(end - 8), /before/);
-  d.finishSync();
-  assert.deepEqual(readFileSync(appended), readFileSync(whole));
-  assert.deepEqual(
-    readdirSync(tmp).filter((f) => f.includes('.tmp-')),
-    [],
-  );
-});
+    // without the AUXTRACE record, the tail can be appended through the file descriptor (the native recorder's way)
+    const plain = recs.filter((r) => r.kind !== 'auxtrace').map((r) => encodeRecordBytes(r, true));
+    const whole = join(tmp, 'whole.data');
+    const c = PerfDataWriter.createFile(whole, attrs);
+    for (const p of plain) c.writeBytesSync(p);
+    c.finishSync();
+    const appended = join(tmp, 'appended.data');
+    const d = PerfDataWriter.createFile(appended, attrs);
+    d.writeBytesSync(plain[0]!);
+    const t = d.appendTarget();
+    let end = t.offset;
+    for (const p of plain.slice(1)) end += writeSync(t.fd, p, 0, p.length, end);
+    d.appendedUpTo(end);
+    assert.throws(() => d.appendedUpTo(end - 8), /before/);
+    d.finishSync();
+    assert.deepEqual(readFileSync(appended), readFileSync(whole));
+    assert.deepEqual(
+      readdirSync(tmp).filter((f) => f.includes('.tmp-')),
+      [],
+    );
+  },
+);

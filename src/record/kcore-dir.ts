@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { ByteReader } from '../io/byte-reader.js';
 import { ByteWriter } from '../io/byte-writer.js';
 import { FormatError } from '../io/errors.js';
+import { elf64ByteOrder } from '../machine/elf-core.js';
 import { kernelLayoutFromKallsyms, parseProcModules } from './synthesize.js';
 
 export const KCORE_PATH = '/proc/kcore';
@@ -91,28 +92,7 @@ export function fileReader(fd: number): ReadAt {
 /** Parse an ELF64 header and program headers. Throws FormatError on anything that is not an ELF64 core. */
 export function readElfCore(read: ReadAt, file = KCORE_PATH): ElfCore {
   const ident = read(0, ELF_HEADER_SIZE);
-  if (ident.length < 16 || ident[0] !== 0x7f || ident[1] !== 0x45 || ident[2] !== 0x4c || ident[3] !== 0x46) {
-    throw new FormatError({ kind: 'bad-magic', offset: 0, structure: 'Elf64_Ehdr', expected: '"\\x7fELF"', file });
-  }
-  if (ident[4] !== 2)
-    throw new FormatError({
-      kind: 'unsupported',
-      offset: 4,
-      structure: 'Elf64_Ehdr.e_ident[EI_CLASS]',
-      actual: ident[4]!,
-      expected: '2 (ELFCLASS64)',
-      file,
-    });
-  if (ident[5] !== 1 && ident[5] !== 2)
-    throw new FormatError({
-      kind: 'bad-value',
-      offset: 5,
-      structure: 'Elf64_Ehdr.e_ident[EI_DATA]',
-      actual: ident[5]!,
-      expected: '1 or 2',
-      file,
-    });
-  const le = ident[5] === 1;
+  const { le } = elf64ByteOrder(ident, file);
   const r = new ByteReader(ident, le, 0, 'Elf64_Ehdr');
   r.seek(16);
   const type = r.u16();
@@ -292,7 +272,8 @@ export function copyKcoreDir(dest: string, procRoot = '/proc'): void {
   const windows = kcoreWindows(kallsyms, modules);
   if (windows.length === 0)
     throw new KcoreUnavailableError(
-      `perfpoke record --kcore: ${join(procRoot, 'kallsyms')} shows no _stext/_etext addresses (kptr_restrict?); run as root`,
+      `perfpoke record --kcore: ${join(procRoot, 'kallsyms')} shows no _stext/_etext addresses ` +
+        `(kptr_restrict?); run as root`,
     );
   const fd = openSync(kcore, 'r');
   try {

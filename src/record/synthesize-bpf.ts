@@ -9,6 +9,7 @@
 import { PERF_BPF_EVENT_PROG_LOAD, PERF_RECORD_KSYMBOL_TYPE_BPF, RecordType } from '../abi/record-type.js';
 import { ByteWriter } from '../io/byte-writer.js';
 import { sampleId, type SampleIdValues } from './synthesize.js';
+import { hexString } from '../io/hex.js';
 
 /** One program as the addon reports it (bpf_prog_info and its arrays). */
 export interface BpfProgInfo {
@@ -84,15 +85,13 @@ export function btfTypeName(btf: Uint8Array, typeId: number, le = true): string 
   return undefined;
 }
 
-const hex = (b: Uint8Array): string => Buffer.from(b).toString('hex');
-
 /**
  * perf's synthesize_bpf_prog_name: `bpf_prog_<tag>` plus `_<name>`, the
  * name being the sub-program's BTF FUNC name, else the program name when it
  * has no sub-programs, else `F`. undefined when the BTF does not name it.
  */
 export function bpfProgSymbolName(p: BpfProgInfo, sub: number): string | undefined {
-  let name = `bpf_prog_${hex(p.progTags.subarray(sub * 8, sub * 8 + 8))}`;
+  let name = `bpf_prog_${hexString(p.progTags.subarray(sub * 8, sub * 8 + 8))}`;
   let short: string | undefined;
   if (hasBtfFuncInfo(p)) {
     const at = sub * p.funcInfoRecSize;

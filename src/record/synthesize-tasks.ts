@@ -45,7 +45,10 @@ export function parseMapsLine(line: string): MapsLine | undefined {
   };
 }
 
-/** sample_id tail: zero but for the id, as perf stamps its synthesized records (perf script then shows them under pid 0). */
+/**
+ * sample_id tail: zero but for the id, as perf stamps its synthesized records
+ * (perf script then shows them under pid 0).
+ */
 function sampleId(w: ByteWriter, _pid: number, _tid: number, id: bigint): void {
   w.u32(0).u32(0).u64(0n).u32(0).u32(0).u64(id);
 }

@@ -60,7 +60,10 @@ export interface SampleIdValues {
   id: bigint;
 }
 
-/** sample_id tail for TID|TIME|CPU|IDENTIFIER, zeros except the id (perf's synthesized records are zero-stamped too). */
+/**
+ * sample_id tail for TID|TIME|CPU|IDENTIFIER, zeros except the id (perf's synthesized
+ * records are zero-stamped too).
+ */
 export function sampleId(w: ByteWriter, s: SampleIdValues): void {
   w.u32(0).u32(0).u64(0n).u32(0).u32(0).u64(s.id);
 }

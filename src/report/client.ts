@@ -291,10 +291,14 @@ else {
         paths: uPlot.paths.stepped({ align: 1 }) };
     })),
   };
-  var plot = new uPlot(opts, [xs].concat(D.samples.events.slice(0, 6).map(function (e) { return e.bins; })), chart);
-  window.addEventListener('resize', function () { plot.setSize({ width: Math.max(260, chart.clientWidth), height: 160 }); });
-  table(sm, 'Samples per command (comm)', ['comm', 'samples'], D.comms.map(function (c) { return [c.name, String(c.count)]; }));
-  table(sm, 'Samples per object (dso)', ['dso', 'samples'], D.dsos.map(function (c) { return [c.name, String(c.count)]; }));
+  var series = D.samples.events.slice(0, 6).map(function (e) { return e.bins; });
+  var plot = new uPlot(opts, [xs].concat(series), chart);
+  window.addEventListener('resize', function () {
+    plot.setSize({ width: Math.max(260, chart.clientWidth), height: 160 });
+  });
+  var row = function (c) { return [c.name, String(c.count)]; };
+  table(sm, 'Samples per command (comm)', ['comm', 'samples'], D.comms.map(row));
+  table(sm, 'Samples per object (dso)', ['dso', 'samples'], D.dsos.map(row));
 }
 
 // ---- table fallback

@@ -20,7 +20,8 @@
  * first TSC at or after its time (perf need 6 in docs/design.md) — decode with 0 errors.
  */
 import { PacketEncoder } from '../intelpt/packet-encoder.js';
-import { Kind, type Program } from './codegen.js';
+import { Kind } from './assembler.js';
+import type { Program } from './codegen.js';
 import { Rng } from './rng.js';
 
 export interface Flip {

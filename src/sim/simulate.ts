@@ -26,6 +26,7 @@ import { executeCpu, type CpuRun, type Flip } from './executor.js';
 import { Rng } from './rng.js';
 import { SimPerfFileWriter, writeSampleId } from './perf-file.js';
 import { type PtTimeConv, tscToPerfTime } from '../intelpt/flow/time-conv.js';
+import { hex016 } from '../io/hex.js';
 
 export interface SimOptions {
   out: string;
@@ -200,7 +201,7 @@ export function simulate(opts: SimOptions): SimSummary {
 
 function writeKcoreDir(dir: string, prog: Program): void {
   writeFileSync(join(dir, 'kcore'), writeElfCore([{ vaddr: prog.base, bytes: prog.code, flags: PF_R | PF_X }]));
-  const hex = (off: number): string => (prog.base + BigInt(off)).toString(16).padStart(16, '0');
+  const hex = (off: number): string => hex016(prog.base + BigInt(off));
   const lines = [`${hex(0)} T _text`, `${hex(0)} T _stext`];
   for (const f of prog.functions) lines.push(`${hex(f.off)} T ${f.name}`);
   lines.push(`${hex(prog.code.length)} T _etext`);

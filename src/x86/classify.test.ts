@@ -34,13 +34,8 @@ function objdumpText(): ObjInsn[] | string {
     const text = m[3]!.replace(/\s+#.*$/, '').trim();
     // prefixes objdump prints as separate words
     const words = text.split(/\s+/);
-    while (
-      words.length > 1 &&
-      /^(bnd|notrack|rep|repz|repnz|repe|repne|lock|data16|addr32|cs|ds|ss|es|fs|gs|rex(\.\w+)?|xacquire|xrelease)$/.test(
-        words[0]!,
-      )
-    )
-      words.shift();
+    const prefix = /^(bnd|notrack|rep|repz|repnz|repe|repne|lock|data16|addr32|cs|ds|ss|es|fs|gs|rex(\.\w+)?)$/;
+    while (words.length > 1 && (prefix.test(words[0]!) || /^(xacquire|xrelease)$/.test(words[0]!))) words.shift();
     out.push({
       addr: BigInt(`0x${m[1]}`),
       bytes: m[2]!
@@ -164,35 +159,38 @@ test('invalid and unreadable bytes stop a block', () => {
   assert.equal(classifyInsn(Uint8Array.from([0xe8, 0x00]), 0n), null, 'truncated call');
 });
 
-test('invalidate: a poke fixing the bytes a block stopped on drops it; a poke just after a branch block does not', () => {
-  // 0x1000: nop; nop; (06 = invalid in 64-bit)   0x2000: nop; ret   0x2002: nop; ret
-  const mem = new Map<bigint, number[]>([
-    [0x1000n, [0x90, 0x90, 0x06, 0x90]],
-    [0x2000n, [0x90, 0xc3, 0x90, 0xc3]],
-  ]);
-  const read = (addr: bigint, len: number): Uint8Array | undefined => {
-    for (const [base, bytes] of mem) {
-      if (addr >= base && addr < base + BigInt(bytes.length))
-        return Uint8Array.from(bytes.slice(Number(addr - base), Number(addr - base) + len));
-    }
-    return undefined;
-  };
-  const cache = new BlockCache(read);
-  const a = cache.get(0x1000n);
-  assert.equal(a.end, 0x1002n);
-  const b = cache.get(0x2000n);
-  assert.equal(b.stop, 'branch');
-  assert.equal(b.end, 0x2002n);
-  // get() decoded the block after the branch block too (0x2002..0x2004): it holds the poked byte
-  assert.equal(cache.invalidate(0x2002n, 0x2003n), 1, 'only the block at 0x2002 is dropped');
-  assert.equal(cache.get(0x2000n), b, 'block ending before the poke kept');
-  mem.set(0x1000n, [0x90, 0x90, 0x90, 0xc3]);
-  assert.equal(cache.invalidate(0x1002n, 0x1003n), 1, 'the block stopped on the invalid byte is dropped');
-  const a2 = cache.get(0x1000n);
-  assert.notEqual(a2, a);
-  assert.equal(a2.stop, 'branch');
-  assert.deepEqual(
-    a2.insns.map((i) => i.op),
-    ['other', 'other', 'other', 'ret'],
-  );
-});
+test(
+  'invalidate: a poke fixing the bytes a block stopped on drops it; a poke just after a branch block does ' + 'not',
+  () => {
+    // 0x1000: nop; nop; (06 = invalid in 64-bit)   0x2000: nop; ret   0x2002: nop; ret
+    const mem = new Map<bigint, number[]>([
+      [0x1000n, [0x90, 0x90, 0x06, 0x90]],
+      [0x2000n, [0x90, 0xc3, 0x90, 0xc3]],
+    ]);
+    const read = (addr: bigint, len: number): Uint8Array | undefined => {
+      for (const [base, bytes] of mem) {
+        if (addr >= base && addr < base + BigInt(bytes.length))
+          return Uint8Array.from(bytes.slice(Number(addr - base), Number(addr - base) + len));
+      }
+      return undefined;
+    };
+    const cache = new BlockCache(read);
+    const a = cache.get(0x1000n);
+    assert.equal(a.end, 0x1002n);
+    const b = cache.get(0x2000n);
+    assert.equal(b.stop, 'branch');
+    assert.equal(b.end, 0x2002n);
+    // get() decoded the block after the branch block too (0x2002..0x2004): it holds the poked byte
+    assert.equal(cache.invalidate(0x2002n, 0x2003n), 1, 'only the block at 0x2002 is dropped');
+    assert.equal(cache.get(0x2000n), b, 'block ending before the poke kept');
+    mem.set(0x1000n, [0x90, 0x90, 0x90, 0xc3]);
+    assert.equal(cache.invalidate(0x1002n, 0x1003n), 1, 'the block stopped on the invalid byte is dropped');
+    const a2 = cache.get(0x1000n);
+    assert.notEqual(a2, a);
+    assert.equal(a2.stop, 'branch');
+    assert.deepEqual(
+      a2.insns.map((i) => i.op),
+      ['other', 'other', 'other', 'ret'],
+    );
+  },
+);

@@ -7,7 +7,9 @@ import { cutShortOutcome, isCutShort, judgeMachine, type CheckOutcome } from '..
 import type { Machine } from '../../machine/from-perf-data.js';
 import { checkJsonLines } from '../../format/check-json.js';
 import { checkText } from '../../format/check-text.js';
-import { loadWithProgress } from './pokes.js';
+import { loadWithProgress } from '../machine-input.js';
+import { quietOption, textPokeAbiOption, type TextPokeAbi } from '../options.js';
+import { withOutput } from '../output.js';
 import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 const HELP = `
@@ -30,22 +32,24 @@ Examples:
   perfpoke check -i perf.data.dir --json | jq -c 'select(.type == "check")'`;
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('check')
     .description("verify every TEXT_POKE's old bytes against the code image at its time; find lost pokes")
     .option(
       '-i, --input <path>',
-      `a \`perf record --kcore\` directory (or a perf.data file: then only pokes are compared to each other); ${INPUT_DEFAULT_HELP}`,
+      'a `perf record --kcore` directory (or a perf.data file: then pokes are only compared with each other); ' +
+        INPUT_DEFAULT_HELP,
     )
     .hook('preAction', fillDefaultInput)
     .option('--json', 'JSON Lines: "stale"/"dropped" objects, then one "check" summary')
-    .option('--text-poke-abi <abi>', "'final' (upstream, type 20) or 'rfc' (the seed's type 19 form)", 'final')
-    .addHelpText('after', HELP)
-    .action(async (opts: { input: string; json?: boolean; textPokeAbi?: string }) => {
+    .addHelpText('after', HELP);
+  textPokeAbiOption(cmd);
+  quietOption(cmd).action(
+    async (opts: { input: string; json?: boolean; textPokeAbi: TextPokeAbi; quiet?: boolean }) => {
       let m: Machine | undefined;
       let o: CheckOutcome;
       try {
-        m = await loadWithProgress(opts.input, opts.textPokeAbi, { partial: true });
+        m = await loadWithProgress(opts.input, { ...opts, partial: true });
         o = judgeMachine(m);
       } catch (e) {
         if (!isCutShort(e)) throw e;
@@ -53,6 +57,9 @@ export function register(program: Command): void {
       }
       process.exitCode = o.exitCode;
       const lines = opts.json ? checkJsonLines(m, o) : checkText(m, o).map((l) => `${l}\n`);
-      process.stdout.write(lines.join(''));
-    });
+      await withOutput(undefined, (out) => {
+        for (const l of lines) out.write(l);
+      });
+    },
+  );
 }

@@ -35,7 +35,8 @@ export function register(program: Command): void {
   const cmd = program
     .command('decode')
     .description(
-      'decode an intel_pt recording (perf --kcore directory) over its code image and text pokes, like perf script --itrace',
+      'decode an intel_pt recording (perf --kcore directory) over its code image and text pokes, like perf ' +
+        'script --itrace',
     )
     .option('-i, --input <path>', `recording: a perf record --kcore directory (or perf.data); ${INPUT_DEFAULT_HELP}`)
     .hook('preAction', fillDefaultInput)

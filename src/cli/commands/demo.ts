@@ -119,13 +119,15 @@ export function register(program: Command): void {
         const w = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
         const fmt = (cells: string[]): string => cells.map((c, i) => c.padEnd(w[i]!)).join('  ');
         const lines = [
-          `simulated ${s.instructions} instructions on ${s.cpus} CPUs with ${s.flips.length} jump-label flips (INT3 protocol) in ${simSecs.toFixed(2)} s`,
+          `simulated ${s.instructions} instructions on ${s.cpus} CPUs with ${s.flips.length} jump-label flips ` +
+            `(INT3 protocol) in ${simSecs.toFixed(2)} s`,
           '',
           fmt(head),
           fmt(w.map((n) => '-'.repeat(n))),
           ...body.map(fmt),
           '',
-          "With every TEXT_POKE the decoder switches bytes at each poke's time and the trace matches the code: 0 errors.",
+          "With every TEXT_POKE the decoder switches bytes at each poke's time and the trace matches the code: " +
+            '0 errors.',
           'Without them it follows stale bytes and reports "Trace doesn\'t match instruction" — as perf does.',
         ];
         if (o.keep)

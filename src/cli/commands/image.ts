@@ -11,9 +11,9 @@ import { CodeImage } from '../../machine/code-image.js';
 import { parseNsTime, parsePerfTime } from '../../machine/time-format.js';
 import { imageJsonLines, imageListing, imageTextLines } from '../../format/image-text.js';
 import { UsageError } from '../errors.js';
-import { jsonOption, textPokeAbiOption } from '../options.js';
+import { jsonOption, quietOption, textPokeAbiOption, type TextPokeAbi } from '../options.js';
 import { withOutput } from '../output.js';
-import { loadWithProgress, resolveAddr } from './pokes.js';
+import { loadWithProgress, resolveAddr } from '../machine-input.js';
 import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 const MAX_LEN = 1 << 20;
@@ -24,7 +24,7 @@ export function register(program: Command): void {
     .description('bytes and disassembly of kernel code at an address, at a point in time (kcore_dir + pokes)')
     .option(
       '-i, --input <path>',
-      `a \`perf record --kcore\` directory (or a perf.data file: then only poked bytes are known); ${INPUT_DEFAULT_HELP}`,
+      'a `perf record --kcore` directory (or a perf.data file: then only poked bytes are known); ' + INPUT_DEFAULT_HELP,
     )
     .hook('preAction', fillDefaultInput)
     .requiredOption('--addr <addr>', 'start address: hex, or a kallsyms symbol[+0xoff]')
@@ -37,7 +37,8 @@ export function register(program: Command): void {
         '  perfpoke image -i perf.data.dir --addr ffffffff81000104 --len 5 --time-ns 1000000004000',
     );
   jsonOption(cmd, 'print JSON Lines: image_insn and image_gap per row, then image_summary');
-  textPokeAbiOption(cmd).action(
+  textPokeAbiOption(cmd);
+  quietOption(cmd).action(
     async (opts: {
       input: string;
       addr: string;
@@ -45,7 +46,8 @@ export function register(program: Command): void {
       time?: string;
       timeNs?: string;
       json?: boolean;
-      textPokeAbi?: string;
+      textPokeAbi: TextPokeAbi;
+      quiet?: boolean;
     }) => {
       const len = Number(opts.len);
       if (!Number.isSafeInteger(len) || len <= 0 || len > MAX_LEN)
@@ -65,7 +67,7 @@ export function register(program: Command): void {
           throw new UsageError(`--time-ns: expected nanoseconds (5123006792000), got '${opts.timeNs}'`);
         time = t;
       }
-      const m = await loadWithProgress(opts.input, opts.textPokeAbi);
+      const m = await loadWithProgress(opts.input, opts);
       const listing = imageListing(m, resolveAddr(m, opts.addr), len, time);
       await withOutput(undefined, (out) => {
         if (opts.json) for (const l of imageJsonLines(listing)) out.write(l);

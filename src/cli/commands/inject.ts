@@ -119,15 +119,9 @@ export function register(program: Command): void {
   const cmd = program
     .command('inject')
     .description('copy a perf.data file, dropping record types, keeping a time window or converting RFC text pokes')
-    .option(
-      '-i, --input <path>',
-      `perf.data file ('-': pipe mode from stdin), or a perf --kcore directory (DIR/data + DIR/kcore_dir); ${INPUT_DEFAULT_HELP}`,
-    )
+    .option('-i, --input <path>', `perf.data file, '-' (pipe on stdin) or --kcore directory; ${INPUT_DEFAULT_HELP}`)
     .hook('preAction', fillDefaultInput)
-    .requiredOption(
-      '-o, --output <file|dir>',
-      "output file ('-' for pipe mode on stdout); a directory when the input is one",
-    )
+    .requiredOption('-o, --output <file|dir>', "output file ('-': pipe mode on stdout); a directory for a directory")
     .option(
       '--strip <types>',
       'drop these record types (comma separated, perf names, case-insensitive): text_poke,ksymbol',
@@ -145,7 +139,8 @@ export function register(program: Command): void {
     const res = await inject(opts);
     if (opts.output !== '-')
       process.stderr.write(
-        `perfpoke inject: ${res.records} records written, ${res.dropped} dropped${res.converted ? `, ${res.converted} RFC text pokes converted` : ''}\n`,
+        `perfpoke inject: ${res.records} records written, ${res.dropped} dropped` +
+          `${res.converted ? `, ${res.converted} RFC text pokes converted` : ''}\n`,
       );
   });
 }

@@ -20,7 +20,8 @@ export function register(program: Command): void {
   program
     .command('sim')
     .description(
-      'simulate kernel execution with jump-label flips and write an intel_pt recording (perf --kcore layout) with ground truth',
+      'simulate kernel execution with jump-label flips and write an intel_pt recording (perf --kcore layout) ' +
+        'with ground truth',
     )
     .requiredOption('-o, --output <dir>', 'output directory (replaced)')
     .option('--seed <n>', 'random seed', int('--seed', 0, 2 ** 32 - 1), 1)
@@ -75,10 +76,12 @@ export function register(program: Command): void {
           return;
         }
         const lines = [
-          `wrote ${o.output} in ${secs.toFixed(2)} s: ${s.instructions} instructions on ${s.cpus} CPUs, ${s.flips.length} flips (${s.textPokes ? 'with' : 'without'} TEXT_POKE records)`,
+          `wrote ${o.output} in ${secs.toFixed(2)} s: ${s.instructions} instructions on ${s.cpus} CPUs, ` +
+            `${s.flips.length} flips (${s.textPokes ? 'with' : 'without'} TEXT_POKE records)`,
           ...s.perCpu.map(
             (c) =>
-              `  cpu ${c.cpu}: ${c.insns} instructions, ${c.bursts} bursts, ${c.traps} INT3 traps, ${c.traceBytes} trace bytes in ${c.buffers} buffers`,
+              `  cpu ${c.cpu}: ${c.insns} instructions, ${c.bursts} bursts, ${c.traps} INT3 traps, ` +
+              `${c.traceBytes} trace bytes in ${c.buffers} buffers`,
           ),
           ...s.flips.map((f) => `  flip site ${f.addr} (${f.len} bytes) → ${f.to ? 'jmp' : 'nop'} at time ${f.time}`),
           `decode with: perf script -i ${o.output} --itrace=e   or   perfpoke decode -i ${o.output} --itrace=e`,

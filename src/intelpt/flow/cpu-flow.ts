@@ -86,8 +86,7 @@ export class CpuFlow extends FlowSync {
           r = this.sync();
           break;
         case FlowState.NoIp:
-          this.reader.haveLastIp = false;
-          this.reader.lastIp = 0n;
+          this.reader.last.reset();
           this.ip = 0n;
           r = this.syncIp();
           break;
@@ -163,7 +162,7 @@ export class CpuFlow extends FlowSync {
           if (rd.raw.ipc === 0) break;
           rd.applyIp();
           if (!this.pge) {
-            this.ip = rd.lastIp;
+            this.ip = rd.last.ip;
             break;
           }
           this.st = FlowState.Fup;
@@ -244,7 +243,7 @@ export class CpuFlow extends FlowSync {
         this.reader.applyIp();
         this.commit();
         const from = this.ip;
-        this.ip = this.reader.lastIp;
+        this.ip = this.reader.last.ip;
         this.sink.branch?.(this.cpu, from, this.ip, BranchKind.indirect, this.tsc);
         continue;
       }
@@ -275,7 +274,7 @@ export class CpuFlow extends FlowSync {
     const pgd = this.st === FlowState.TipPgd;
     this.st = FlowState.InSync;
     if (pgd) this.pge = false;
-    if (this.tipIpc !== 0) this.ip = this.reader.lastIp;
+    if (this.tipIpc !== 0) this.ip = this.reader.last.ip;
     const to = this.tipIpc ? this.ip : 0n;
     if (pgd) {
       this.sink.branch?.(this.cpu, from, to, BranchKind.traceEnd, this.tsc);
@@ -288,7 +287,7 @@ export class CpuFlow extends FlowSync {
 
   /** Walk to the FUP's IP (the last IP): Step.Again when reached, the TIP comes next. */
   private walkFup(): Step {
-    const c = this.walkInsn(this.reader.lastIp);
+    const c = this.walkInsn(this.reader.last.ip);
     if (c === WalkStop.Reached) {
       this.st = FlowState.InSync;
       return Step.Again;

@@ -55,7 +55,7 @@ export class FlowSync extends FlowWalker {
 
   protected setIp(): void {
     this.reader.applyIp();
-    this.ip = this.reader.lastIp;
+    this.ip = this.reader.last.ip;
   }
 
   protected modeExec(): void {
@@ -84,14 +84,13 @@ export class FlowSync extends FlowWalker {
   protected sync(): Step {
     const rd = this.reader;
     this.pge = false;
-    rd.haveLastIp = false;
-    rd.lastIp = 0n;
+    rd.last.reset();
     this.ip = 0n;
     this.stack.length = 0;
     this.tntCount = 0;
     if (!rd.syncToPsb(true)) return Step.End;
     if (this.atStop()) return Step.Pause;
-    rd.haveLastIp = true;
+    rd.last.haveIp = true;
     this.st = FlowState.NoIp;
     const r = this.walkPsb();
     if (r !== Step.Ok) return r;
@@ -109,8 +108,8 @@ export class FlowSync extends FlowWalker {
     // not a PSB: the end, or a bad packet next() reported (its resync state stands)
     if (t !== PT.PSB) return t === PACKET_END ? Step.End : Step.Ok;
     this.sink.event?.(this.cpu, 'psb', 0n, rd.lastOffset);
-    rd.lastIp = 0n;
-    rd.haveLastIp = true;
+    rd.last.ip = 0n;
+    rd.last.haveIp = true;
     this.stack.length = 0;
     for (;;) {
       switch (this.next()) {

@@ -13,6 +13,7 @@
  * decoding the whole trace at once gives (cpu-flow.test.ts checks that).
  */
 import { PacketCursor } from '../packets/cursor.js';
+import { LastIp, signExtend48 } from '../packets/last-ip.js';
 import { CTX_NONE, PT } from '../packets/kinds.js';
 import { ERR_BAD_OPCODE, NEED_MORE_BYTES, findPsb, type RawPacket } from '../packets/raw-decode.js';
 import type { TraceSource } from './trace-source.js';
@@ -34,22 +35,11 @@ const AHEAD = 64;
 const PROBE = 4096;
 const PROBE_PACKETS = 64;
 
-const M16 = 0xffffn;
-const M32 = 0xffffffffn;
-const M48 = 0xffffffffffffn;
-const M64 = 0xffffffffffffffffn;
-
-/** A 6-byte IP (IPBytes 3) sign-extended from bit 47. */
-function signExtend48(v: bigint): bigint {
-  return v & (1n << 47n) ? (v & M48) | (M64 & ~M48) : v & M48;
-}
-
 export class PacketReader {
   /** Decodes the window's bytes; replaced when the window moves (use `raw` after next()). */
   cursor: PacketCursor;
-  /** Last IP for IP compression (perf's last_ip / have_last_ip). */
-  lastIp = 0n;
-  haveLastIp = false;
+  /** Last IP for IP compression (perf's last_ip / have_last_ip: `ip` / `haveIp`). */
+  readonly last = new LastIp();
   /** Why the last next() returned PACKET_BAD, in perf's debug-log words. */
   badReason = '';
   private bytes: Uint8Array;
@@ -158,34 +148,13 @@ export class PacketReader {
   /** intel_pt_have_ip: does the IP packet just read give an IP? */
   haveIp(): boolean {
     const ipc = this.cursor.raw.ipc;
-    return ipc !== 0 && (this.haveLastIp || ipc === 3 || ipc === 6);
+    return ipc !== 0 && (this.last.haveIp || ipc === 3 || ipc === 6);
   }
 
   /** intel_pt_set_last_ip: apply the IP packet just read to the last IP. */
   applyIp(): void {
     const r = this.cursor.raw;
-    const v = (BigInt(r.hi >>> 0) << 32n) | BigInt(r.lo >>> 0);
-    const l = this.lastIp;
-    switch (r.ipc) {
-      case 1:
-        this.lastIp = (l & ~M16 & M64) | (v & M16);
-        break;
-      case 2:
-        this.lastIp = (l & ~M32 & M64) | (v & M32);
-        break;
-      case 3:
-        this.lastIp = signExtend48(v);
-        break;
-      case 4:
-        this.lastIp = (l & ~M48 & M64) | (v & M48);
-        break;
-      case 6:
-        this.lastIp = v & M64;
-        break;
-      default:
-        return;
-    }
-    this.haveLastIp = true;
+    this.last.update(r.ipc, (BigInt(r.hi >>> 0) << 32n) | BigInt(r.lo >>> 0));
   }
 
   /** The TSC packet just read. */

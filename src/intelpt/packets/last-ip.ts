@@ -5,6 +5,11 @@ const M32 = 0xffffffffn;
 const M48 = 0xffffffffffffn;
 const M64 = 0xffffffffffffffffn;
 
+/** An IPBytes-3 payload: 48 bits, bit 47 sign-extended to 64. */
+export function signExtend48(v: bigint): bigint {
+  return v & (1n << 47n) ? (v & M48) | (M64 & ~M48) : v & M48;
+}
+
 /**
  * Last-IP reconstruction for compressed IP payloads, libipt pt_last_ip
  * semantics: the decoder remembers the last full IP; update-16/32/48 replace
@@ -41,7 +46,7 @@ export class LastIp {
         this.ip = (this.ip & ~M32 & M64) | (payload & M32);
         break;
       case 3:
-        this.ip = payload & (1n << 47n) ? (payload & M48) | (M64 & ~M48) : payload & M48;
+        this.ip = signExtend48(payload);
         break;
       case 4:
         this.ip = (this.ip & ~M48 & M64) | (payload & M48);

@@ -218,15 +218,20 @@ const packetLine = fc.oneof(
   fc.uint8Array({ minLength: 1, maxLength: 12 }).map((b) => `raw ${[...b].map((x) => x.toString(16)).join(' ')}`),
 );
 
-test('random streams (fast-check → pt-enc): ours and libipt agree packet by packet, errors and resyncs included', (t) => {
-  const hv = libiptHarness();
-  if ('skip' in hv) return cannotCompare(t, hv.skip);
-  const dir = tempDir('pt-libipt-');
-  // fast-check generates the streams; they are encoded and decoded in batches (3 processes, not 3 per stream)
-  const cases = fc.sample(fc.array(packetLine, { minLength: 1, maxLength: 100 }), 300).map((l) => `${l.join('\n')}\n`);
-  const streams = libiptEncodeMany(hv.ptEnc, cases, dir);
-  compareMany(hv.ptPkts, streams, dir, (k) => `random stream:\n${cases[k]}`);
-});
+test(
+  'random streams (fast-check → pt-enc): ours and libipt agree packet by packet, errors and resyncs ' + 'included',
+  (t) => {
+    const hv = libiptHarness();
+    if ('skip' in hv) return cannotCompare(t, hv.skip);
+    const dir = tempDir('pt-libipt-');
+    // fast-check generates the streams; they are encoded and decoded in batches (3 processes, not 3 per stream)
+    const cases = fc
+      .sample(fc.array(packetLine, { minLength: 1, maxLength: 100 }), 300)
+      .map((l) => `${l.join('\n')}\n`);
+    const streams = libiptEncodeMany(hv.ptEnc, cases, dir);
+    compareMany(hv.ptPkts, streams, dir, (k) => `random stream:\n${cases[k]}`);
+  },
+);
 
 test('ptdump text: leading bytes skipped, payload spelling, error lines', (t) => {
   const hv = libiptHarness();
@@ -241,20 +246,25 @@ test('ptdump text: leading bytes skipped, payload spelling, error lines', (t) =>
   compare(hv.ptPkts, bytes, tempDir('pt-libipt-'));
 });
 
-test('resync after an error: a PSB partly consumed by the bad packet is found (libipt starts ≤ 15 bytes early), the PSB just left is not', (t) => {
-  const hv = libiptHarness();
-  if ('skip' in hv) return cannotCompare(t, hv.skip);
-  const dir = tempDir('pt-libipt-');
-  // found by the random-stream property: "91 58" starts a TIP.PGE whose payload eats the PSB's first bytes
-  const partly =
-    'cyc 0x1f058b3966906db0\ntip.pgd 6 0x4704407d24870638\npad\ncyc 0x3b5914077\ntsc 0xea778b8db24a0\nraw 91 58\npsb\nvmcs 0x5aa9ca10fdb000\ntsc 0x66ec2ebeeb0963\n';
-  // a bad opcode right after a PSB: resyncing must not return to that PSB (no endless loop)
-  const afterPsb = 'psb\nraw d9\npad\n';
-  const streams = libiptEncodeMany(hv.ptEnc, [partly, afterPsb], dir);
-  compareMany(hv.ptPkts, streams, dir);
-  const ours = [...iteratePackets(streams[0]!, { dialect: 'libipt-2.0' })];
-  assert.ok(
-    ours.some((p) => p.kind === 'psb' && p.offset === 0x23),
-    'resynced to the PSB at 0x23, before the error at 0x29',
-  );
-});
+test(
+  'resync after an error: a PSB partly consumed by the bad packet is found (libipt starts ≤ 15 bytes ' +
+    'early), the PSB just left is not',
+  (t) => {
+    const hv = libiptHarness();
+    if ('skip' in hv) return cannotCompare(t, hv.skip);
+    const dir = tempDir('pt-libipt-');
+    // found by the random-stream property: "91 58" starts a TIP.PGE whose payload eats the PSB's first bytes
+    const partly =
+      'cyc 0x1f058b3966906db0\ntip.pgd 6 0x4704407d24870638\npad\ncyc 0x3b5914077\ntsc 0xea778b8db24a0\n' +
+      'raw 91 58\npsb\nvmcs 0x5aa9ca10fdb000\ntsc 0x66ec2ebeeb0963\n';
+    // a bad opcode right after a PSB: resyncing must not return to that PSB (no endless loop)
+    const afterPsb = 'psb\nraw d9\npad\n';
+    const streams = libiptEncodeMany(hv.ptEnc, [partly, afterPsb], dir);
+    compareMany(hv.ptPkts, streams, dir);
+    const ours = [...iteratePackets(streams[0]!, { dialect: 'libipt-2.0' })];
+    assert.ok(
+      ours.some((p) => p.kind === 'psb' && p.offset === 0x23),
+      'resynced to the PSB at 0x23, before the error at 0x29',
+    );
+  },
+);

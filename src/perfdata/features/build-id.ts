@@ -1,6 +1,7 @@
 import type { ByteReader } from '../../io/byte-reader.js';
 import type { ByteWriter } from '../../io/byte-writer.js';
 import { FormatError } from '../../io/errors.js';
+import { hexString } from '../../io/hex.js';
 import { readCount64, NAME_ALIGN } from './perf-string.js';
 import type { BuildIdEntry, FeatureData } from './types.js';
 
@@ -79,5 +80,5 @@ export function encodeIndexes(f: FeatureData, w: ByteWriter): boolean {
 /** The build id as perf prints it: hex of the used bytes (20, or the stored size). */
 export function buildIdHex(e: BuildIdEntry): string {
   const n = e.misc & PERF_RECORD_MISC_BUILD_ID_SIZE ? Math.min(e.buildId[20]!, 20) : 20;
-  return Buffer.from(e.buildId.subarray(0, n)).toString('hex');
+  return hexString(e.buildId.subarray(0, n));
 }

@@ -55,7 +55,8 @@ export function encodeAuxtrace(rec: AuxtraceRecord, w: ByteWriter): void {
 
 /**
  * PERF_RECORD_AUXTRACE_ERROR (72): u32 type, code, cpu, pid, tid, fmt; u64 ip;
- * u64 time (fmt ≥ 2 era, always present in the struct); char msg[64]; u32 machine_pid, vcpu (fmt ≥ 2, when the record holds them).
+ * u64 time (fmt ≥ 2 era, always present in the struct); char msg[64];
+ * u32 machine_pid, vcpu (fmt ≥ 2, when the record holds them).
  */
 export interface AuxtraceErrorRecord extends RecordHead {
   kind: 'auxtrace_error';

@@ -9,7 +9,10 @@ export interface RecordHead {
   misc: number;
   /** header.size: the record's length in bytes, header included. */
   size: number;
-  /** Absolute offset in the file/stream (for records from a COMPRESSED record: the COMPRESSED record's offset, as perf does). */
+  /**
+   * Absolute offset in the file/stream (for records from a COMPRESSED record:
+   * the COMPRESSED record's offset, as perf does).
+   */
   fileOffset: number;
 }
 
@@ -27,7 +30,10 @@ export interface KernelRecordHead extends RecordHead {
 /** What decoders may need besides the bytes. */
 export interface DecodeContext {
   le: boolean;
-  /** The layout of the attr this record belongs to (undefined when the file has no attrs yet, e.g. early pipe-mode records). */
+  /**
+   * The layout of the attr this record belongs to (undefined when the file has no attrs yet,
+   * e.g. early pipe-mode records).
+   */
   layout?: AttrLayout;
   textPokeAbi: 'final' | 'rfc';
 }
@@ -39,8 +45,3 @@ export interface DecodeContext {
  */
 export type BodyDecoder<R> = (r: ByteReader, head: RecordHead, ctx: DecodeContext) => R;
 export type BodyEncoder<R> = (rec: R, w: ByteWriter, layout?: AttrLayout) => void;
-
-/** Hex of a byte array (used for JSON output and messages). */
-export function hex(b: Uint8Array): string {
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
-}

@@ -2,7 +2,10 @@ import type { ByteReader } from '../../io/byte-reader.js';
 import type { ByteWriter } from '../../io/byte-writer.js';
 import type { RecordHead } from './common.js';
 
-/** PERF_RECORD_FINISHED_ROUND (68): no body. Everything before it with time < the previous round's max may be flushed. */
+/**
+ * PERF_RECORD_FINISHED_ROUND (68): no body. Everything before it with time < the previous
+ * round's max may be flushed.
+ */
 export interface FinishedRoundRecord extends RecordHead {
   kind: 'finished_round';
 }

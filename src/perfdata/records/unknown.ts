@@ -2,7 +2,10 @@ import type { ByteReader } from '../../io/byte-reader.js';
 import type { ByteWriter } from '../../io/byte-writer.js';
 import type { KernelRecordHead, RecordHead } from './common.js';
 
-/** A type id we do not know (newer kernel or perf): carried as bytes, never rejected. `bytes` excludes the 8-byte header. */
+/**
+ * A type id we do not know (newer kernel or perf): carried as bytes, never rejected.
+ * `bytes` excludes the 8-byte header.
+ */
 export interface UnknownRecord extends KernelRecordHead {
   kind: 'unknown';
   bytes: Uint8Array;
