@@ -44,6 +44,8 @@ export class FlowSync extends FlowWalker {
   /** Would the packet at the cursor move time to ≥ stopTsc? (checked where run() can pause and resume) */
   protected atStop(): boolean {
     if (this.stopTsc === NO_STOP) return false;
+    // after an error perf's queue time is the error's estimate: it stops at the next state once that is due
+    if (this.errTsc !== undefined && this.errTsc >= this.stopTsc) return true;
     const t = this.reader.timingTscAhead();
     return t !== undefined && t >= this.stopTsc;
   }
@@ -51,6 +53,7 @@ export class FlowSync extends FlowWalker {
   protected setTsc(): void {
     this.tsc = this.reader.tscValue();
     this.sinceTsc = 0;
+    if (this.errTsc !== undefined && this.tsc > this.errTsc) this.errTsc = undefined;
   }
 
   protected setIp(): void {
