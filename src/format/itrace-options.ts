@@ -19,7 +19,7 @@ export interface ItraceSpec {
   /** `r`: only returns (and trace begins). */
   returns: boolean;
   errors: boolean;
-  /** Letters accepted that print nothing on what decode reads (x transactions, w ptwrite, p power, o other). */
+  /** Letters accepted that print nothing on what decode reads (x transactions, w ptwrite, o other). */
   quiet: string[];
   period: ItracePeriod;
   /** `s N`: skip the first N samples of each kind (perf: initial_skip). */
@@ -40,6 +40,7 @@ const UNSUPPORTED: Record<string, string> = {
   l: 'last-branch entries',
   L: 'last-branch entries on existing events',
   q: 'quicker (less detailed) decoding',
+  p: 'power events (psb, cbr)',
   Z: 'timestamps that ignore CYC',
   I: 'event-trace events',
   y: 'cycle samples',
@@ -103,7 +104,6 @@ export function parseItrace(spec: string): ItraceSpec {
         break;
       case 'x':
       case 'w':
-      case 'p':
       case 'o':
         if (!o.quiet.includes(ch)) o.quiet.push(ch);
         break;

@@ -96,6 +96,8 @@ export function register(program: Command): void {
       timeConv: tc,
       retCompression: rec.retCompression,
       eventTimes: rec.eventTimes,
+      // perf 6.1 (non-strict build) forgets the last IP after code it cannot read (ERR2 = NO_IP)
+      errors: { afterUnreadableCode: 'forget-ip' },
       clock,
       sink,
     });

@@ -146,7 +146,7 @@ export class FlowSync extends FlowWalker {
   /**
    * NO_IP / ERR_RESYNC (perf's intel_pt_sync_ip, intel_pt_walk_to_ip): read
    * packets until one gives an IP, then go in sync there (a PSB+ counts only
-   * when it gives one; it reports a trace begin only when it held a FUP).
+   * when it gives one, and then reports no trace begin).
    */
   protected syncIp(): Step {
     const rd = this.reader;
@@ -190,12 +190,11 @@ export class FlowSync extends FlowWalker {
           break;
         case PT.PSB: {
           rd.unread();
-          const hadFup = rd.psbFupIp() !== undefined;
           const r = this.walkPsb();
           if (r !== Step.Ok) return r;
           if (this.ip) {
+            // intel_pt_walk_to_ip: in sync at a PSB+ "do not have a sample" (no trace begin)
             this.st = FlowState.InSync;
-            if (hadFup) this.traceBegin();
             return Step.Ok;
           }
           break;

@@ -34,18 +34,16 @@ export class AuxHeap {
 
   pop(): void {
     const a = this.items;
-    const cnt = a.length;
+    const cnt = a.length; // perf's local heap_cnt: the count before the pop
     if (!cnt) return;
-    const n = cnt - 1; // perf decrements heap_cnt first
-    const last = a[n]!;
     let pos = 0;
     for (;;) {
       const left = (pos << 1) + 1;
-      if (left >= n) break;
+      if (left >= cnt) break;
       const right = left + 1;
-      if (right >= n) {
+      if (right >= cnt) {
         a[pos] = a[left]!;
-        a.length = n;
+        a.length = cnt - 1;
         return;
       }
       if (a[left]!.ord < a[right]!.ord) {
@@ -56,8 +54,9 @@ export class AuxHeap {
         pos = right;
       }
     }
-    a.length = n;
-    if (n) this.heapify(pos, last.q, last.ord);
+    const last = a[cnt - 1]!;
+    this.heapify(pos, last.q, last.ord);
+    a.length = cnt - 1;
   }
 
   private heapify(start: number, q: number, ord: bigint): void {
