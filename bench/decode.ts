@@ -3,7 +3,7 @@
  * (≥ 50 M instructions, generated in this run into bench/out/): instructions
  * per second of
  *   - `perf script --itrace=i0ns -F cpu,ip` with stdout to /dev/null,
- *   - `perfpoke decode --itrace=i -F cpu,ip` with stdout to /dev/null (same output),
+ *   - `perfpoke decode --itrace=i0ns -F cpu,ip` with stdout to /dev/null (same output),
  *   - perfpoke's decodeFlow in process without printing (the decoder alone),
  * plus both decoders' error counts on the file without TEXT_POKEs.
  * PERFPOKE_BENCH_DECODE_SIZE overrides the size (instructions).
@@ -136,7 +136,7 @@ export async function run(): Promise<void> {
     'decode',
     '-i',
     dir,
-    '--itrace=i',
+    '--itrace=i0ns',
     '-F',
     'cpu,ip',
   ]);
@@ -150,7 +150,7 @@ export async function run(): Promise<void> {
     `perfpoke decodeFlow, in process, no output: ${libSecs.toFixed(2)} s (${rate(libSecs)})` +
       ` + ${loadSecs.toFixed(2)} s load`,
   );
-  console.log(`perfpoke decode --itrace=i -F cpu,ip > /dev/null: ${both(cli)}`);
+  console.log(`perfpoke decode --itrace=i0ns -F cpu,ip > /dev/null: ${both(cli)}`);
   if (perf) {
     console.log(`perf script --itrace=i0ns -F cpu,ip > /dev/null: ${both(perf)}`);
     const ratio = (a: number, b: number): string => `${(a / b).toFixed(2)}×`;

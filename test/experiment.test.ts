@@ -45,7 +45,7 @@ function perfInsns(d: string): string[] {
   );
 }
 function ourInsns(d: string): string[] {
-  const r = runCli(['decode', '-i', d, '--itrace=i', '-F', 'cpu,ip']);
+  const r = runCli(['decode', '-i', d, '--itrace=i0ns', '-F', 'cpu,ip']);
   assert.equal(r.status, 0, r.stderr);
   return byCpu(
     r.stdout

@@ -36,7 +36,7 @@ test('a reader that goes away: exit 0, nothing on stderr (dump, script, decode)'
     ['dump', '--hex', '-i', big], // 115 KB: more than a pipe holds
     ['dump', '--hex', '-i', join(sim, 'data')],
     ['script', '--show-task-events', '--show-mmap-events', '-i', join(sim, 'data')],
-    ['decode', '-i', sim, '--itrace=i'],
+    ['decode', '-i', sim, '--itrace=i0ns'],
   ]) {
     const r = intoHead(args);
     assert.equal(r.bytes, 100, `${args.join(' ')}: head read its 100 bytes`);

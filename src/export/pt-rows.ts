@@ -36,6 +36,9 @@ export function ptRows(rec: PtRecording, withBranches: boolean): { errors: Row[]
     code: rec.machine.image,
     timeConv: tc,
     retCompression: rec.retCompression,
+    // as `perfpoke decode -i`: perf's time order of CPUs and its resync after unreadable code
+    eventTimes: rec.eventTimes,
+    errors: { afterUnreadableCode: 'forget-ip' },
     sink,
   });
   return { errors, branches };

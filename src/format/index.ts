@@ -22,5 +22,14 @@ export {
   type ItraceField,
   type ItraceOptions,
 } from './itrace.js';
+export {
+  perfItraceSink,
+  parseItraceFields,
+  ITRACE_LINE_FIELDS,
+  type ItraceLineField,
+  type PerfItraceOptions,
+} from './itrace-perf.js';
+export { parseItrace, type ItraceSpec, type ItracePeriod } from './itrace-options.js';
+export { perfItraceOptions } from './itrace-recording.js';
 export { imageJsonLines, imageListing, imageTextLines, type ImageListing } from './image-text.js';
 export { recordSummaryLines } from './record-summary.js';

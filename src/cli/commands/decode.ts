@@ -1,10 +1,14 @@
 import type { Command } from 'commander';
-import { readFileSync } from 'node:fs';
 import { loadPtRecording } from '../../intelpt/flow/recording.js';
-import { decodeFlow, type FlowCodeReader, type FlowResult } from '../../intelpt/flow/decode.js';
+import { decodeFlow, type FlowResult } from '../../intelpt/flow/decode.js';
 import type { FlowError } from '../../intelpt/flow/cpu-flow.js';
-import { decodeJsonLines, itraceSink, ptxedSink, ITRACE_FIELDS, type ItraceField } from '../../format/itrace.js';
+import { decodeJsonLines } from '../../format/itrace.js';
+import { parseItrace } from '../../format/itrace-options.js';
+import { parseItraceFields, perfItraceSink } from '../../format/itrace-perf.js';
+import { perfItraceOptions } from '../../format/itrace-recording.js';
+import { FormatOptionError } from '../../format/errors.js';
 import { codeImageWarnings } from '../../machine/code-warnings.js';
+import { decodeRaw } from '../decode-raw.js';
 import { UsageError } from '../errors.js';
 import { jsonOption } from '../options.js';
 import { OutputSink } from '../output.js';
@@ -12,17 +16,21 @@ import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 /**
  * `perfpoke decode -i DIR`: decode the intel_pt trace of a recording over
- * its code image and text pokes; print instructions (`--itrace=i`), branches
- * (`b`) and trace errors (`e`) in perf script's formats, and the
- * `N instruction trace errors` summary. Raw mode (`--raw-pt`) decodes a bare
- * PT stream over flat images, printing what libipt's `ptxed --no-inst` prints.
+ * its code image and text pokes and print what `perf script --itrace=…`
+ * prints (perf's default fields or -F, all CPUs in perf's time order), and
+ * the `N instruction trace errors` summary. Raw mode (`--raw-pt`) decodes a
+ * bare PT stream over flat images, printing what libipt's `ptxed --no-inst` prints.
  */
 
 export { perfErrorLine } from '../../format/itrace.js';
 
 interface DecodeCliOptions {
   input?: string;
-  itrace: string;
+  itrace?: string;
+  insnTrace?: boolean;
+  callTrace?: boolean;
+  callRetTrace?: boolean;
+  ns?: boolean;
   fields?: string;
   cpu?: string;
   json?: boolean;
@@ -40,8 +48,12 @@ export function register(program: Command): void {
     )
     .option('-i, --input <path>', `recording: a perf record --kcore directory (or perf.data); ${INPUT_DEFAULT_HELP}`)
     .hook('preAction', fillDefaultInput)
-    .option('--itrace <spec>', 'what to print: i (instructions), b (branches), e (errors); e.g. "e", "ie"', 'e')
-    .option('-F, --fields <list>', 'fields for i/b lines: cpu,time,ip,addr (perf script -F)')
+    .option('--itrace <spec>', "perf's --itrace: i[period] b c r e x w p o s<N> (default e)")
+    .option('--insn-trace', 'every instruction with its bytes (perf script --insn-trace: --itrace=i0nse -F +insn)')
+    .option('--call-trace', 'perf script --call-trace (not supported yet: refused)')
+    .option('--call-ret-trace', 'perf script --call-ret-trace (not supported yet: refused)')
+    .option('--ns', 'times with nanoseconds (perf script --ns)')
+    .option('-F, --fields <list>', 'perf script -F: comm,tid,pid,cpu,time,period,event,ip,sym,symoff,dso,addr,insn…')
     .option('--cpu <n>', 'only this CPU')
     .option('--raw-pt <file>', 'raw mode: a bare Intel PT stream (as ptxed --pt)')
     .option(
@@ -53,36 +65,31 @@ export function register(program: Command): void {
     .option('--format <fmt>', 'raw mode output: ptxed (ptxed --no-inst)', 'ptxed');
   jsonOption(cmd, 'print a JSON Lines report (decode_error, decode_cpu, decode_summary) instead of lines');
   cmd.action(async (o: DecodeCliOptions) => {
-    if (o.rawPt) return rawMode(o);
+    if (o.rawPt) return decodeRaw({ rawPt: o.rawPt, image: o.image, format: o.format });
     if (!o.input) throw new UsageError('decode: -i DIR (or --raw-pt FILE) is required');
-    const spec = o.itrace.replace(/[0-9]+[a-z]*s?$/, '');
-    for (const ch of spec)
-      if (!'ibe'.includes(ch)) throw new UsageError(`--itrace: unsupported letter "${ch}" (use i, b, e)`);
-    const wantI = spec.includes('i');
-    const wantB = spec.includes('b');
-    const wantE = spec.includes('e') || (!wantI && !wantB);
-    const fields = (o.fields ?? (wantB ? 'cpu,ip,addr' : 'cpu,ip')).split(',').map((f) => f.trim());
-    for (const f of fields)
-      if (!(ITRACE_FIELDS as readonly string[]).includes(f))
-        throw new UsageError(`-F: unsupported field "${f}" (cpu, time, ip, addr)`);
+    if (o.callTrace) throw new UsageError("--call-trace is not supported yet (it needs perf's callindent field)");
+    if (o.callRetTrace)
+      throw new UsageError("--call-ret-trace is not supported yet (it needs perf's callindent field)");
+    let spec: ReturnType<typeof parseItrace>;
+    let fields: ReturnType<typeof parseItraceFields>;
+    try {
+      spec = parseItrace(o.insnTrace ? `i0nse${o.itrace ?? ''}` : (o.itrace ?? 'e'));
+      const f = o.insnTrace ? ['+insn', '-event', '-period', ...(o.fields ? [o.fields] : [])].join(',') : o.fields;
+      fields = parseItraceFields(f);
+    } catch (e) {
+      throw e instanceof FormatOptionError ? new UsageError(e.message) : e;
+    }
+    if (!spec.instructions && !spec.branches && !spec.quiet.length) spec.errors = true;
     const onlyCpu = o.cpu === undefined ? undefined : Number(o.cpu);
     const rec = await loadPtRecording(o.input);
     const tc = rec.timeConv;
     const out = new OutputSink(undefined, { sync: true });
     const errors: FlowError[] = [];
     const json = !!o.json;
-    const sink = itraceSink(
-      {
-        instructions: wantI && !json,
-        branches: wantB && !json,
-        errors: wantE && !json,
-        fields: fields as ItraceField[],
-        cpu: onlyCpu,
-        timeConv: tc,
-      },
-      (l) => out.line(l),
-      errors,
-    );
+    const clock = { time: -1n };
+    const po = perfItraceOptions(rec, spec, fields, { cpu: onlyCpu, ns: !!(o.ns || o.insnTrace), clock });
+    if (json) Object.assign(po, { instructions: false, branches: false, errors: false });
+    const sink = perfItraceSink(po, (l) => out.line(l), errors);
     const cpus = onlyCpu === undefined ? rec.cpus : rec.cpus.filter((c) => c.cpu === onlyCpu);
     const t0 = performance.now();
     const r: FlowResult = decodeFlow({
@@ -91,6 +98,10 @@ export function register(program: Command): void {
       code: rec.machine.image,
       timeConv: tc,
       retCompression: rec.retCompression,
+      eventTimes: rec.eventTimes,
+      // perf 6.1 (non-strict build) forgets the last IP after code it cannot read (ERR2 = NO_IP)
+      errors: { afterUnreadableCode: 'forget-ip' },
+      clock,
       sink,
     });
     const seconds = (performance.now() - t0) / 1000;
@@ -108,38 +119,6 @@ export function register(program: Command): void {
         out.write(l);
     }
     await out.close();
-    if (!json) process.stderr.write(`${r.errors} instruction trace errors\n`);
+    if (!json) process.stderr.write(`${errors.length} instruction trace errors\n`);
   });
-}
-
-/** Flat images for raw mode: a sorted list of (addr, bytes). */
-class FlatImage implements FlowCodeReader {
-  constructor(private readonly segs: { addr: bigint; bytes: Uint8Array }[]) {}
-  read(addr: bigint, len: number): Uint8Array {
-    for (const s of this.segs) {
-      if (addr >= s.addr && addr < s.addr + BigInt(s.bytes.length)) {
-        const o = Number(addr - s.addr);
-        return s.bytes.subarray(o, Math.min(s.bytes.length, o + len));
-      }
-    }
-    return new Uint8Array(0);
-  }
-}
-
-async function rawMode(o: DecodeCliOptions): Promise<void> {
-  if (o.format !== 'ptxed')
-    throw new UsageError(`--format: only "ptxed" is supported in raw mode, got ${JSON.stringify(o.format)}`);
-  if (!o.image.length) throw new UsageError('raw mode needs at least one --image BIN:ADDR');
-  const segs = o.image.map((spec) => {
-    const i = spec.lastIndexOf(':');
-    if (i <= 0) throw new UsageError(`--image ${JSON.stringify(spec)}: expected FILE:ADDR`);
-    const addr = BigInt(spec.slice(i + 1));
-    return { addr, bytes: new Uint8Array(readFileSync(spec.slice(0, i))) };
-  });
-  const trace = new Uint8Array(readFileSync(o.rawPt!));
-  const out = new OutputSink(undefined, { sync: true });
-  const sink = ptxedSink((l) => out.line(l));
-  const r = decodeFlow({ cpus: [{ cpu: 0, trace }], pokes: [], code: new FlatImage(segs), sink, retCompression: true });
-  await out.close();
-  process.stderr.write(`${r.errors} instruction trace errors\n`);
 }

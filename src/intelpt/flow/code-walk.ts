@@ -38,6 +38,12 @@ export class FlowWalker {
   protected lastInsn: Insn | undefined;
   /** The block whose last instruction (the branch a walk stopped at) is not reported yet. */
   private pending: readonly Insn[] | undefined;
+  /**
+   * perf's queue timestamp after an error: the error's estimated TSC, until a
+   * TSC packet passes it (intel-pt.c sets ptq->timestamp = est_timestamp and
+   * raises it only with a later state's larger timestamp). Undefined when none.
+   */
+  protected errTsc: bigint | undefined;
   /** Instructions walked since the last TSC packet (perf's timestamp_insn_cnt). */
   protected sinceTsc = 0;
   private noProgress = 0;
@@ -55,17 +61,19 @@ export class FlowWalker {
 
   /** Report an error (perf's codes), move to the state decoding resumes in. */
   protected fail(code: PtErrCode, reason: string, next: FlowState): Step {
+    const dropped = this.pending !== undefined;
     this.pending = undefined;
     this.st = next;
     this.errors++;
-    this.sink.error?.(
-      flowError(this.cpu, code, reason, {
-        ip: this.ip,
-        tsc: this.tsc,
-        sinceTsc: this.sinceTsc,
-        offset: this.reader.lastOffset,
-      }),
-    );
+    const e = flowError(this.cpu, code, reason, {
+      ip: this.ip,
+      tsc: this.tsc,
+      sinceTsc: this.sinceTsc,
+      offset: this.reader.lastOffset,
+    });
+    if (dropped) e.droppedBranch = true;
+    this.errTsc = e.estTsc;
+    this.sink.error?.(e);
     return Step.Error;
   }
 

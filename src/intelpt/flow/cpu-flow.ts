@@ -69,6 +69,13 @@ export class CpuFlow extends FlowSync {
     this.retCompression = o.retCompression ?? true;
   }
 
+  /** The TSC of the timing point run() paused before (the time its next output will carry). */
+  pausedTsc(): bigint | undefined {
+    const t = this.reader.timingTscAhead();
+    const e = this.errTsc;
+    return e === undefined || (t !== undefined && t > e) ? t : e;
+  }
+
   get done(): boolean {
     return this.st === FlowState.NoPsb && this.reader.atEnd;
   }
@@ -244,7 +251,7 @@ export class CpuFlow extends FlowSync {
         this.commit();
         const from = this.ip;
         this.ip = this.reader.last.ip;
-        this.sink.branch?.(this.cpu, from, this.ip, BranchKind.indirect, this.tsc);
+        this.sink.branch?.(this.cpu, from, this.ip, BranchKind.indirect, this.tsc, insn.op);
         continue;
       }
       // conditional
@@ -276,11 +283,12 @@ export class CpuFlow extends FlowSync {
     if (pgd) this.pge = false;
     if (this.tipIpc !== 0) this.ip = this.reader.last.ip;
     const to = this.tipIpc ? this.ip : 0n;
+    const op = this.lastInsn?.op;
     if (pgd) {
-      this.sink.branch?.(this.cpu, from, to, BranchKind.traceEnd, this.tsc);
+      this.sink.branch?.(this.cpu, from, to, BranchKind.traceEnd, this.tsc, op);
       this.sink.event?.(this.cpu, 'disabled', to, this.reader.lastOffset);
     } else {
-      this.sink.branch?.(this.cpu, from, to, BranchKind.indirect, this.tsc);
+      this.sink.branch?.(this.cpu, from, to, BranchKind.indirect, this.tsc, op);
     }
     return Step.Ok;
   }

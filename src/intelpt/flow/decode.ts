@@ -7,6 +7,7 @@
 import { BlockCache } from '../../x86/block-cache.js';
 import { CpuFlow, type FlowErrorOptions, type FlowSink } from './cpu-flow.js';
 import { runWithPokes, type FlowPoke, type ImageClock } from './poke-schedule.js';
+import { runTimeOrdered, type OrderEvent } from './queue-order.js';
 import type { PtTimeConv } from './time-conv.js';
 import type { TraceSource } from './trace-source.js';
 
@@ -30,6 +31,14 @@ export interface FlowInput {
   /** Bytes of each CPU's trace held in memory at a time, for TraceSources (default 256 KiB). */
   window?: number;
   sink: FlowSink;
+  /**
+   * Timed traces: decode all CPUs merged in perf's time order (queue-order.ts), processing the
+   * side-band records at these perf times as perf does; pokes are applied at theirs. Absent: each
+   * CPU runs on its own between pokes (output grouped per CPU, as before).
+   */
+  eventTimes?: readonly bigint[];
+  /** The code image time the decoder reads at, kept up to date for the caller (e.g. to read an instruction's bytes). */
+  clock?: ImageClock;
 }
 
 export interface FlowResult {
@@ -42,15 +51,25 @@ export interface FlowResult {
 
 export function decodeFlow(input: FlowInput): FlowResult {
   // Before the first poke, code is read as of time -1: the image before any poke.
-  const clock: ImageClock = { time: -1n };
+  const clock: ImageClock = input.clock ?? { time: -1n };
+  clock.time = -1n;
   const cache = new BlockCache((addr, len) => {
     const b = input.code.read(addr, len, clock.time);
     return b.length ? b : undefined;
   });
   const opts = { retCompression: input.retCompression ?? true, errors: input.errors, window: input.window };
-  const flows = input.cpus.map((c) => new CpuFlow(c.cpu, c.trace, cache, input.sink, opts));
+  let muted: number | undefined;
+  const sink = input.eventTimes && input.timeConv ? mutable(input.sink, () => muted) : input.sink;
+  const flows = input.cpus.map((c) => new CpuFlow(c.cpu, c.trace, cache, sink, opts));
   try {
-    runWithPokes(flows, input.pokes, cache, clock, input.timeConv);
+    if (input.eventTimes && input.timeConv) {
+      const events: OrderEvent[] = input.pokes.map((poke) => ({ time: poke.time, poke }));
+      for (const time of input.eventTimes) events.push({ time });
+      events.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+      runTimeOrdered(flows, events, cache, clock, input.timeConv, (cpu) => {
+        muted = cpu;
+      });
+    } else runWithPokes(flows, input.pokes, cache, clock, input.timeConv);
   } finally {
     for (const c of input.cpus) if (!(c.trace instanceof Uint8Array)) c.trace.close();
   }
@@ -61,4 +80,34 @@ export function decodeFlow(input: FlowInput): FlowResult {
     cacheHits: cache.hits,
     cacheMisses: cache.misses,
   };
+}
+
+/** The sink, silent for the CPU `muted()` names (perf drops what it decodes before a queue's first timestamp). */
+function mutable(s: FlowSink, muted: () => number | undefined): FlowSink {
+  const out: FlowSink = {};
+  if (s.insns) {
+    const f = s.insns.bind(s);
+    out.insns = (cpu, insns, from, to, tsc) => {
+      if (muted() !== cpu) f(cpu, insns, from, to, tsc);
+    };
+  }
+  if (s.branch) {
+    const f = s.branch.bind(s);
+    out.branch = (cpu, from, to, kind, tsc, op) => {
+      if (muted() !== cpu) f(cpu, from, to, kind, tsc, op);
+    };
+  }
+  if (s.error) {
+    const f = s.error.bind(s);
+    out.error = (e) => {
+      if (muted() !== e.cpu) f(e);
+    };
+  }
+  if (s.event) {
+    const f = s.event.bind(s);
+    out.event = (cpu, what, ip, offset) => {
+      if (muted() !== cpu) f(cpu, what, ip, offset);
+    };
+  }
+  return out;
 }

@@ -44,6 +44,8 @@ export class FlowSync extends FlowWalker {
   /** Would the packet at the cursor move time to ≥ stopTsc? (checked where run() can pause and resume) */
   protected atStop(): boolean {
     if (this.stopTsc === NO_STOP) return false;
+    // after an error perf's queue time is the error's estimate: it stops at the next state once that is due
+    if (this.errTsc !== undefined && this.errTsc >= this.stopTsc) return true;
     const t = this.reader.timingTscAhead();
     return t !== undefined && t >= this.stopTsc;
   }
@@ -51,6 +53,7 @@ export class FlowSync extends FlowWalker {
   protected setTsc(): void {
     this.tsc = this.reader.tscValue();
     this.sinceTsc = 0;
+    if (this.errTsc !== undefined && this.tsc > this.errTsc) this.errTsc = undefined;
   }
 
   protected setIp(): void {
@@ -142,7 +145,7 @@ export class FlowSync extends FlowWalker {
   /**
    * NO_IP / ERR_RESYNC (perf's intel_pt_sync_ip, intel_pt_walk_to_ip): read
    * packets until one gives an IP, then go in sync there (a PSB+ counts only
-   * when it gives one; it reports a trace begin only when it held a FUP).
+   * when it gives one, and then reports no trace begin).
    */
   protected syncIp(): Step {
     const rd = this.reader;
@@ -186,12 +189,11 @@ export class FlowSync extends FlowWalker {
           break;
         case PT.PSB: {
           rd.unread();
-          const hadFup = rd.psbFupIp() !== undefined;
           const r = this.walkPsb();
           if (r !== Step.Ok) return r;
           if (this.ip) {
+            // intel_pt_walk_to_ip: in sync at a PSB+ "do not have a sample" (no trace begin)
             this.st = FlowState.InSync;
-            if (hadFup) this.traceBegin();
             return Step.Ok;
           }
           break;

@@ -79,6 +79,8 @@ export interface FlowError {
   offset: number;
   /** What went wrong, in perf's debug-log words. */
   reason: string;
+  /** The branch instruction the error was found at was walked (perf counts it) but not reported. */
+  droppedBranch?: boolean;
 }
 
 export type FlowEvent = 'enabled' | 'disabled' | 'overflow' | 'interrupt' | 'exec-mode-64' | 'psb';
@@ -86,7 +88,8 @@ export type FlowEvent = 'enabled' | 'disabled' | 'overflow' | 'interrupt' | 'exe
 export interface FlowSink {
   /** Instructions insns[from..to) of a block were executed. */
   insns?(cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint): void;
-  branch?(cpu: number, from: bigint, to: bigint, kind: string, tsc: bigint): void;
+  /** A taken branch; `op`: the branch instruction's class where `kind` does not say it (indirect, trace end). */
+  branch?(cpu: number, from: bigint, to: bigint, kind: string, tsc: bigint, op?: string): void;
   error?(e: FlowError): void;
   /** Events for ptxed-style output; `offset` is the packet's in the CPU's trace. */
   event?(cpu: number, what: FlowEvent, ip: bigint, offset: number): void;

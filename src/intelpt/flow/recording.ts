@@ -20,6 +20,7 @@ import { RecordType } from '../../abi/record-type.js';
 import { FormatError } from '../../io/errors.js';
 import { loadMachine, type Machine } from '../../machine/from-perf-data.js';
 import type { PtTimeConv } from './time-conv.js';
+import type { EventAttr } from '../../abi/event-attr.js';
 import type { FlowPoke } from './decode.js';
 import { INTEL_PT_PRIV } from '../auxtrace-info.js';
 import { AuxQueues, type AuxBuffer } from '../aux-queues.js';
@@ -42,6 +43,10 @@ export interface PtRecording {
   timeConv?: PtTimeConv;
   retCompression: boolean;
   pmuType: number;
+  /** The intel_pt event's attr (its exclude_* bits name the synthesized events). */
+  ptAttr?: EventAttr;
+  /** perf times of the side-band records (every record but AUXTRACE that has a time), in file order. */
+  eventTimes: bigint[];
 }
 
 export async function loadPtRecording(input: string): Promise<PtRecording> {
@@ -66,15 +71,19 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
     recordOffset.set(b, recOffset);
   };
   const keep = input === '-';
+  const eventTimes: bigint[] = [];
   try {
     // With perf's AUXTRACE index (HEADER_AUXTRACE) the buffers are found without reading the AUX data,
-    // as perf queues them (auxtrace_queues__process_index); the record pass then stops at AUXTRACE_INFO.
+    // as perf queues them (auxtrace_queues__process_index); the record pass still collects the side-band
+    // records' times (decoding in time order stops at each, as perf does).
     const indexed = !keep && (await queueFromIndex(f, add));
     for await (const raw of f.records()) {
       if (raw.type === RecordType.AUXTRACE_INFO) {
         const r = raw.decode();
         if (r.kind === 'auxtrace_info' && r.auxType === 1) priv = r.priv;
-        if (priv && indexed) break;
+      } else if (raw.type !== RecordType.AUXTRACE) {
+        const t = raw.timestamp();
+        if (t) eventTimes.push(t);
       } else if (raw.type === RecordType.AUXTRACE && !indexed) {
         const r = raw.decode();
         if (r.kind !== 'auxtrace' || !raw.auxData) continue;
@@ -136,7 +145,7 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
     addr: pp.poke.addr,
     len: Math.max(pp.poke.oldBytes.length, pp.poke.newBytes.length),
   }));
-  return { machine, cpus, pokes, timeConv, retCompression, pmuType };
+  return { machine, cpus, pokes, timeConv, retCompression, pmuType, eventTimes, ...(ptAttr ? { ptAttr } : {}) };
 }
 
 /** PERF_RECORD_AUXTRACE without its data: header, size, offset, reference, idx, tid, cpu, reserved. */

@@ -1,0 +1,130 @@
+/**
+ * perf's `--itrace` option string (tools/perf/util/auxtrace.c
+ * itrace_do_parse_synth_opts) for what decode does with Intel PT: which
+ * samples to print and the instruction period. Letters perf has that decode
+ * does not do are refused by name, never silently ignored.
+ */
+import { FormatOptionError } from './errors.js';
+
+export type ItracePeriod =
+  | { kind: 'instructions'; n: bigint }
+  | { kind: 'ns'; n: bigint }
+  | { kind: 'ticks'; n: bigint };
+
+export interface ItraceSpec {
+  instructions: boolean;
+  branches: boolean;
+  /** `c`: only calls (and async branches, trace ends) among the branches. */
+  calls: boolean;
+  /** `r`: only returns (and trace begins). */
+  returns: boolean;
+  errors: boolean;
+  /** Letters accepted that print nothing on what decode reads (x transactions, w ptwrite, o other). */
+  quiet: string[];
+  period: ItracePeriod;
+  /** `s N`: skip the first N samples of each kind (perf: initial_skip). */
+  skip: number;
+}
+
+/** perf's PERF_ITRACE_DEFAULT_PERIOD: 100 µs. */
+const DEFAULT_PERIOD: ItracePeriod = { kind: 'ns', n: 100_000n };
+
+const UNSUPPORTED: Record<string, string> = {
+  d: 'debug log',
+  f: 'flow-control events of the debug log',
+  m: 'instruction-mode events of the debug log',
+  t: 'timestamp events of the debug log',
+  a: 'all debug-log events',
+  g: 'callchains',
+  G: 'callchains on existing events',
+  l: 'last-branch entries',
+  L: 'last-branch entries on existing events',
+  q: 'quicker (less detailed) decoding',
+  p: 'power events (psb, cbr)',
+  Z: 'timestamps that ignore CYC',
+  I: 'event-trace events',
+  y: 'cycle samples',
+  T: 'timestamps of fast-forward',
+  A: 'approximate IPC',
+};
+
+/** Parse `--itrace=SPEC` (perf's empty / absent spec: `ibxwpe`-like defaults are not used by decode: it defaults to e). */
+export function parseItrace(spec: string): ItraceSpec {
+  const o: ItraceSpec = {
+    instructions: false,
+    branches: false,
+    calls: false,
+    returns: false,
+    errors: false,
+    quiet: [],
+    period: DEFAULT_PERIOD,
+    skip: 0,
+  };
+  let i = 0;
+  const num = (): string => {
+    const m = /^[0-9]+/.exec(spec.slice(i));
+    if (!m) return '';
+    i += m[0].length;
+    return m[0];
+  };
+  while (i < spec.length) {
+    const ch = spec[i++]!;
+    switch (ch) {
+      case 'i': {
+        o.instructions = true;
+        const n = num();
+        if (!n) break;
+        const unit = /^(ms|us|ns|i|t|s)?/.exec(spec.slice(i))?.[1] ?? '';
+        i += unit.length;
+        const v = BigInt(n);
+        if (unit === 'i') o.period = { kind: 'instructions', n: v };
+        else if (unit === 't') o.period = { kind: 'ticks', n: v };
+        else {
+          const mul = unit === 's' ? 1_000_000_000n : unit === 'ms' ? 1_000_000n : unit === 'us' ? 1000n : 1n;
+          o.period = { kind: 'ns', n: v * mul };
+        }
+        break;
+      }
+      case 'b':
+        o.branches = true;
+        break;
+      case 'c':
+        o.branches = true;
+        o.calls = true;
+        break;
+      case 'r':
+        o.branches = true;
+        o.returns = true;
+        break;
+      case 'e':
+        o.errors = true;
+        // perf's error flags (e.g. "eo" for overflow only, "el" for lost) need the debug log's kinds
+        if (spec[i] === '+' || spec[i] === '-')
+          throw new FormatOptionError(`--itrace=${spec}: error flags are not supported`);
+        break;
+      case 'x':
+      case 'w':
+      case 'o':
+        if (!o.quiet.includes(ch)) o.quiet.push(ch);
+        break;
+      case 's': {
+        const n = num();
+        if (!n) throw new FormatOptionError(`--itrace=${spec}: 's' needs a number`);
+        o.skip = Number(n);
+        break;
+      }
+      case ',':
+      case ' ':
+        break;
+      default: {
+        const what = UNSUPPORTED[ch];
+        throw new FormatOptionError(
+          what
+            ? `--itrace=${spec}: '${ch}' (${what}) is not supported by decode`
+            : `--itrace=${spec}: unknown letter '${ch}'`,
+        );
+      }
+    }
+  }
+  return o;
+}

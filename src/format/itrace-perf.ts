@@ -1,0 +1,249 @@
+/**
+ * perf 6.1's `perf script --itrace=…` sample lines with perf's default
+ * fields and `-F` (builtin-script.c process_event, perf_sample__fprintf_bts,
+ * sample__fprintf_sym, perf_sample__fprintf_insn): comm, tid, cpu, time,
+ * period, event, `ip sym+off (dso)`, and for branches `=> addr sym+off (dso)`.
+ * Instruction samples take the normal path, branch samples the BTS one
+ * (synthesized `branches` events are BTS-like: hardware branch-instructions,
+ * period 1), which prints the target after the source.
+ *
+ * A sample's time is perf's ptq->timestamp: the decoder's timestamp, set to
+ * the error's estimate after an error and raised again by a later, larger one.
+ */
+import type { FlowError, FlowSink } from '../intelpt/flow/cpu-flow.js';
+import { tscToPerfTime, type PtTimeConv } from '../intelpt/flow/time-conv.js';
+import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
+import type { Insn } from '../x86/block-cache.js';
+import { FormatOptionError } from './errors.js';
+import { perfErrorLine } from './itrace.js';
+import { InsnPeriod } from './itrace-period.js';
+import type { ItracePeriod } from './itrace-options.js';
+
+/** The -F fields an itrace sample line can show (perf script's names). */
+export const ITRACE_LINE_FIELDS = [
+  'comm',
+  'tid',
+  'pid',
+  'cpu',
+  'time',
+  'period',
+  'event',
+  'ip',
+  'sym',
+  'symoff',
+  'dso',
+  'addr',
+  'insn',
+  'insnlen',
+] as const;
+export type ItraceLineField = (typeof ITRACE_LINE_FIELDS)[number];
+
+/** output[PERF_TYPE_HARDWARE] of builtin-script.c: what perf prints with no -F. */
+const DEFAULT: ItraceLineField[] = ['comm', 'tid', 'cpu', 'time', 'event', 'ip', 'sym', 'symoff', 'dso', 'period'];
+
+/** The field set for `-F spec` (a list, or +field/-field edits of the default); `userSet` as perf's user_set. */
+export function parseItraceFields(spec: string | undefined): { fields: Set<ItraceLineField>; userSet: boolean } {
+  if (spec === undefined) return { fields: new Set(DEFAULT), userSet: false };
+  const items = spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const edit = items.length > 0 && (items[0]!.startsWith('+') || items[0]!.startsWith('-'));
+  const fields = new Set<ItraceLineField>(edit ? DEFAULT : []);
+  for (const it of items) {
+    const sign = it[0] === '+' || it[0] === '-' ? it[0] : '';
+    if (edit !== (sign !== '')) throw new FormatOptionError(`-F ${spec}: mix of field list and +/- edits`);
+    const name = sign ? it.slice(1) : it;
+    if (name.includes(':'))
+      throw new FormatOptionError(`-F ${it}: per-type field lists ("type:fields") are not supported`);
+    if (!(ITRACE_LINE_FIELDS as readonly string[]).includes(name))
+      throw new FormatOptionError(
+        `-F: field '${name}' is not supported by decode (supported: ${ITRACE_LINE_FIELDS.join(',')})`,
+      );
+    if (sign === '-') fields.delete(name as ItraceLineField);
+    else fields.add(name as ItraceLineField);
+  }
+  // perf's parse_output_fields marks the type user_set for edits too (so `-F +insn` drops a branch's `=> addr`)
+  return { fields, userSet: true };
+}
+
+/** Which branches perf samples: `c` calls (and async, trace end), `r` returns (and trace begin); none = all. */
+export interface BranchFilter {
+  calls: boolean;
+  returns: boolean;
+}
+
+/** The task perf attributes a CPU's samples to at a time (pid/tid -1 and comm ":-1" when unknown). */
+export interface ItraceTask {
+  pid: number;
+  tid: number;
+  comm: string;
+}
+
+export interface PerfItraceOptions {
+  instructions: boolean;
+  branches: boolean;
+  errors: boolean;
+  filter: BranchFilter;
+  fields: ReadonlySet<ItraceLineField>;
+  userSet: boolean;
+  /** Event names, and the width perf pads them to (the longest event name of the session). */
+  insnEvent: string;
+  branchEvent: string;
+  eventWidth: number;
+  cpu?: number;
+  timeConv?: PtTimeConv;
+  /** `sym+0xoff` (or the name alone when `off` is false) and the dso name; '[unknown]' as perf prints. */
+  symbol(addr: bigint): { name: string | undefined; start: bigint; dso: string };
+  task(cpu: number, tsc: bigint): ItraceTask;
+  /** Which instructions are sampled (perf's i period). */
+  period: ItracePeriod;
+  /** Times with nanoseconds (perf's --ns, implied by --insn-trace). */
+  ns?: boolean;
+  /** Samples not printed at the start (`s`). */
+  skip: number;
+  /** The instruction's bytes (for `insn`). */
+  bytes(ip: bigint, len: number): Uint8Array;
+  /** The bytes of the instruction at ip (its length decoded). */
+  insnAt(ip: bigint): Uint8Array;
+}
+
+const hex16 = (v: bigint): string => v.toString(16).padStart(16);
+const zeroPad3 = (n: number): string => (n < 0 ? `-${String(-n).padStart(2, '0')}` : String(n).padStart(3, '0'));
+
+// perf's branch flags (PERF_IP_FLAG_*) for the filters of c and r
+const F_CALL = 2;
+const F_RETURN = 4;
+const F_ASYNC = 16;
+const F_TRACE_BEGIN = 256;
+const F_TRACE_END = 512;
+
+/** intel_pt_sample_flags / intel_pt_insn_type, the bits the c / r filters test. */
+function branchFlags(kind: string, op: string | undefined, from: bigint, to: bigint): number {
+  let f = 0;
+  if (kind === 'async') f = F_CALL | F_ASYNC;
+  else if (from === 0n) f = F_TRACE_BEGIN;
+  else {
+    const o = kind === 'call' ? 'call' : kind === 'ret' ? 'ret' : op;
+    if (o === 'call' || o === 'syscall' || o === 'int' || o === 'int3') f = F_CALL;
+    else if (o === 'ret' || o === 'sysret' || o === 'iret') f = F_RETURN;
+  }
+  if (to === 0n || kind === 'tr end') f |= F_TRACE_END;
+  return f;
+}
+
+/** A sink printing perf script's default-format itrace lines (samples and errors, as perf interleaves them). */
+export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, errors: FlowError[] = []): FlowSink {
+  const f = o.fields;
+  const tc = o.timeConv;
+  /** ptq->timestamp per CPU. */
+  const now = new Map<number, bigint>();
+  const timeOf = (cpu: number, tsc: bigint): bigint => {
+    const t = now.get(cpu);
+    if (t === undefined || tsc > t) {
+      now.set(cpu, tsc);
+      return tsc;
+    }
+    return t;
+  };
+  const start = (cpu: number, tsc: bigint, event: string, n: bigint): string => {
+    let s = '';
+    const task = f.has('comm') || f.has('tid') || f.has('pid') ? o.task(cpu, tsc) : undefined;
+    if (task && f.has('comm')) s += `${task.comm.padStart(16)} `;
+    if (task && f.has('pid') && f.has('tid')) s += `${String(task.pid).padStart(5)}/${String(task.tid).padEnd(5)} `;
+    else if (task && f.has('pid')) s += `${String(task.pid).padStart(5)} `;
+    else if (task && f.has('tid')) s += `${String(task.tid).padStart(5)} `;
+    if (f.has('cpu')) s += `[${zeroPad3(cpu)}] `;
+    if (f.has('time') && tc) {
+      const t = tscToPerfTime(tsc, tc);
+      s += o.ns ? `${formatNsTime(t).padStart(15)}: ` : `${formatPerfTime(t).padStart(12)}: `;
+    }
+    if (f.has('period')) s += `${String(n).padStart(10)} `;
+    if (f.has('event')) s += `${event.padStart(o.eventWidth)}: `;
+    return s;
+  };
+  /** sample__fprintf_sym / perf_sample__fprintf_addr after the address. */
+  const sym = (addr: bigint): string => {
+    let s = '';
+    if (!f.has('sym') && !f.has('dso')) return s;
+    const r = o.symbol(addr);
+    if (f.has('sym')) {
+      s += ' ';
+      if (!r.name) s += '[unknown]';
+      else s += f.has('symoff') ? `${r.name}+0x${(addr - r.start).toString(16)}` : r.name;
+    }
+    if (f.has('dso')) s += ` (${r.dso})`;
+    return s;
+  };
+  const insnText = (ip: bigint, len: number, bytes?: Uint8Array): string => {
+    let s = '';
+    if (f.has('insnlen')) s += ` ilen: ${len}`;
+    if (f.has('insn') && len) {
+      s += ' insn:';
+      for (const b of bytes ?? o.bytes(ip, len)) s += ` ${b.toString(16).padStart(2, '0')}`;
+    }
+    return s;
+  };
+  const only = o.cpu;
+  const sink: FlowSink = {
+    error: (e) => {
+      if (only !== undefined && e.cpu !== only) return;
+      now.set(e.cpu, e.estTsc);
+      // perf counted the branch it failed at towards the instruction period (a sample due there is lost)
+      if (e.droppedBranch) {
+        period.step(e.cpu, e.tsc, true, true);
+        lastInsn.set(e.cpu, e.ip);
+      }
+      errors.push(e);
+      if (o.errors) line(perfErrorLine(e, tc));
+    },
+  };
+  let events = 0;
+  /** Per CPU, the last branch walked: perf's state still holds its bytes at the next trace begin. */
+  const lastInsn = new Map<number, bigint>();
+  /** perf's initial_skip: the first `skip` samples (of every kind together) are not printed. */
+  const skipped = (): boolean => o.skip > 0 && events++ < o.skip;
+  const period = new InsnPeriod(o.period, tc);
+  if (o.instructions) {
+    sink.insns = (cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint) => {
+      if (only !== undefined && cpu !== only) return;
+      const every = period.every;
+      let pre: string | undefined;
+      for (let i = from; i < to; i++) {
+        const insn = insns[i]!;
+        const n = every ? period.everyStep(cpu) : period.step(cpu, tsc, insn.op !== 'other');
+        if (!n || skipped()) continue;
+        const t = timeOf(cpu, tsc);
+        if (n === 1n && pre === undefined) pre = start(cpu, t, o.insnEvent, 1n);
+        let s = n === 1n && pre !== undefined ? pre : start(cpu, t, o.insnEvent, n);
+        if (f.has('addr')) s += hex16(0n);
+        if (f.has('ip')) s += ` ${hex16(insn.ip)}${sym(insn.ip)}`;
+        if (f.has('insn') || f.has('insnlen')) s += insnText(insn.ip, insn.length);
+        line(s);
+      }
+    };
+  }
+  const filter =
+    (o.filter.calls ? F_CALL | F_ASYNC | F_TRACE_END : 0) | (o.filter.returns ? F_RETURN | F_TRACE_BEGIN : 0);
+  if (o.branches || period.ticks) {
+    sink.branch = (cpu, from, to, kind, tsc, op) => {
+      if (only !== undefined && cpu !== only) return;
+      if (to === 0n || kind === 'tr end') period.stop(cpu);
+      if (!o.branches) return;
+      if (from !== 0n && kind !== 'async') lastInsn.set(cpu, from);
+      if (filter && !(filter & branchFlags(kind, op, from, to))) return;
+      if (skipped()) return;
+      let s = start(cpu, timeOf(cpu, tsc), o.branchEvent, 1n);
+      if (f.has('ip')) s += ` ${hex16(from)}${sym(from)}`;
+      if (f.has('addr') || !o.userSet) s += ` => ${hex16(to)}${sym(to)}`;
+      // the branch instruction's bytes (none for a trace begin or an asynchronous branch: perf's insn_len 0)
+      if (f.has('insn') || f.has('insnlen')) {
+        const at = from !== 0n ? from : lastInsn.get(cpu);
+        const b = at !== undefined && kind !== 'async' ? o.insnAt(at) : new Uint8Array(0);
+        s += insnText(from, b.length, b);
+      }
+      line(s);
+    };
+  }
+  return sink;
+}

@@ -1,0 +1,76 @@
+/**
+ * What perf script's itrace lines need from a recording, for
+ * perfItraceSink: the names of the synthesized events and the width perf
+ * pads event names to, symbols and dso names as perf resolves kernel
+ * addresses (kcore_dir's kallsyms in `[kernel.kallsyms]`, KSYMBOL maps named
+ * after the symbol), and the code bytes for `insn` (read as of the decoder's
+ * image clock: the code as it was when the instruction was walked).
+ */
+import type { PtRecording } from '../intelpt/flow/recording.js';
+import { eventModifiers } from '../session/event-names.js';
+import { classifyInsn } from '../x86/classify.js';
+import type { ItraceSpec } from './itrace-options.js';
+import type { ItraceLineField, PerfItraceOptions } from './itrace-perf.js';
+
+const UNKNOWN = '[unknown]';
+const NO_TASK = { pid: -1, tid: -1, comm: ':-1' };
+
+export function perfItraceOptions(
+  rec: PtRecording,
+  spec: ItraceSpec,
+  fields: { fields: Set<ItraceLineField>; userSet: boolean },
+  o: { cpu?: number | undefined; ns?: boolean; clock?: { time: bigint } } = {},
+): PerfItraceOptions {
+  const cpu = o.cpu;
+  const clock = o.clock ?? { time: -1n };
+  const mods = rec.ptAttr ? eventModifiers(rec.ptAttr) : '';
+  const insnEvent = `instructions${mods}`;
+  const branchEvent = `branches${mods}`;
+  // evlist__max_name_len: the file's events and the ones perf synthesizes for these options
+  const names = rec.machine.evidence.events.map((e) => e.name);
+  if (spec.branches) names.push(branchEvent);
+  if (spec.instructions) names.push(insnEvent);
+  const eventWidth = Math.max(0, ...names.map((n) => n.length));
+  const m = rec.machine;
+  const kmap = m.kernelMaps.find((k) => k.filename.startsWith('[kernel.kallsyms]'));
+  const segs = m.kcore?.segments ?? [];
+  const inKernel = (a: bigint): boolean =>
+    segs.length
+      ? segs.some((s) => a >= s.vaddr && a < s.vaddr + BigInt(s.bytes.length))
+      : kmap !== undefined && a >= kmap.start && a < kmap.end;
+  const tc = rec.timeConv;
+  return {
+    instructions: spec.instructions,
+    branches: spec.branches,
+    errors: spec.errors,
+    filter: { calls: spec.calls, returns: spec.returns },
+    fields: fields.fields,
+    userSet: fields.userSet,
+    insnEvent,
+    branchEvent,
+    eventWidth,
+    ...(cpu !== undefined ? { cpu } : {}),
+    ...(tc ? { timeConv: tc } : {}),
+    period: spec.period,
+    skip: spec.skip,
+    ns: !!o.ns,
+    symbol(addr) {
+      if (inKernel(addr)) {
+        const s = m.symbolizer.symbols.find(addr);
+        return { name: s?.name, start: s?.start ?? 0n, dso: '[kernel.kallsyms]' };
+      }
+      const k = m.symbolizer.find(addr);
+      if (k) return { name: k.name, start: k.start, dso: k.name };
+      return { name: undefined, start: 0n, dso: UNKNOWN };
+    },
+    task: () => NO_TASK,
+    bytes(ip, len) {
+      return m.image.read(ip, len, clock.time);
+    },
+    insnAt(ip) {
+      const b = m.image.read(ip, 16, clock.time);
+      const c = classifyInsn(b, ip);
+      return c ? b.subarray(0, c.length) : new Uint8Array(0);
+    },
+  };
+}
