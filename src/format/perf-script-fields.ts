@@ -29,6 +29,21 @@ export interface ScriptOptions {
   showLostEvents?: boolean;
   showRoundEvents?: boolean;
   json?: boolean;
+  /** --ns: times with nanoseconds. */
+  ns?: boolean;
+  /** -G / --hide-call-graph: the ip on the sample line, no callchain. */
+  hideCallGraph?: boolean;
+  /** --max-stack: callchain entries printed (perf's default: 127, the kernel's perf_event_max_stack). */
+  maxStack?: number;
+  /** --cpu, --pid, --tid, --comm, --time as the user typed them (src/format/script-filters.ts). */
+  cpu?: string;
+  pid?: string;
+  tid?: string;
+  comm?: string;
+  time?: string;
+  /** --header / --header-only: the data header first / only (the CLI prints it). */
+  header?: boolean;
+  headerOnly?: boolean;
 }
 
 /** perf's output_type(): one field set per attr type class. */

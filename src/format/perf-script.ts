@@ -29,7 +29,8 @@ import { ThreadComms } from '../session/threads.js';
 import { UserMaps } from '../session/user-maps.js';
 import { SampleReadSplitter } from '../session/sample-read.js';
 import type { Symbolizer } from '../machine/symbolizer.js';
-import { formatPerfTime } from '../machine/time-format.js';
+import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
+import { ScriptFilter } from './script-filters.js';
 import { jsonHex, jsonLine, jsonTime } from './json-lines.js';
 import {
   checkAttr,
@@ -64,11 +65,15 @@ const MAX_STACK = 127;
  * discards the whole chain, at most 127 entries. A user-space entry prints as
  * its offset in the mapped file when a map covers it (sample__fprintf_callchain).
  */
-export function resolveCallchain(chain: bigint[], userAddress: (ip: bigint) => bigint = (ip) => ip): bigint[] {
+export function resolveCallchain(
+  chain: bigint[],
+  userAddress: (ip: bigint) => bigint = (ip) => ip,
+  maxStack = MAX_STACK,
+): bigint[] {
   const out: bigint[] = [];
   let user = true; // perf starts in PERF_RECORD_MISC_USER
   for (const ip of chain) {
-    if (out.length >= MAX_STACK) break;
+    if (out.length >= maxStack) break;
     if (ip >= PERF_CONTEXT_MAX) {
       if (ip === PERF_CONTEXT_KERNEL) user = false;
       else if (ip === PERF_CONTEXT_USER) user = true;
@@ -91,7 +96,13 @@ interface SampleFields {
 const NO_U64 = BigInt.asUintN(64, -1n);
 
 /** perf_sample__fprintf_start. `callchainComm`: comm unpadded (sample with ip + callchain). */
-function scriptStart(f: ReadonlySet<ScriptField>, comm: string | undefined, sf: SampleFields, callchainComm: boolean) {
+function scriptStart(
+  f: ReadonlySet<ScriptField>,
+  comm: string | undefined,
+  sf: SampleFields,
+  callchainComm: boolean,
+  ns = false,
+) {
   let line = '';
   if (f.has('comm')) {
     const c = comm ?? ':-1';
@@ -101,7 +112,9 @@ function scriptStart(f: ReadonlySet<ScriptField>, comm: string | undefined, sf: 
   else if (f.has('pid')) line += `${String(sf.pid).padStart(5)} `;
   else if (f.has('tid')) line += `${String(sf.tid).padStart(5)} `;
   if (f.has('cpu')) line += `[${zeroPad(sf.cpu, 3)}] `;
-  if (f.has('time')) line += `${formatPerfTime(sf.time).padStart(12)}: `;
+  // perf: "%5lu.%09llu: " with --ns, else "%12s: " of secs.usecs
+  if (f.has('time'))
+    line += ns ? `${formatNsTime(sf.time).padStart(15)}: ` : `${formatPerfTime(sf.time).padStart(12)}: `;
   return line;
 }
 
@@ -117,12 +130,14 @@ interface SampleLine {
   chain: bigint[] | undefined;
   /** The file has callchains for this event type: comm is printed unpadded then. */
   callchainComm: boolean;
+  /** --ns */
+  ns?: boolean;
 }
 
 /** process_event for a sample: one line (or one line and its callchain lines). */
 function sampleText(rec: SampleRecord, sf: SampleFields, l: SampleLine): string {
   const f = l.fields;
-  let line = scriptStart(f, l.comm, sf, f.has('ip') && l.callchainComm);
+  let line = scriptStart(f, l.comm, sf, f.has('ip') && l.callchainComm, l.ns);
   if (f.has('period')) line += `${l.period.toString().padStart(10)} `;
   if (f.has('event')) line += `${l.event.padStart(l.eventWidth)}: `;
   if (f.has('addr')) line += hex16(rec.addr ?? 0n);
@@ -206,6 +221,9 @@ export class ScriptPrinter {
   private readonly maps = new UserMaps();
   private nameWidth = -1;
   private readonly out: (s: string) => void;
+
+  /** --cpu/--pid/--tid/--comm/--time (none by default). */
+  filter = new ScriptFilter();
 
   /** Kernel symbols for TEXT_POKE lines (perf prints "sym+0xoff" when it has them). */
   symbolizer: Symbolizer | undefined;
@@ -353,6 +371,7 @@ export class ScriptPrinter {
     }
     const a = this.s.attrOf(raw) ?? this.s.file.attrs[0];
     const sid = (rec as { sampleId?: { pid?: number; tid?: number; cpu?: number; time?: bigint } }).sampleId;
+    if (this.filter.cpuSkipped(sid?.cpu)) return;
     let sf: SampleFields = { pid: sid?.pid ?? -1, tid: sid?.tid ?? -1, cpu: sid?.cpu ?? -1, time: sid?.time ?? NO_U64 };
     let pid = sf.pid;
     let tid = sf.tid;
@@ -373,7 +392,7 @@ export class ScriptPrinter {
       );
       return;
     }
-    this.out((fs ? scriptStart(fs.has, comm, sf, false) : '') + text);
+    this.out((fs ? scriptStart(fs.has, comm, sf, false, this.opts.ns) : '') + text);
   }
 
   private readonly splitter: SampleReadSplitter;
@@ -404,9 +423,11 @@ export class ScriptPrinter {
     const comm = this.threads.comm(sf.pid, sf.tid);
     const f = fs.has;
     const period = periodOverride ?? rec.period ?? a?.attr.samplePeriod ?? 0n;
+    if (this.filter.sampleSkipped(sf.cpu, sf.pid, sf.tid, comm, rec.time ?? NO_U64)) return;
+    const hide = this.opts.hideCallGraph === true;
     const chain =
-      f.has('ip') && rec.callchain
-        ? resolveCallchain(rec.callchain, (ip) => this.maps.printedAddress(sf.pid, ip))
+      f.has('ip') && rec.callchain && !hide
+        ? resolveCallchain(rec.callchain, (ip) => this.maps.printedAddress(sf.pid, ip), this.opts.maxStack)
         : undefined;
     const l: SampleLine = {
       fields: f,
@@ -415,7 +436,8 @@ export class ScriptPrinter {
       event: attrIndex >= 0 ? this.s.eventNameAt(attrIndex) : '[unknown]',
       eventWidth: this.width(),
       chain,
-      callchainComm: fs.callchain,
+      callchainComm: fs.callchain && !hide,
+      ns: this.opts.ns,
     };
     this.out(this.opts.json ? sampleJson(rec, sf, l, raw.fileOffset) : sampleText(rec, sf, l));
   }
