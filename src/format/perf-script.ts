@@ -32,9 +32,12 @@ import type { Symbolizer } from '../machine/symbolizer.js';
 import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
 import { ScriptFilter } from './script-filters.js';
 import { jsonHex, jsonLine, jsonTime } from './json-lines.js';
+import type { TypeFields } from './script-field-specs.js';
 import {
   checkAttr,
+  checkPrintable,
   defaultFieldsFor,
+  fieldsPerType,
   outputType,
   type FieldSet,
   type ScriptField,
@@ -233,6 +236,7 @@ export class ScriptPrinter {
     this.opts = opts;
     this.out = out;
     this.splitter = new SampleReadSplitter(s);
+    this.perType = fieldsPerType(opts);
     this.checkNewAttrs();
   }
 
@@ -242,6 +246,8 @@ export class ScriptPrinter {
     return this.s.file.attrs.some((a) => (a.attr.sampleType & SampleType.CALLCHAIN) !== 0n);
   }
   private readonly fieldsByType = new Map<number, FieldSet>();
+  /** The -F options resolved per output type, before checking them against the events. */
+  private readonly perType: TypeFields[];
 
   /** Check attrs not seen yet (file mode: all at start; pipe mode: as HEADER_ATTR records pass). */
   private checkNewAttrs(): void {
@@ -253,9 +259,11 @@ export class ScriptPrinter {
       const hasChain = (a.sampleType & SampleType.CALLCHAIN) !== 0n;
       let fs = this.fieldsByType.get(ot);
       if (!fs) {
-        fs = { has: new Set(this.opts.fields ?? defaultFieldsFor(a.type)), callchain: false };
+        const tf = this.perType[ot]!;
+        fs = { has: new Set(tf.has), callchain: false };
         this.fieldsByType.set(ot, fs);
-        checkAttr(this.s, i, this.opts.fields, fs);
+        checkAttr(this.s, i, tf.userSet, fs);
+        checkPrintable(fs, tf.userSet, this.opts.json === true);
         // process_attr (pipe mode) turns ip on for events with callchains
         if (this.s.file.pipe && hasChain) fs.has.add('ip');
       }
@@ -417,6 +425,7 @@ export class ScriptPrinter {
     const entry = this.s.file.attrs[attrIndex];
     const fs = entry ? this.fieldsByType.get(outputType(entry.attr.type)) : this.fieldsFor(raw);
     if (!fs || fs.has.size === 0) return;
+    if (fs.unprintable) throw fs.unprintable;
     const rec = decoded ?? (raw.decode() as Extract<PerfRecord, { kind: 'sample' }>);
     const a = entry;
     const sf: SampleFields = { pid: rec.pid ?? -1, tid: rec.tid ?? -1, cpu: rec.cpu ?? -1, time: rec.time ?? NO_U64 };

@@ -72,14 +72,15 @@ export async function runScript(
 }
 
 /** What commander hands the action. */
-export type ScriptCliOptions = { input: string; fields?: string; comms?: string; quiet?: boolean } & Omit<
+export type ScriptCliOptions = { input: string; fields?: string[]; comms?: string; quiet?: boolean } & Omit<
   ScriptOptions,
   'fields'
 >;
 
 /** The parsed command line as runScript's options. */
 export function toScriptOptions(o: ScriptCliOptions): Parameters<typeof runScript>[1] {
-  return { ...o, comm: o.comms, fields: o.fields !== undefined ? parseFields(o.fields) : undefined };
+  const { fields, ...rest } = o;
+  return { ...rest, comm: o.comms, fieldSpecs: fields };
 }
 
 export function register(program: Command): void {
@@ -87,7 +88,11 @@ export function register(program: Command): void {
     .command('script')
     .description('print samples and side-band records as `perf script` does (symbol-free fields), in time order')
     .requiredOption('-i, --input <file>', 'perf.data file (file or pipe mode; - for stdin)')
-    .option('-F, --fields <list>', `comma-separated fields: ${SCRIPT_FIELDS.join(',')}`)
+    .option(
+      '-F, --fields <list>',
+      `fields, perf's forms (a,b | +a,-b | sw:a,b; repeatable): ${SCRIPT_FIELDS.join(',')}`,
+      collect,
+    )
     .option('--show-task-events', 'print COMM, FORK and EXIT records')
     .option('--show-mmap-events', 'print MMAP and MMAP2 records')
     .option('--show-switch-events', 'print SWITCH and SWITCH_CPU_WIDE records')
@@ -121,4 +126,8 @@ export function register(program: Command): void {
 function parseMaxStack(v: string): number {
   if (!/^\d+$/.test(v)) throw new UsageError(`--max-stack: expected a number, got '${v}'`);
   return Number(v);
+}
+
+function collect(v: string, prev: string[] | undefined): string[] {
+  return [...(prev ?? []), v];
 }
