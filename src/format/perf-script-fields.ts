@@ -20,6 +20,9 @@ export const SCRIPT_FIELDS: readonly PerfField[] = [
   'period',
   'event',
   'ip',
+  'sym',
+  'symoff',
+  'dso',
   'addr',
 ];
 export type ScriptField = PerfField;
@@ -141,6 +144,15 @@ export function checkAttr(s: Session, i: number, userSet: ReadonlySet<PerfField>
     }
     for (const f of fields) has.delete(f);
   };
+  if (has.has('symoff') && !has.has('sym'))
+    throw new FormatOptionError('Display of offsets requested but symbol is notselected.'); // sic, perf 6.1
+  if ((has.has('sym') || has.has('dso')) && (st & (SampleType.IP | SampleType.ADDR)) === 0n) {
+    throw new FormatOptionError(
+      has.has('sym')
+        ? 'Display of symbols requested but neither sample IP nor sample address available.'
+        : 'Display of DSO requested but no address to convert.',
+    );
+  }
   check(['ip'], SampleType.IP, 'IP', 'ip');
   check(['addr'], SampleType.ADDR, 'ADDR', 'addr', allowUserSet);
   check(['pid', 'tid'], SampleType.TID, 'TID', '');

@@ -31,6 +31,8 @@ import { SampleReadSplitter } from '../session/sample-read.js';
 import type { Symbolizer } from '../machine/symbolizer.js';
 import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
 import { ScriptFilter } from './script-filters.js';
+import { ScriptSymbols, symbolColumns } from './script-symbols.js';
+import { DsoSymbols } from '../machine/dso-symbols.js';
 import { jsonHex, jsonLine, jsonTime } from './json-lines.js';
 import type { TypeFields } from './script-field-specs.js';
 import {
@@ -73,7 +75,12 @@ export function resolveCallchain(
   userAddress: (ip: bigint) => bigint = (ip) => ip,
   maxStack = MAX_STACK,
 ): bigint[] {
-  const out: bigint[] = [];
+  return callchainEntries(chain, maxStack).map((e) => (e.user ? userAddress(e.ip) : e.ip));
+}
+
+/** The entries resolveCallchain prints, each with the address space it is in. */
+export function callchainEntries(chain: bigint[], maxStack = MAX_STACK): { ip: bigint; user: boolean }[] {
+  const out: { ip: bigint; user: boolean }[] = [];
   let user = true; // perf starts in PERF_RECORD_MISC_USER
   for (const ip of chain) {
     if (out.length >= maxStack) break;
@@ -84,7 +91,7 @@ export function resolveCallchain(
       else user = false;
       continue;
     }
-    out.push(user ? userAddress(ip) : ip);
+    out.push({ ip, user });
   }
   return out;
 }
@@ -135,6 +142,9 @@ interface SampleLine {
   callchainComm: boolean;
   /** --ns */
   ns?: boolean;
+  /** " sym+0xoff (dso)" after the ip, and after each callchain entry (script-symbols.ts). */
+  ipSymbol?: string;
+  chainSymbols?: string[];
 }
 
 /** process_event for a sample: one line (or one line and its callchain lines). */
@@ -147,9 +157,11 @@ function sampleText(rec: SampleRecord, sf: SampleFields, l: SampleLine): string 
   if (f.has('ip')) {
     if (l.chain) {
       line += '\n';
-      for (const ip of l.chain) line += `\t${hex16(ip)}\n`;
+      l.chain.forEach((ip, i) => {
+        line += `\t${hex16(ip)}${l.chainSymbols?.[i] ?? ''}\n`;
+      });
     } else {
-      line += ` ${hex16(rec.ip ?? 0n)}`;
+      line += ` ${hex16(rec.ip ?? 0n)}${l.ipSymbol ?? ''}`;
     }
   }
   return `${line}\n`;
@@ -228,6 +240,16 @@ export class ScriptPrinter {
   /** --cpu/--pid/--tid/--comm/--time (none by default). */
   filter = new ScriptFilter();
 
+  /** Where symbols come from (the CLI passes the recording's build-ids; default: none known). */
+  dsoSymbols: DsoSymbols | undefined;
+  private symbolResolver: ScriptSymbols | undefined;
+  private symbols(): ScriptSymbols {
+    this.symbolResolver ??= new ScriptSymbols(this.dsoSymbols ?? new DsoSymbols({ buildIds: new Map() }), this.maps);
+    return this.symbolResolver;
+  }
+  /** Some event type prints sym or dso: user maps and the kernel map are needed. */
+  private wantSymbols = false;
+
   /** Kernel symbols for TEXT_POKE lines (perf prints "sym+0xoff" when it has them). */
   symbolizer: Symbolizer | undefined;
 
@@ -243,7 +265,7 @@ export class ScriptPrinter {
   private checked = 0;
   /** User maps are only needed to print callchains. */
   private get needMaps(): boolean {
-    return this.s.file.attrs.some((a) => (a.attr.sampleType & SampleType.CALLCHAIN) !== 0n);
+    return this.wantSymbols || this.s.file.attrs.some((a) => (a.attr.sampleType & SampleType.CALLCHAIN) !== 0n);
   }
   private readonly fieldsByType = new Map<number, FieldSet>();
   /** The -F options resolved per output type, before checking them against the events. */
@@ -264,6 +286,7 @@ export class ScriptPrinter {
         this.fieldsByType.set(ot, fs);
         checkAttr(this.s, i, tf.userSet, fs);
         checkPrintable(fs, tf.userSet, this.opts.json === true);
+        if (symbolColumns(fs.has)) this.wantSymbols = true;
         // process_attr (pipe mode) turns ip on for events with callchains
         if (this.s.file.pipe && hasChain) fs.has.add('ip');
       }
@@ -321,9 +344,10 @@ export class ScriptPrinter {
       case RecordType.MMAP2: {
         const cpumode = raw.misc & PERF_RECORD_MISC_CPUMODE_MASK;
         const kernel = cpumode === PERF_RECORD_MISC_KERNEL || cpumode === PERF_RECORD_MISC_GUEST_KERNEL;
-        if (!o.showMmapEvents && (kernel || !this.needMaps)) return;
+        if (!o.showMmapEvents && ((kernel && !this.wantSymbols) || !this.needMaps)) return;
         const rec = raw.decode() as Extract<PerfRecord, { kind: 'mmap' | 'mmap2' }>;
         if (!kernel && this.needMaps) this.maps.onMmap(rec.pid, rec.addr, rec.len, rec.pgoff, rec.filename);
+        if (kernel && this.wantSymbols) this.symbols().onKernelMmap(rec.filename, rec.addr, rec.len);
         if (o.showMmapEvents) this.emitOther(raw, rec, [rec.pid, rec.tid]);
         return;
       }
@@ -400,7 +424,9 @@ export class ScriptPrinter {
       );
       return;
     }
-    this.out((fs ? scriptStart(fs.has, comm, sf, false, this.opts.ns) : '') + text);
+    // perf_sample__fprintf_start: comm unpadded when this event prints ip with its callchain
+    const unpadded = fs !== undefined && fs.has.has('ip') && fs.callchain && !this.opts.hideCallGraph;
+    this.out((fs ? scriptStart(fs.has, comm, sf, unpadded, this.opts.ns) : '') + text);
   }
 
   private readonly splitter: SampleReadSplitter;
@@ -434,10 +460,13 @@ export class ScriptPrinter {
     const period = periodOverride ?? rec.period ?? a?.attr.samplePeriod ?? 0n;
     if (this.filter.sampleSkipped(sf.cpu, sf.pid, sf.tid, comm, rec.time ?? NO_U64)) return;
     const hide = this.opts.hideCallGraph === true;
-    const chain =
-      f.has('ip') && rec.callchain && !hide
-        ? resolveCallchain(rec.callchain, (ip) => this.maps.printedAddress(sf.pid, ip), this.opts.maxStack)
-        : undefined;
+    const entries =
+      f.has('ip') && rec.callchain && !hide ? callchainEntries(rec.callchain, this.opts.maxStack) : undefined;
+    const chain = entries?.map((e) => (e.user ? this.maps.printedAddress(sf.pid, e.ip) : e.ip));
+    const cols = f.has('ip') ? symbolColumns(f) : undefined;
+    const syms = cols ? this.symbols() : undefined;
+    const cpumode = raw.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+    const kernelIp = cpumode === PERF_RECORD_MISC_KERNEL || cpumode === PERF_RECORD_MISC_GUEST_KERNEL;
     const l: SampleLine = {
       fields: f,
       comm,
@@ -447,6 +476,8 @@ export class ScriptPrinter {
       chain,
       callchainComm: fs.callchain && !hide,
       ns: this.opts.ns,
+      ipSymbol: cols && syms && !entries ? syms.text(cols, sf.pid, rec.ip ?? 0n, kernelIp) : undefined,
+      chainSymbols: cols && syms && entries ? entries.map((e) => syms.text(cols, sf.pid, e.ip, !e.user)) : undefined,
     };
     this.out(this.opts.json ? sampleJson(rec, sf, l, raw.fileOffset) : sampleText(rec, sf, l));
   }

@@ -5,6 +5,7 @@ import { ScriptPrinter } from '../../format/perf-script.js';
 import { ScriptFilter } from '../../format/script-filters.js';
 import { parseFields as parseFieldList, SCRIPT_FIELDS, type ScriptOptions } from '../../format/perf-script-fields.js';
 import type { TextSink } from '../../format/text-sink.js';
+import type { SymbolTable } from '../../machine/symbols.js';
 import { UsageError } from '../errors.js';
 import { jsonOption, quietOption } from '../options.js';
 import { OutputSink } from '../output.js';
@@ -49,6 +50,8 @@ export async function runScript(
   try {
     const p = new ScriptPrinter(s, opts, out.write);
     p.filter = await ScriptFilter.create(opts, s.file);
+    const { DsoSymbols, recordedBuildIds } = await import('../../machine/dso-symbols.js');
+    p.dsoSymbols = new DsoSymbols({ buildIds: await recordedBuildIds(s.file), kernel: await kcoreSymbols(input) });
     // loaded only when needed: the machine layer pulls in kcore and disassembly support
     if (opts.showTextPokeEvents && input !== '-')
       p.symbolizer = (await (await import('../../machine/from-perf-data.js')).loadMachine(input)).symbolizer;
@@ -130,4 +133,12 @@ function parseMaxStack(v: string): number {
 
 function collect(v: string, prev: string[] | undefined): string[] {
   return [...(prev ?? []), v];
+}
+
+/** A `perf record --kcore` directory's kallsyms (perf reads the kernel's symbols there). */
+async function kcoreSymbols(input: string): Promise<SymbolTable | undefined> {
+  if (input === '-') return undefined;
+  const { resolveInput, loadKcoreDir } = await import('../../machine/kcore-dir.js');
+  const k = resolveInput(input).kcoreDir;
+  return k ? loadKcoreDir(k).symbols : undefined;
 }
