@@ -9,6 +9,8 @@
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { runPerf } from './cli.js';
@@ -17,7 +19,13 @@ import { tempDir } from './temp-dir.js';
 import { register, runScript, StringSink, toScriptOptions, type ScriptCliOptions } from '../src/cli/commands/script.js';
 
 const dir = tempDir('perfpoke-script-opts-');
-const files = { a: join(dir, 'a.data'), g: join(dir, 'g.data'), t: join(dir, 't.data'), u: join(dir, 'u.data') };
+const files = {
+  a: join(dir, 'a.data'),
+  g: join(dir, 'g.data'),
+  t: join(dir, 't.data'),
+  u: join(dir, 'u.data'),
+  p: join(dir, 'p.data'),
+};
 let recordFailure: string | null = null;
 
 before(() => {
@@ -43,6 +51,17 @@ before(() => {
   ]);
   rec(['-o', files.t, '-e', 'sched:sched_switch', '-a', '--', 'sleep', '0.2']);
   rec(['-o', files.u, '-e', 'cpu-clock', '-F', '999', '--', 'dd', 'if=/dev/zero', 'of=/dev/null', 'count=300000']);
+  // pipe mode (perf record -o -): no HEADER_BUILD_ID before the samples, perf takes the kernel as this host's
+  const dd = ['dd', 'if=/dev/zero', 'of=/dev/null', 'count=100000'];
+  const pipe = spawnSync(
+    '/usr/bin/perf',
+    ['record', '-q', '-o', '-', '-e', 'cpu-clock', '-F', '999', '-g', '--', ...dd],
+    {
+      maxBuffer: 1 << 30,
+    },
+  );
+  if (pipe.status === 0) writeFileSync(files.p, pipe.stdout);
+  else recordFailure ??= `perf record -o -: ${pipe.stderr?.toString().trim()}`;
 });
 
 /** Parse `args` with the script command's own commander definition, then run it in-process. */
@@ -123,6 +142,8 @@ const CASES: [keyof typeof files, string[]][] = [
   ['g', ['-G']],
   ['g', ['-F', 'ip,sym,dso', '--max-stack', '2']],
   ['g', ['-F', CHAIN, '-G']],
+  ['p', []],
+  ['p', ['-G', '-F', '+pid', '--ns']],
   ['g', ['-F', CHAIN, '--hide-call-graph', '--show-task-events']],
   ['g', ['-F', CHAIN, '--max-stack', '0']],
   ['g', ['-F', CHAIN, '--max-stack', '2', '--ns']],
@@ -162,7 +183,13 @@ for (const [key, rawArgs] of CASES) {
     if (!needTool(t, 'perf')) return;
     if (!skipForKernel(t, recordFailure)) return;
     const file = files[key];
-    const base = runPerf(['script', '-i', file, '-F', key === 'g' || key === 'u' ? CHAIN : key === 't' ? TP : SAMPLE])!;
+    const base = runPerf([
+      'script',
+      '-i',
+      file,
+      '-F',
+      key === 'g' || key === 'u' || key === 'p' ? CHAIN : key === 't' ? TP : SAMPLE,
+    ])!;
     const ph = placeholders(base.stdout);
     const args = rawArgs.map((a) => a.replace(/PID1|PID2|COMM1|COMM2|T1|T2|T3|T4/g, (k) => ph[k]!));
     const perf = runPerf(['script', '-i', file, ...args])!;

@@ -344,6 +344,7 @@ export class ScriptPrinter {
       case RecordType.MMAP2: {
         const cpumode = raw.misc & PERF_RECORD_MISC_CPUMODE_MASK;
         const kernel = cpumode === PERF_RECORD_MISC_KERNEL || cpumode === PERF_RECORD_MISC_GUEST_KERNEL;
+        if (this.checked < this.s.file.attrs.length) this.checkNewAttrs(); // pipe mode: do we want symbols?
         if (!o.showMmapEvents && ((kernel && !this.wantSymbols) || !this.needMaps)) return;
         const rec = raw.decode() as Extract<PerfRecord, { kind: 'mmap' | 'mmap2' }>;
         if (!kernel && this.needMaps) this.maps.onMmap(rec.pid, rec.addr, rec.len, rec.pgoff, rec.filename);

@@ -4,7 +4,8 @@
  *
  * - the kernel: a recording's kcore_dir kallsyms; else `/proc/kallsyms` when
  *   the recording's [kernel.kallsyms] build-id (HEADER_BUILD_ID) is the
- *   running kernel's (/sys/kernel/notes); else the build-id cache's
+ *   running kernel's (/sys/kernel/notes) or the recording names none (pipe
+ *   mode); else the build-id cache's
  *   `~/.debug/[kernel.kallsyms]/<id>/kallsyms`. Symbols of modules without
  *   a module map are dropped, as dso__split_kallsyms does.
  * - user files: the first of `~/.debug/<path>/<id>/elf`, `…/debug` and the
@@ -53,7 +54,8 @@ export class DsoSymbols {
   private loadKernel(): SymbolTable | undefined {
     const bid = this.opts.buildIds.get('[kernel.kallsyms]');
     let text: string | undefined;
-    if (bid !== undefined && hostKernelBuildId() === bid) text = tryRead('/proc/kallsyms');
+    // dso__find_kallsyms: a kernel without a recorded build-id (pipe mode, --no-buildid) is taken as this host's
+    if (bid === undefined || hostKernelBuildId() === bid) text = tryRead('/proc/kallsyms');
     if (text === undefined && bid !== undefined)
       text = tryRead(join(this.cacheDir, '[kernel.kallsyms]', bid, 'kallsyms'));
     if (text === undefined) return undefined;
