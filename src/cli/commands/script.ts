@@ -12,8 +12,8 @@ import { OutputSink } from '../output.js';
 import { startProgress } from '../progress.js';
 
 /**
- * `perfpoke script -i F [-F fields] [--show-*-events] [--json]`: perf 6.1's
- * `perf script` lines for the symbol-free fields, in perf's delivery order
+ * `perfpoke script -i F [-F fields] [perf's filters] [--show-*-events] [--json]`: perf 6.1's
+ * `perf script` lines with symbols, in perf's delivery order
  * (the printer: src/format/perf-script.ts).
  */
 
@@ -89,7 +89,7 @@ export function toScriptOptions(o: ScriptCliOptions): Parameters<typeof runScrip
 export function register(program: Command): void {
   const cmd = program
     .command('script')
-    .description('print samples and side-band records as `perf script` does (symbol-free fields), in time order')
+    .description('print samples (with symbols) and side-band records as `perf script` does, in time order')
     .requiredOption('-i, --input <file>', 'perf.data file (file or pipe mode; - for stdin)')
     .option(
       '-F, --fields <list>',
