@@ -1,5 +1,5 @@
 /**
- * perf 6.1's `perf script` lines for the symbol-free fields
+ * perf 6.1's `perf script` lines (symbols: script-symbols.ts, filters: script-filters.ts)
  * (builtin-script.c perf_sample__fprintf_start / process_event, and
  * perf_event__fprintf for the --show-*-events records), and their JSON Lines
  * form. `ScriptPrinter` keeps what perf keeps between records (thread names,
