@@ -8,17 +8,34 @@ import { Feature } from '../abi/feature.js';
 import { SampleType } from '../abi/sample-format.js';
 import type { Session } from '../session/session.js';
 import { FormatOptionError } from './errors.js';
+import { type PerfField, PERF_FIELDS, resolveFieldSpecs, type TypeFields } from './script-field-specs.js';
 
 /** The -F fields we print; perf's names (builtin-script.c all_output_options). */
-export const SCRIPT_FIELDS = ['comm', 'tid', 'pid', 'cpu', 'time', 'period', 'event', 'ip', 'addr'] as const;
-export type ScriptField = (typeof SCRIPT_FIELDS)[number];
+export const SCRIPT_FIELDS: readonly PerfField[] = [
+  'comm',
+  'tid',
+  'pid',
+  'cpu',
+  'time',
+  'period',
+  'event',
+  'ip',
+  'sym',
+  'symoff',
+  'dso',
+  'addr',
+];
+export type ScriptField = PerfField;
 
 /** builtin-script.c output[] defaults, minus sym/dso/symoff (which need symbols). */
 const DEFAULT_FIELDS: ScriptField[] = ['comm', 'tid', 'cpu', 'time', 'event', 'ip', 'period'];
 const DEFAULT_TRACEPOINT_FIELDS: ScriptField[] = ['comm', 'tid', 'cpu', 'time', 'event'];
 
 export interface ScriptOptions {
+  /** A plain field list (one `-F a,b` for every type); `fieldSpecs` wins when both are given. */
   fields?: ScriptField[];
+  /** The -F options as typed, in order: lists, +f/-f edits, `type:` lists (script-field-specs.ts). */
+  fieldSpecs?: string[];
   showTaskEvents?: boolean;
   showMmapEvents?: boolean;
   showSwitchEvents?: boolean;
@@ -29,6 +46,21 @@ export interface ScriptOptions {
   showLostEvents?: boolean;
   showRoundEvents?: boolean;
   json?: boolean;
+  /** --ns: times with nanoseconds. */
+  ns?: boolean;
+  /** -G / --hide-call-graph: the ip on the sample line, no callchain. */
+  hideCallGraph?: boolean;
+  /** --max-stack: callchain entries printed (perf's default: 127, the kernel's perf_event_max_stack). */
+  maxStack?: number;
+  /** --cpu, --pid, --tid, --comm, --time as the user typed them (src/format/script-filters.ts). */
+  cpu?: string;
+  pid?: string;
+  tid?: string;
+  comm?: string;
+  time?: string;
+  /** --header / --header-only: the data header first / only (the CLI prints it). */
+  header?: boolean;
+  headerOnly?: boolean;
 }
 
 /** perf's output_type(): one field set per attr type class. */
@@ -36,28 +68,56 @@ export function outputType(attrType: number): number {
   return Math.min(attrType, 6);
 }
 
-/** "comm,tid,ip" → the field list; unknown or per-type fields are a FormatOptionError. */
+/** "comm,tid,ip" → the field list; an unknown field, or one we do not print yet, is a FormatOptionError. */
 export function parseFields(spec: string): ScriptField[] {
   const out: ScriptField[] = [];
   for (const f of spec
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)) {
-    if (f.includes(':')) throw new FormatOptionError(`-F ${f}: per-type field lists ("type:fields") are not supported`);
-    if (!(SCRIPT_FIELDS as readonly string[]).includes(f)) {
-      throw new FormatOptionError(
-        `-F: field '${f}' is not supported (supported: ${SCRIPT_FIELDS.join(',')}; symbol fields need symbols)`,
-      );
-    }
+    if (f.includes(':') || /^[+-]/.test(f))
+      throw new FormatOptionError(`-F ${f}: pass per-type lists and edits as fieldSpecs`);
+    if (!(PERF_FIELDS as readonly string[]).includes(f)) throw new FormatOptionError('Invalid field requested.');
+    if (!SCRIPT_FIELDS.includes(f as PerfField)) throw unsupported(f, true);
     out.push(f as ScriptField);
   }
   return out;
+}
+
+function unsupported(f: string, user: boolean): FormatOptionError {
+  const how = user ? '' : " (in perf's default fields for this event: name the fields with -F)";
+  return new FormatOptionError(`-F: field '${f}' is not supported yet${how}; supported: ${SCRIPT_FIELDS.join(',')}`);
+}
+
+/**
+ * The fields per output type: from `fieldSpecs` (perf's -F forms) or a plain
+ * `fields` list, else perf's defaults. In JSON mode a default field we cannot
+ * print yet is left out; in text mode it is an error (never a different text).
+ */
+export function fieldsPerType(opts: ScriptOptions): TypeFields[] {
+  if (opts.fieldSpecs && opts.fieldSpecs.length > 0) return resolveFieldSpecs(opts.fieldSpecs);
+  if (opts.fields) return resolveFieldSpecs([opts.fields.join(',') || ',']);
+  return resolveFieldSpecs([]);
+}
+
+/**
+ * After checkAttr: a field left that we cannot print is kept as the error to
+ * raise at the first sample of that type (JSON: a perf default is dropped).
+ */
+export function checkPrintable(fs: FieldSet, userSet: ReadonlySet<PerfField>, json: boolean): void {
+  for (const f of fs.has) {
+    if (SCRIPT_FIELDS.includes(f)) continue;
+    if (json && !userSet.has(f)) fs.has.delete(f);
+    else fs.unprintable ??= unsupported(f, userSet.has(f));
+  }
 }
 
 export interface FieldSet {
   has: Set<ScriptField>;
   /** perf: comm is printed unpadded when ip and a callchain are printed. */
   callchain: boolean;
+  /** A field we cannot print yet: raised when a sample of this type is printed. */
+  unprintable?: FormatOptionError;
 }
 
 /**
@@ -66,7 +126,7 @@ export interface FieldSet {
  * cannot give is an error with perf's wording; a default field it cannot give
  * is dropped. Dummy events and attrs without sample_type are not checked.
  */
-export function checkAttr(s: Session, i: number, userFields: ScriptField[] | undefined, fs: FieldSet): void {
+export function checkAttr(s: Session, i: number, userSet: ReadonlySet<PerfField>, fs: FieldSet): void {
   const a = s.file.attrs[i]!.attr;
   const isDummy = a.type === PerfType.SOFTWARE && a.config === 9n;
   if (isDummy || s.file.featureSection(Feature.STAT) !== undefined) return;
@@ -74,10 +134,9 @@ export function checkAttr(s: Session, i: number, userFields: ScriptField[] | und
   const allowUserSet = s.file.featureSection(Feature.AUXTRACE) !== undefined;
   const has = fs.has;
   const st = a.sampleType;
-  const user = userFields !== undefined;
   const check = (fields: ScriptField[], bit: bigint, msg: string, fieldName: string, allow = false): void => {
     if (!fields.some((f) => has.has(f)) || (st & bit) !== 0n) return;
-    if (user) {
+    if (fields.some((f) => userSet.has(f))) {
       if (allow) return;
       throw new FormatOptionError(
         `Samples for '${s.eventNameAt(i)}' event do not have ${msg} attribute set. Cannot print '${fieldName}' field.`,
@@ -85,6 +144,15 @@ export function checkAttr(s: Session, i: number, userFields: ScriptField[] | und
     }
     for (const f of fields) has.delete(f);
   };
+  if (has.has('symoff') && !has.has('sym'))
+    throw new FormatOptionError('Display of offsets requested but symbol is notselected.'); // sic, perf 6.1
+  if ((has.has('sym') || has.has('dso')) && (st & (SampleType.IP | SampleType.ADDR)) === 0n) {
+    throw new FormatOptionError(
+      has.has('sym')
+        ? 'Display of symbols requested but neither sample IP nor sample address available.'
+        : 'Display of DSO requested but no address to convert.',
+    );
+  }
   check(['ip'], SampleType.IP, 'IP', 'ip');
   check(['addr'], SampleType.ADDR, 'ADDR', 'addr', allowUserSet);
   check(['pid', 'tid'], SampleType.TID, 'TID', '');

@@ -1,5 +1,5 @@
 /**
- * perf 6.1's `perf script` lines for the symbol-free fields
+ * perf 6.1's `perf script` lines (symbols: script-symbols.ts, filters: script-filters.ts)
  * (builtin-script.c perf_sample__fprintf_start / process_event, and
  * perf_event__fprintf for the --show-*-events records), and their JSON Lines
  * form. `ScriptPrinter` keeps what perf keeps between records (thread names,
@@ -29,11 +29,17 @@ import { ThreadComms } from '../session/threads.js';
 import { UserMaps } from '../session/user-maps.js';
 import { SampleReadSplitter } from '../session/sample-read.js';
 import type { Symbolizer } from '../machine/symbolizer.js';
-import { formatPerfTime } from '../machine/time-format.js';
+import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
+import { ScriptFilter } from './script-filters.js';
+import { ScriptSymbols, symbolColumns } from './script-symbols.js';
+import { DsoSymbols } from '../machine/dso-symbols.js';
 import { jsonHex, jsonLine, jsonTime } from './json-lines.js';
+import type { TypeFields } from './script-field-specs.js';
 import {
   checkAttr,
+  checkPrintable,
   defaultFieldsFor,
+  fieldsPerType,
   outputType,
   type FieldSet,
   type ScriptField,
@@ -63,11 +69,20 @@ const MAX_STACK = 127;
  * discards the whole chain, at most 127 entries. A user-space entry prints as
  * its offset in the mapped file when a map covers it (sample__fprintf_callchain).
  */
-export function resolveCallchain(chain: bigint[], userAddress: (ip: bigint) => bigint = (ip) => ip): bigint[] {
-  const out: bigint[] = [];
+export function resolveCallchain(
+  chain: bigint[],
+  userAddress: (ip: bigint) => bigint = (ip) => ip,
+  maxStack = MAX_STACK,
+): bigint[] {
+  return callchainEntries(chain, maxStack).map((e) => (e.user ? userAddress(e.ip) : e.ip));
+}
+
+/** The entries resolveCallchain prints, each with the address space it is in. */
+export function callchainEntries(chain: bigint[], maxStack = MAX_STACK): { ip: bigint; user: boolean }[] {
+  const out: { ip: bigint; user: boolean }[] = [];
   let user = true; // perf starts in PERF_RECORD_MISC_USER
   for (const ip of chain) {
-    if (out.length >= MAX_STACK) break;
+    if (out.length >= maxStack) break;
     if (ip >= PERF_CONTEXT_MAX) {
       if (ip === PERF_CONTEXT_KERNEL) user = false;
       else if (ip === PERF_CONTEXT_USER) user = true;
@@ -75,7 +90,7 @@ export function resolveCallchain(chain: bigint[], userAddress: (ip: bigint) => b
       else user = false;
       continue;
     }
-    out.push(user ? userAddress(ip) : ip);
+    out.push({ ip, user });
   }
   return out;
 }
@@ -90,7 +105,13 @@ interface SampleFields {
 const NO_U64 = BigInt.asUintN(64, -1n);
 
 /** perf_sample__fprintf_start. `callchainComm`: comm unpadded (sample with ip + callchain). */
-function scriptStart(f: ReadonlySet<ScriptField>, comm: string | undefined, sf: SampleFields, callchainComm: boolean) {
+function scriptStart(
+  f: ReadonlySet<ScriptField>,
+  comm: string | undefined,
+  sf: SampleFields,
+  callchainComm: boolean,
+  ns = false,
+) {
   let line = '';
   if (f.has('comm')) {
     const c = comm ?? ':-1';
@@ -100,7 +121,9 @@ function scriptStart(f: ReadonlySet<ScriptField>, comm: string | undefined, sf: 
   else if (f.has('pid')) line += `${String(sf.pid).padStart(5)} `;
   else if (f.has('tid')) line += `${String(sf.tid).padStart(5)} `;
   if (f.has('cpu')) line += `[${zeroPad(sf.cpu, 3)}] `;
-  if (f.has('time')) line += `${formatPerfTime(sf.time).padStart(12)}: `;
+  // perf: "%5lu.%09llu: " with --ns, else "%12s: " of secs.usecs
+  if (f.has('time'))
+    line += ns ? `${formatNsTime(sf.time).padStart(15)}: ` : `${formatPerfTime(sf.time).padStart(12)}: `;
   return line;
 }
 
@@ -116,21 +139,28 @@ interface SampleLine {
   chain: bigint[] | undefined;
   /** The file has callchains for this event type: comm is printed unpadded then. */
   callchainComm: boolean;
+  /** --ns */
+  ns?: boolean;
+  /** " sym+0xoff (dso)" after the ip, and after each callchain entry (script-symbols.ts). */
+  ipSymbol?: string;
+  chainSymbols?: string[];
 }
 
 /** process_event for a sample: one line (or one line and its callchain lines). */
 function sampleText(rec: SampleRecord, sf: SampleFields, l: SampleLine): string {
   const f = l.fields;
-  let line = scriptStart(f, l.comm, sf, f.has('ip') && l.callchainComm);
+  let line = scriptStart(f, l.comm, sf, f.has('ip') && l.callchainComm, l.ns);
   if (f.has('period')) line += `${l.period.toString().padStart(10)} `;
   if (f.has('event')) line += `${l.event.padStart(l.eventWidth)}: `;
   if (f.has('addr')) line += hex16(rec.addr ?? 0n);
   if (f.has('ip')) {
     if (l.chain) {
       line += '\n';
-      for (const ip of l.chain) line += `\t${hex16(ip)}\n`;
+      l.chain.forEach((ip, i) => {
+        line += `\t${hex16(ip)}${l.chainSymbols?.[i] ?? ''}\n`;
+      });
     } else {
-      line += ` ${hex16(rec.ip ?? 0n)}`;
+      line += ` ${hex16(rec.ip ?? 0n)}${l.ipSymbol ?? ''}`;
     }
   }
   return `${line}\n`;
@@ -206,6 +236,19 @@ export class ScriptPrinter {
   private nameWidth = -1;
   private readonly out: (s: string) => void;
 
+  /** --cpu/--pid/--tid/--comm/--time (none by default). */
+  filter = new ScriptFilter();
+
+  /** Where symbols come from (the CLI passes the recording's build-ids; default: none known). */
+  dsoSymbols: DsoSymbols | undefined;
+  private symbolResolver: ScriptSymbols | undefined;
+  private symbols(): ScriptSymbols {
+    this.symbolResolver ??= new ScriptSymbols(this.dsoSymbols ?? new DsoSymbols({ buildIds: new Map() }), this.maps);
+    return this.symbolResolver;
+  }
+  /** Some event type prints sym or dso: user maps and the kernel map are needed. */
+  private wantSymbols = false;
+
   /** Kernel symbols for TEXT_POKE lines (perf prints "sym+0xoff" when it has them). */
   symbolizer: Symbolizer | undefined;
 
@@ -214,15 +257,18 @@ export class ScriptPrinter {
     this.opts = opts;
     this.out = out;
     this.splitter = new SampleReadSplitter(s);
+    this.perType = fieldsPerType(opts);
     this.checkNewAttrs();
   }
 
   private checked = 0;
   /** User maps are only needed to print callchains. */
   private get needMaps(): boolean {
-    return this.s.file.attrs.some((a) => (a.attr.sampleType & SampleType.CALLCHAIN) !== 0n);
+    return this.wantSymbols || this.s.file.attrs.some((a) => (a.attr.sampleType & SampleType.CALLCHAIN) !== 0n);
   }
   private readonly fieldsByType = new Map<number, FieldSet>();
+  /** The -F options resolved per output type, before checking them against the events. */
+  private readonly perType: TypeFields[];
 
   /** Check attrs not seen yet (file mode: all at start; pipe mode: as HEADER_ATTR records pass). */
   private checkNewAttrs(): void {
@@ -234,9 +280,12 @@ export class ScriptPrinter {
       const hasChain = (a.sampleType & SampleType.CALLCHAIN) !== 0n;
       let fs = this.fieldsByType.get(ot);
       if (!fs) {
-        fs = { has: new Set(this.opts.fields ?? defaultFieldsFor(a.type)), callchain: false };
+        const tf = this.perType[ot]!;
+        fs = { has: new Set(tf.has), callchain: false };
         this.fieldsByType.set(ot, fs);
-        checkAttr(this.s, i, this.opts.fields, fs);
+        checkAttr(this.s, i, tf.userSet, fs);
+        checkPrintable(fs, tf.userSet, this.opts.json === true);
+        if (symbolColumns(fs.has)) this.wantSymbols = true;
         // process_attr (pipe mode) turns ip on for events with callchains
         if (this.s.file.pipe && hasChain) fs.has.add('ip');
       }
@@ -294,9 +343,11 @@ export class ScriptPrinter {
       case RecordType.MMAP2: {
         const cpumode = raw.misc & PERF_RECORD_MISC_CPUMODE_MASK;
         const kernel = cpumode === PERF_RECORD_MISC_KERNEL || cpumode === PERF_RECORD_MISC_GUEST_KERNEL;
-        if (!o.showMmapEvents && (kernel || !this.needMaps)) return;
+        if (this.checked < this.s.file.attrs.length) this.checkNewAttrs(); // pipe mode: do we want symbols?
+        if (!o.showMmapEvents && ((kernel && !this.wantSymbols) || !this.needMaps)) return;
         const rec = raw.decode() as Extract<PerfRecord, { kind: 'mmap' | 'mmap2' }>;
         if (!kernel && this.needMaps) this.maps.onMmap(rec.pid, rec.addr, rec.len, rec.pgoff, rec.filename);
+        if (kernel && this.wantSymbols) this.symbols().onKernelMmap(rec.filename, rec.addr, rec.len);
         if (o.showMmapEvents) this.emitOther(raw, rec, [rec.pid, rec.tid]);
         return;
       }
@@ -352,6 +403,7 @@ export class ScriptPrinter {
     }
     const a = this.s.attrOf(raw) ?? this.s.file.attrs[0];
     const sid = (rec as { sampleId?: { pid?: number; tid?: number; cpu?: number; time?: bigint } }).sampleId;
+    if (this.filter.cpuSkipped(sid?.cpu)) return;
     let sf: SampleFields = { pid: sid?.pid ?? -1, tid: sid?.tid ?? -1, cpu: sid?.cpu ?? -1, time: sid?.time ?? NO_U64 };
     let pid = sf.pid;
     let tid = sf.tid;
@@ -372,7 +424,9 @@ export class ScriptPrinter {
       );
       return;
     }
-    this.out((fs ? scriptStart(fs.has, comm, sf, false) : '') + text);
+    // perf_sample__fprintf_start: comm unpadded when this event prints ip with its callchain
+    const unpadded = fs !== undefined && fs.has.has('ip') && fs.callchain && !this.opts.hideCallGraph;
+    this.out((fs ? scriptStart(fs.has, comm, sf, unpadded, this.opts.ns) : '') + text);
   }
 
   private readonly splitter: SampleReadSplitter;
@@ -397,16 +451,22 @@ export class ScriptPrinter {
     const entry = this.s.file.attrs[attrIndex];
     const fs = entry ? this.fieldsByType.get(outputType(entry.attr.type)) : this.fieldsFor(raw);
     if (!fs || fs.has.size === 0) return;
+    if (fs.unprintable) throw fs.unprintable;
     const rec = decoded ?? (raw.decode() as Extract<PerfRecord, { kind: 'sample' }>);
     const a = entry;
     const sf: SampleFields = { pid: rec.pid ?? -1, tid: rec.tid ?? -1, cpu: rec.cpu ?? -1, time: rec.time ?? NO_U64 };
     const comm = this.threads.comm(sf.pid, sf.tid);
     const f = fs.has;
     const period = periodOverride ?? rec.period ?? a?.attr.samplePeriod ?? 0n;
-    const chain =
-      f.has('ip') && rec.callchain
-        ? resolveCallchain(rec.callchain, (ip) => this.maps.printedAddress(sf.pid, ip))
-        : undefined;
+    if (this.filter.sampleSkipped(sf.cpu, sf.pid, sf.tid, comm, rec.time ?? NO_U64)) return;
+    const hide = this.opts.hideCallGraph === true;
+    const entries =
+      f.has('ip') && rec.callchain && !hide ? callchainEntries(rec.callchain, this.opts.maxStack) : undefined;
+    const chain = entries?.map((e) => (e.user ? this.maps.printedAddress(sf.pid, e.ip) : e.ip));
+    const cols = f.has('ip') ? symbolColumns(f) : undefined;
+    const syms = cols ? this.symbols() : undefined;
+    const cpumode = raw.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+    const kernelIp = cpumode === PERF_RECORD_MISC_KERNEL || cpumode === PERF_RECORD_MISC_GUEST_KERNEL;
     const l: SampleLine = {
       fields: f,
       comm,
@@ -414,7 +474,10 @@ export class ScriptPrinter {
       event: attrIndex >= 0 ? this.s.eventNameAt(attrIndex) : '[unknown]',
       eventWidth: this.width(),
       chain,
-      callchainComm: fs.callchain,
+      callchainComm: fs.callchain && !hide,
+      ns: this.opts.ns,
+      ipSymbol: cols && syms && !entries ? syms.text(cols, sf.pid, rec.ip ?? 0n, kernelIp) : undefined,
+      chainSymbols: cols && syms && entries ? entries.map((e) => syms.text(cols, sf.pid, e.ip, !e.user)) : undefined,
     };
     this.out(this.opts.json ? sampleJson(rec, sf, l, raw.fileOffset) : sampleText(rec, sf, l));
   }

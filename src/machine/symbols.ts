@@ -57,6 +57,11 @@ export class SymbolTable {
     return new SymbolTable([]);
   }
 
+  /** From symbols already sorted by start and non-overlapping (e.g. readElfSymbols). */
+  static of(symbols: KernelSymbol[]): SymbolTable {
+    return new SymbolTable(symbols);
+  }
+
   /**
    * Build from kallsyms entries. `maps` are the executable kcore segments;
    * when there are none, symbols are kept unclipped (perf's plain kallsyms path).

@@ -15,6 +15,16 @@ interface UserMap {
   pgoff: bigint;
   /** Anonymous memory, [stack], [heap], /SYSV…: map_ip is the identity (map__new). */
   identity: boolean;
+  /** The mapped file as the record names it (perf's dso name). */
+  filename: string;
+}
+
+/** A map covering an address, and that address as perf's map__map_ip gives it. */
+export interface MapHit {
+  filename: string;
+  identity: boolean;
+  /** ip - start + pgoff (the ip itself for identity maps). */
+  mapIp: bigint;
 }
 
 /** perf's is_anon_memory || is_no_dso_memory. */
@@ -62,7 +72,10 @@ export class UserMaps {
       if (m.end > end) repl.push({ ...m, start: end, pgoff: m.identity ? m.pgoff : m.pgoff + (end - m.start) });
       k++;
     }
-    const mine: UserMap = { start, end, pgoff, identity: isIdentityMapping(filename) };
+    // map__new names anonymous memory after the JIT symbol file perf would read for it
+    const anon = filename === '//anon' || filename.startsWith('/dev/zero') || filename.startsWith('/anon_hugepage');
+    const name = anon ? `/tmp/perf-${pid}.map` : filename;
+    const mine: UserMap = { start, end, pgoff, identity: isIdentityMapping(filename), filename: name };
     const before = repl.filter((m) => m.start < start);
     const after = repl.filter((m) => m.start >= end);
     maps.splice(lo, k - lo, ...before, mine, ...after);
@@ -83,8 +96,13 @@ export class UserMaps {
    * identity maps, or the address when no map covers it.
    */
   printedAddress(pid: number, ip: bigint): bigint {
+    return this.lookup(pid, ip)?.mapIp ?? ip;
+  }
+
+  /** The map of process `pid` covering ip, or undefined. */
+  lookup(pid: number, ip: bigint): MapHit | undefined {
     const maps = this.byPid.get(pid);
-    if (!maps || maps.length === 0) return ip;
+    if (!maps || maps.length === 0) return undefined;
     let lo = 0;
     let hi = maps.length - 1;
     while (lo <= hi) {
@@ -92,8 +110,11 @@ export class UserMaps {
       const m = maps[mid]!;
       if (ip < m.start) hi = mid - 1;
       else if (ip >= m.end) lo = mid + 1;
-      else return m.identity ? ip : BigInt.asUintN(64, ip - m.start + m.pgoff);
+      else {
+        const mapIp = m.identity ? ip : BigInt.asUintN(64, ip - m.start + m.pgoff);
+        return { filename: m.filename, identity: m.identity, mapIp };
+      }
     }
-    return ip;
+    return undefined;
   }
 }

@@ -2,8 +2,10 @@ import type { Command } from 'commander';
 import { openSession } from '../../session/session.js';
 import { FormatOptionError } from '../../format/errors.js';
 import { ScriptPrinter } from '../../format/perf-script.js';
+import { ScriptFilter } from '../../format/script-filters.js';
 import { parseFields as parseFieldList, SCRIPT_FIELDS, type ScriptOptions } from '../../format/perf-script-fields.js';
 import type { TextSink } from '../../format/text-sink.js';
+import type { SymbolTable } from '../../machine/symbols.js';
 import { UsageError } from '../errors.js';
 import { jsonOption, quietOption } from '../options.js';
 import { OutputSink } from '../output.js';
@@ -11,8 +13,8 @@ import { startProgress } from '../progress.js';
 import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 /**
- * `perfpoke script -i F [-F fields] [--show-*-events] [--json]`: perf 6.1's
- * `perf script` lines for the symbol-free fields, in perf's delivery order
+ * `perfpoke script -i F [-F fields] [perf's filters] [--show-*-events] [--json]`: perf 6.1's
+ * `perf script` lines with symbols, in perf's delivery order
  * (the printer: src/format/perf-script.ts).
  */
 
@@ -36,10 +38,21 @@ export async function runScript(
 ): Promise<void> {
   // perf -i accepts a `perf record --kcore` directory (data + kcore_dir)
   const dataFile = input === '-' ? input : (await import('../../machine/kcore-dir.js')).resolveInput(input).dataFile;
+  if (opts.header || opts.headerOnly) {
+    if (dataFile === '-') throw new UsageError('--header: not supported for pipe input yet');
+    const { readFileFeatures } = await import('../../perfdata/features/index.js');
+    const { headerLines } = await import('../../format/perf-header.js');
+    const mtime = (await (await import('node:fs/promises')).stat(dataFile)).mtime;
+    out.write(`${headerLines(await readFileFeatures(dataFile), mtime, false).join('\n')}\n`);
+    if (opts.headerOnly) return void (await out.flush());
+  }
   const s = await openSession(dataFile, { ordered: !opts.showRoundEvents });
   const progress = startProgress('script', s.file.pipe ? 0 : s.file.header.data.offset + s.file.header.data.size, opts);
   try {
     const p = new ScriptPrinter(s, opts, out.write);
+    p.filter = await ScriptFilter.create(opts, s.file);
+    const { DsoSymbols, recordedBuildIds } = await import('../../machine/dso-symbols.js');
+    p.dsoSymbols = new DsoSymbols({ buildIds: await recordedBuildIds(s.file), kernel: await kcoreSymbols(input) });
     // loaded only when needed: the machine layer pulls in kcore and disassembly support
     if (opts.showTextPokeEvents && input !== '-')
       p.symbolizer = (await (await import('../../machine/from-perf-data.js')).loadMachine(input)).symbolizer;
@@ -62,13 +75,29 @@ export async function runScript(
   }
 }
 
+/** What commander hands the action. */
+export type ScriptCliOptions = { input: string; fields?: string[]; comms?: string; quiet?: boolean } & Omit<
+  ScriptOptions,
+  'fields'
+>;
+
+/** The parsed command line as runScript's options. */
+export function toScriptOptions(o: ScriptCliOptions): Parameters<typeof runScript>[1] {
+  const { fields, ...rest } = o;
+  return { ...rest, comm: o.comms, fieldSpecs: fields };
+}
+
 export function register(program: Command): void {
   const cmd = program
     .command('script')
-    .description('print samples and side-band records as `perf script` does (symbol-free fields), in time order')
+    .description('print samples (with symbols) and side-band records as `perf script` does, in time order')
     .option('-i, --input <path>', `perf.data file (file or pipe mode; - for stdin); ${INPUT_DEFAULT_HELP}`)
     .hook('preAction', fillDefaultInput)
-    .option('-F, --fields <list>', `comma-separated fields: ${SCRIPT_FIELDS.join(',')}`)
+    .option(
+      '-F, --fields <list>',
+      `fields, perf's forms (a,b | +a,-b | sw:a,b; repeatable): ${SCRIPT_FIELDS.join(',')}`,
+      collect,
+    )
     .option('--show-task-events', 'print COMM, FORK and EXIT records')
     .option('--show-mmap-events', 'print MMAP and MMAP2 records')
     .option('--show-switch-events', 'print SWITCH and SWITCH_CPU_WIDE records')
@@ -77,11 +106,41 @@ export function register(program: Command): void {
     .option('--show-namespace-events', 'print NAMESPACES records')
     .option('--show-cgroup-events', 'print CGROUP records')
     .option('--show-lost-events', 'print LOST records')
-    .option('--show-round-events', 'print FINISHED_ROUND records (delivery in file order, as perf)');
+    .option('--show-round-events', 'print FINISHED_ROUND records (delivery in file order, as perf)')
+    .option('--ns', 'times with 9 decimal places')
+    .option('-G, --hide-call-graph', 'print the sample ip on its line instead of the callchain')
+    .option('--max-stack <n>', 'print at most n callchain entries (default 127)', parseMaxStack)
+    .option('-C, --cpu <list>', 'only samples and records of these CPUs (0-2,5)')
+    .option('--pid <list>', 'only samples of these processes')
+    .option('--tid <list>', 'only samples of these threads')
+    .option('-c, --comms <list>', 'only samples of threads with these names')
+    .option(
+      '--time <ranges>',
+      "only samples in these time ranges (perf's syntax: 'a,b c,d', '10%/2', '0%-10%,30%-40%')",
+    )
+    .option('--header', 'print the data header first (as perf report --header-only)')
+    .option('--header-only', 'print only the data header');
   jsonOption(cmd, 'one JSON object per line instead of text (types sample, event)');
-  quietOption(cmd).action(async (o: { input: string; fields?: string } & Omit<ScriptOptions, 'fields'>) => {
+  quietOption(cmd).action(async (o: ScriptCliOptions) => {
     const out = new OutputSink();
-    await runScript(o.input, { ...o, fields: o.fields !== undefined ? parseFields(o.fields) : undefined }, out);
+    await runScript(o.input, toScriptOptions(o), out);
     await out.close();
   });
+}
+
+function parseMaxStack(v: string): number {
+  if (!/^\d+$/.test(v)) throw new UsageError(`--max-stack: expected a number, got '${v}'`);
+  return Number(v);
+}
+
+function collect(v: string, prev: string[] | undefined): string[] {
+  return [...(prev ?? []), v];
+}
+
+/** A `perf record --kcore` directory's kallsyms (perf reads the kernel's symbols there). */
+async function kcoreSymbols(input: string): Promise<SymbolTable | undefined> {
+  if (input === '-') return undefined;
+  const { resolveInput, loadKcoreDir } = await import('../../machine/kcore-dir.js');
+  const k = resolveInput(input).kcoreDir;
+  return k ? loadKcoreDir(k).symbols : undefined;
 }

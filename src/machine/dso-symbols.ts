@@ -1,0 +1,199 @@
+/**
+ * Where perf 6.1 finds the symbols of a dso when `perf script` runs on this
+ * machine, and those symbols (loaded once per dso, on first use):
+ *
+ * - the kernel: a recording's kcore_dir kallsyms; else `/proc/kallsyms` when
+ *   the recording's [kernel.kallsyms] build-id (HEADER_BUILD_ID) is the
+ *   running kernel's (/sys/kernel/notes) or the recording names none (pipe
+ *   mode); else the build-id cache's
+ *   `~/.debug/[kernel.kallsyms]/<id>/kallsyms`. Symbols of modules without
+ *   a module map are dropped, as dso__split_kallsyms does.
+ * - user files: the first of `~/.debug/<path>/<id>/elf`, `…/debug` and the
+ *   path itself that has a `.symtab`, else the first ELF there (`.dynsym`);
+ *   a file at the path whose build-id differs from the recorded one is not
+ *   used (perf: "build id mismatch"). A file the header names no build-id
+ *   for takes the build-id of the file at its path, as perf's dso__load does.
+ *   `[vdso]`: `~/.debug/[vdso]/<id>/vdso`.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { Feature } from '../abi/feature.js';
+import { decodeFeature } from '../perfdata/features/codec.js';
+import type { PerfFile } from '../perfdata/perf-file.js';
+import { readElfSymbols } from './elf-symbols.js';
+import { parseKallsyms } from './kallsyms.js';
+import { type KernelSymbol, SymbolTable } from './symbols.js';
+
+export interface DsoSymbolOptions {
+  /** filename → build-id (lowercase hex), from HEADER_BUILD_ID and MMAP2 records. */
+  buildIds: Map<string, string>;
+  /** The build-id cache (perf: ~/.debug). */
+  cacheDir?: string;
+  /** Kernel symbols already loaded (a kcore_dir recording). */
+  kernel?: SymbolTable;
+}
+
+export class DsoSymbols {
+  private readonly cache = new Map<string, SymbolTable | null>();
+  private kernelTable: SymbolTable | null | undefined;
+  private readonly cacheDir: string;
+
+  constructor(private readonly opts: DsoSymbolOptions) {
+    this.cacheDir = opts.cacheDir ?? join(homedir(), '.debug');
+    if (opts.kernel) this.kernelTable = opts.kernel;
+  }
+
+  /** The kernel's symbols, or undefined when perf would find none either. */
+  kernel(): SymbolTable | undefined {
+    if (this.kernelTable === undefined) this.kernelTable = this.loadKernel() ?? null;
+    return this.kernelTable ?? undefined;
+  }
+
+  private loadKernel(): SymbolTable | undefined {
+    const bid = this.opts.buildIds.get('[kernel.kallsyms]');
+    let text: string | undefined;
+    // dso__find_kallsyms: a kernel without a recorded build-id (pipe mode, --no-buildid) is taken as this host's
+    if (bid === undefined || hostKernelBuildId() === bid) text = tryRead('/proc/kallsyms');
+    if (text === undefined && bid !== undefined)
+      text = tryRead(join(this.cacheDir, '[kernel.kallsyms]', bid, 'kallsyms'));
+    if (text === undefined) return undefined;
+    const all = SymbolTable.fromKallsyms(parseKallsyms(text), []);
+    return SymbolTable.of(all.symbols.filter((s) => s.module === undefined));
+  }
+
+  /** Symbols of a user-space file (perf's dso long name), or undefined. */
+  user(filename: string): SymbolTable | undefined {
+    let t = this.cache.get(filename);
+    if (t === undefined) {
+      t = this.loadUser(filename) ?? null;
+      this.cache.set(filename, t);
+    }
+    return t ?? undefined;
+  }
+
+  private loadUser(filename: string): SymbolTable | undefined {
+    // dso__load: a dso the header gives no build-id takes the one of the file at its path
+    const bid = this.opts.buildIds.get(filename) ?? (filename.startsWith('/') ? fileBuildId(filename) : undefined);
+    const paths: string[] = [];
+    if (bid !== undefined) {
+      const dir = join(this.cacheDir, filename, bid);
+      paths.push(join(dir, filename === '[vdso]' ? 'vdso' : 'elf'), join(dir, 'debug'));
+    }
+    if (filename.startsWith('/')) paths.push(filename);
+    let fallback: SymbolTable | undefined;
+    for (const p of paths) {
+      if (!existsSync(p)) continue;
+      let bytes: Buffer;
+      try {
+        bytes = readFileSync(p);
+      } catch {
+        continue;
+      }
+      const elf = readElfSymbols(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      if (!elf) continue;
+      if (bid !== undefined && elf.buildId !== undefined && elf.buildId !== bid) continue;
+      const table = SymbolTable.of(demangle(elf.symbols));
+      if (elf.fromSymtab) return table;
+      fallback ??= table;
+    }
+    return fallback;
+  }
+}
+
+const PERF_RECORD_MISC_BUILD_ID_SIZE = 1 << 15;
+
+/** filename → build-id from the file's HEADER_BUILD_ID (20 bytes, or the size the entry gives). */
+export async function recordedBuildIds(file: PerfFile): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const bytes = await file.readFeature(Feature.BUILD_ID);
+  if (!bytes) return out;
+  const f = decodeFeature(Feature.BUILD_ID, bytes, file.le, 0);
+  if (f.kind !== 'build_id') return out;
+  for (const e of f.entries) {
+    const size = e.misc & PERF_RECORD_MISC_BUILD_ID_SIZE ? (e.buildId[20] ?? 20) : 20;
+    out.set(e.filename, Buffer.from(e.buildId.subarray(0, Math.min(size, 20))).toString('hex'));
+  }
+  return out;
+}
+
+/**
+ * C++ names as perf prints them: libiberty's cplus_demangle without
+ * parameters, which is what binutils' `c++filt -p` runs (one call per dso).
+ * Without c++filt the names stay mangled.
+ */
+function demangle(symbols: KernelSymbol[]): KernelSymbol[] {
+  const mangled = symbols.filter((s) => s.name.startsWith('_Z'));
+  if (mangled.length === 0) return symbols;
+  const r = spawnSync('c++filt', ['-p'], {
+    input: mangled.map((s) => s.name).join('\n'),
+    encoding: 'utf8',
+    maxBuffer: 1 << 30,
+  });
+  if (r.error || r.status !== 0) return symbols;
+  const names = r.stdout.split('\n');
+  mangled.forEach((s, i) => {
+    const n = names[i];
+    if (n) s.name = n;
+  });
+  return symbols;
+}
+
+/** /tmp/perf-PID.map (JIT symbols: "start size name" in hex) for an anonymous map, as perf reads it. */
+export function perfMapSymbols(path: string): SymbolTable | undefined {
+  const text = tryRead(path);
+  if (text === undefined) return undefined;
+  const syms: KernelSymbol[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^([0-9a-fA-F]+)\s+([0-9a-fA-F]+)\s+(.*)$/.exec(line);
+    if (!m) continue;
+    const start = BigInt(`0x${m[1]}`);
+    syms.push({ start, end: start + BigInt(`0x${m[2]}`), name: m[3]! });
+  }
+  syms.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+  return SymbolTable.of(syms);
+}
+
+function fileBuildId(path: string): string | undefined {
+  try {
+    const b = readFileSync(path);
+    return readElfSymbols(new Uint8Array(b.buffer, b.byteOffset, b.byteLength))?.buildId;
+  } catch {
+    return undefined;
+  }
+}
+
+function tryRead(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+let hostBid: string | null | undefined;
+
+/** The running kernel's build-id from /sys/kernel/notes (NT_GNU_BUILD_ID), cached. */
+export function hostKernelBuildId(): string | undefined {
+  if (hostBid === undefined) {
+    hostBid = null;
+    try {
+      const b = readFileSync('/sys/kernel/notes');
+      for (let o = 0; o + 12 <= b.length; ) {
+        const namesz = b.readUInt32LE(o);
+        const descsz = b.readUInt32LE(o + 4);
+        const type = b.readUInt32LE(o + 8);
+        const desc = o + 12 + ((namesz + 3) & ~3);
+        if (type === 3 && b.toString('latin1', o + 12, o + 15) === 'GNU') {
+          hostBid = b.subarray(desc, desc + descsz).toString('hex');
+          break;
+        }
+        o = desc + ((descsz + 3) & ~3);
+      }
+    } catch {
+      // no /sys/kernel/notes: no host build-id, perf does not use /proc/kallsyms then
+    }
+  }
+  return hostBid ?? undefined;
+}
