@@ -6,12 +6,14 @@ import { UsageError } from '../errors.js';
 import { jsonOption, quietOption } from '../options.js';
 import { withOutput } from '../output.js';
 import { startProgress } from '../progress.js';
+import { ptdumpOptions } from '../ptdump-options.js';
 
 /**
  * `perfpoke pt-dump -i FILE`: the Intel PT packets of every AUXTRACE buffer
  * of a perf.data file (or of a raw PT stream with --raw), as perf 6.1's
  * `perf script -D` prints them (default), as Intel's libipt `ptdump` prints
- * them (--format=ptdump), or as JSON Lines (--json). Text: src/format/pt-dump.ts.
+ * them (--format=ptdump, with ptdump 2.3's options: src/cli/ptdump-options.ts),
+ * or as JSON Lines (--json). Text: src/format/pt-dump.ts.
  */
 interface Opts {
   input: string;
@@ -38,19 +40,26 @@ export function register(program: Command): void {
     .option('--raw', 'the input is a raw Intel PT stream, not a perf.data file')
     .option('--format <fmt>', 'text format: perf (perf script -D) or ptdump (Intel libipt ptdump)', 'perf');
   jsonOption(cmd, 'print JSON Lines: auxtrace_info, auxtrace and packet objects');
-  quietOption(cmd).action(async (opts: Opts) => {
+  quietOption(cmd);
+  const ptdump = ptdumpOptions(cmd);
+  cmd.action(async (opts: Opts) => {
     if (opts.format !== 'perf' && opts.format !== 'ptdump')
       throw new UsageError(`--format must be perf or ptdump, not ${opts.format}`);
     const format: PtDumpFormat = opts.json ? 'json' : opts.format;
+    if (ptdump.errors[0]) throw new UsageError(ptdump.errors[0]);
+    if (format !== 'ptdump' && ptdump.given[0])
+      throw new UsageError(`${ptdump.given[0]} is a ptdump option: it needs --format=ptdump (and no --json)`);
+    // ptdump's --quiet: only its error lines
+    const pt = { ...ptdump.opts, quiet: format === 'ptdump' && !!opts.quiet };
     await withOutput(undefined, async (out) => {
       if (opts.raw) {
-        for (const l of ptBufferLines(await readAll(opts.input), format)) out.line(l);
+        for (const l of ptBufferLines(await readAll(opts.input), format, undefined, pt)) out.line(l);
         return;
       }
       const f = await PerfFile.open(opts.input);
       const progress = startProgress('pt-dump', opts.input === '-' ? 0 : (await stat(opts.input)).size, opts);
       try {
-        for await (const l of ptDumpFileLines(f, format, (off) => progress.update(off))) {
+        for await (const l of ptDumpFileLines(f, format, (off) => progress.update(off), pt)) {
           out.line(l);
           if (out.pending >= 1 << 16) await out.flush();
         }
