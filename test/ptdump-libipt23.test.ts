@@ -276,4 +276,10 @@ test('perfpoke pt-dump --raw --format=ptdump with ptdump options prints what ptd
     assert.equal(ours.status, 0, ours.stderr);
     assert.equal(ours.stdout, theirs, name);
   }
+  // ptdump's FILE:from-to: a part of the stream, offsets from its start
+  const part = `${file}:0x10-${Math.min(bytes!.length, 0x400)}`;
+  const [theirs] = runEach(tools.ptdump, [['--no-sync', '--lastip', part]]);
+  const ours = runCli(['pt-dump', '--raw', '-i', part, '--format=ptdump', '--no-sync', '--lastip']);
+  assert.equal(ours.stdout, theirs, part);
+  assert.ok(theirs && theirs.length > 0);
 });

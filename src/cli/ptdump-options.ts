@@ -93,3 +93,31 @@ export function ptdumpOptions(cmd: Command): PtdumpArgs {
 function throwUsage(message: string): never {
   throw new UsageError(message);
 }
+
+/**
+ * ptdump's `FILE[:from[-to]]` (its preprocess_filename): a trailing range
+ * that parses as C integers is split off; otherwise the ':' belongs to the
+ * name. `to` is exclusive; `to <= from` is refused as ptdump refuses it.
+ */
+export function splitFileRange(arg: string): { path: string; from: number; to?: number } {
+  const colon = arg.lastIndexOf(':');
+  if (colon < 0) return { path: arg, from: 0 };
+  const lit = '(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)';
+  const m = new RegExp(`^${lit}(?:-${lit})?$`).exec(arg.slice(colon + 1));
+  if (!m?.[1]) return { path: arg, from: 0 };
+  const num = (s: string): number => cNumber('range', s, Number.MAX_SAFE_INTEGER);
+  const path = arg.slice(0, colon);
+  const from = num(m[1]);
+  if (m[2] === undefined) return { path, from };
+  const to = num(m[2]);
+  if (to <= from) throw new UsageError(`bad file ${path}: invalid argument`);
+  return { path, from, to };
+}
+
+/** The bytes of a `FILE[:from[-to]]` range, with ptdump's checks. */
+export function sliceRange(bytes: Uint8Array, r: { path: string; from: number; to?: number }): Uint8Array {
+  if (r.from === 0 && r.to === undefined) return bytes;
+  if (r.from >= bytes.length) throw new UsageError(`bad offset 0x${r.from.toString(16)} into ${r.path}`);
+  if (r.to !== undefined && r.to > bytes.length) throw new UsageError(`bad range 0x${r.to.toString(16)} in ${r.path}`);
+  return bytes.subarray(r.from, r.to);
+}

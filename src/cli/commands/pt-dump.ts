@@ -6,7 +6,7 @@ import { UsageError } from '../errors.js';
 import { jsonOption, quietOption } from '../options.js';
 import { withOutput } from '../output.js';
 import { startProgress } from '../progress.js';
-import { ptdumpOptions } from '../ptdump-options.js';
+import { ptdumpOptions, sliceRange, splitFileRange } from '../ptdump-options.js';
 
 /**
  * `perfpoke pt-dump -i FILE`: the Intel PT packets of every AUXTRACE buffer
@@ -36,7 +36,10 @@ export function register(program: Command): void {
     .description(
       'print the Intel PT packets of every AUXTRACE buffer, as `perf script -D` (or libipt ptdump) prints them',
     )
-    .requiredOption('-i, --input <file>', "perf.data file ('-' for a pipe on stdin), or a raw PT stream with --raw")
+    .requiredOption(
+      '-i, --input <file>',
+      "perf.data file ('-' for a pipe on stdin), or a raw PT stream with --raw (FILE:from[-to]: a part of it)",
+    )
     .option('--raw', 'the input is a raw Intel PT stream, not a perf.data file')
     .option('--format <fmt>', 'text format: perf (perf script -D) or ptdump (Intel libipt ptdump)', 'perf');
   jsonOption(cmd, 'print JSON Lines: auxtrace_info, auxtrace and packet objects');
@@ -53,7 +56,10 @@ export function register(program: Command): void {
     const pt = { ...ptdump.opts, quiet: format === 'ptdump' && !!opts.quiet };
     await withOutput(undefined, async (out) => {
       if (opts.raw) {
-        for (const l of ptBufferLines(await readAll(opts.input), format, undefined, pt)) out.line(l);
+        // ptdump's FILE[:from[-to]]: dump that part of a raw stream (offsets from its start)
+        const range = opts.input === '-' ? { path: '-', from: 0 } : splitFileRange(opts.input);
+        const bytes = sliceRange(await readAll(range.path), range);
+        for (const l of ptBufferLines(bytes, format, undefined, pt)) out.line(l);
         return;
       }
       const f = await PerfFile.open(opts.input);
