@@ -68,6 +68,14 @@ export function parseCpu(s: string): Cpu | null {
   return { family: f.value, model: m.value, stepping };
 }
 
+/**
+ * Models the ptdump 2.3 binary knows beyond the libipt source perfpoke was
+ * written from (6/0xd5, 0x12/1, 0x12/3: test/ptdump-libipt23.test.ts finds
+ * every known model). Observed: no SKD007, SKZ84 or SKL168; the flow-level
+ * errata are taken from the newest family 6 group (an assumption).
+ */
+const LATE: (keyof Errata)[] = ['bdm70', 'skl014', 'skd022', 'apl11'];
+
 const GROUPS: [models: number[], errata: (keyof Errata)[]][] = [
   [
     [0x3d, 0x47, 0x4f, 0x56],
@@ -86,7 +94,7 @@ const GROUPS: [models: number[], errata: (keyof Errata)[]][] = [
     ['bdm70', 'skl014', 'skd022'],
   ],
   [
-    [0x97, 0x9a, 0xbf, 0xb7, 0xb5, 0xaa, 0xac, 0xba, 0xcc, 0xbd, 0xc5, 0xc6],
+    [0x97, 0x9a, 0xbf, 0xb7, 0xb5, 0xaa, 0xac, 0xba, 0xcc, 0xbd, 0xc5, 0xc6, 0xd5],
     ['bdm70', 'skl014', 'skd022', 'apl11'],
   ],
   [
@@ -102,6 +110,7 @@ export function cpuErrata(cpu: Cpu): Errata | null {
   let names: (keyof Errata)[] | undefined;
   if (cpu.family === 0x6) names = GROUPS.find(([models]) => models.includes(cpu.model))?.[1];
   else if (cpu.family === 0x13 && cpu.model === 0x01) names = ['bdm70', 'skl014', 'skd022', 'skz84'];
+  else if (cpu.family === 0x12 && (cpu.model === 0x01 || cpu.model === 0x03)) names = LATE;
   if (!names) return null;
   for (const n of names) e[n] = true;
   return e;
