@@ -100,10 +100,14 @@ const stream = fc.tuple(
   }),
   header,
   fc.record({
-    mtcFreq: fc.integer({ min: 0, max: 15 }),
-    nomFreq: fc.integer({ min: 0, max: 60 }),
+    // hardware MTC frequencies are 0-15; ptdump takes any u8 (shifts past 31 wrap as x86 shifts do)
+    mtcFreq: fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 0, max: 15 }) }, fc.integer({ min: 16, max: 40 })),
+    nomFreq: fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 0, max: 60 }) }, fc.integer({ min: 61, max: 255 })),
     eax: fc.integer({ min: 1, max: 4 }),
-    ebx: fc.integer({ min: 1, max: 400 }),
+    ebx: fc.oneof(
+      { weight: 5, arbitrary: fc.integer({ min: 1, max: 400 }) },
+      fc.integer({ min: 401, max: 0xffffffff }),
+    ),
   }),
 );
 
