@@ -286,6 +286,17 @@ test('perfpoke pt-dump --raw --format=ptdump with ptdump options prints what ptd
   const ours = runCli(['pt-dump', '--raw', '-i', part, '--format=ptdump', '--no-sync', '--lastip']);
   assert.equal(ours.stdout, theirs, part);
   assert.ok(theirs && theirs.length > 0);
+  // ptdump's own refusals, and its options without --format=ptdump: one line, exit 2
+  for (const [args, msg] of [
+    [['--format=ptdump', '--time', '--tcal'], /specify either --time or --tcal/],
+    [['--format=ptdump', '--nom-freq', '256'], /--nom-freq: value too big: 256/],
+    [['--time'], /--time is a ptdump option/],
+  ] as const) {
+    const r = runCli(['pt-dump', '--raw', '-i', file, ...args]);
+    assert.equal(r.status, 2, args.join(' '));
+    assert.match(r.stderr, msg);
+    assert.equal(r.stderr.trim().split('\n').length, 1);
+  }
 });
 
 test('--cpu: every model of families 6, 0xf, 0x12, 0x13 gets the errata ptdump 2.3 applies (SKD007, SKZ84, unknown cpu)', (t) => {
