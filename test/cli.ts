@@ -5,6 +5,8 @@ import { dirname, join } from 'node:path';
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..');
 const mainTs = join(repoRoot, 'src', 'cli', 'main.ts');
+// tsx by absolute URL, so that the CLI runs from any working directory (a user's folder, a temp dir)
+const tsxLoader = import.meta.resolve('tsx');
 
 export interface CliResult {
   status: number;
@@ -13,7 +15,7 @@ export interface CliResult {
 }
 
 export function runCli(args: string[], opts: { input?: string | Buffer; cwd?: string } = {}): CliResult {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', mainTs, ...args], {
+  const r = spawnSync(process.execPath, ['--import', tsxLoader, mainTs, ...args], {
     cwd: opts.cwd ?? repoRoot,
     input: opts.input,
     maxBuffer: 1 << 30,

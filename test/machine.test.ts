@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { runCli, repoRoot } from './cli.js';
 import { loadMachine } from '../src/machine/from-perf-data.js';
 import { basicSites, trampoline, TRAMP, kernelText, KTEXT } from './fixtures/kcore/scenario.js';
-import { formatNsTime } from '../src/machine/time-format.js';
+import { formatNsTime, formatPerfTime } from '../src/machine/time-format.js';
 import { listTrampolines } from '../src/machine/trampolines.js';
 import { cannotCompare } from './require-tool.js';
 
@@ -46,11 +46,12 @@ test('image at every poke time, just before it, and at the end equals the site h
 
 test('perfpoke image: bytes and instructions at a time, in perf time or ns', () => {
   const jl = basicSites().find((s) => s.name === 'jump label')!;
-  for (const [t, arg] of [
-    [jl.times[0]! - 1n, formatNsTime(jl.times[0]! - 1n)],
-    [jl.times[0]!, jl.times[0]!.toString()],
+  for (const [t, opt, arg] of [
+    [jl.times[0]! - 1n, '--time', formatNsTime(jl.times[0]! - 1n)],
+    [jl.times[0]!, '--time-ns', jl.times[0]!.toString()],
+    [jl.times[0]!, '--time', formatPerfTime(jl.times[0]!)],
   ] as const) {
-    const r = runCli(['image', '-i', basic, '--addr', 'do_sys_open+0x10', '--len', '5', '--time', arg, '--json']);
+    const r = runCli(['image', '-i', basic, '--addr', 'do_sys_open+0x10', '--len', '5', opt, arg, '--json']);
     assert.equal(r.status, 0, r.stderr);
     const objs = r.stdout
       .trim()

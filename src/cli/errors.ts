@@ -1,4 +1,5 @@
 import { isFormatError } from '../io/errors.js';
+import { describeFsError, InputPathError } from '../perfdata/input-path.js';
 
 /** Exit codes scripts can rely on. */
 export const EXIT_OK = 0;
@@ -22,15 +23,22 @@ export function reportError(e: unknown): number {
     process.stderr.write(`perfpoke: ${e.message}\n`);
     return EXIT_BAD_INPUT;
   }
+  if (e instanceof InputPathError) {
+    process.stderr.write(`perfpoke: ${e.message}\n`);
+    return EXIT_BAD_INPUT;
+  }
   if (e instanceof UsageError) {
     process.stderr.write(`perfpoke: ${e.message}\n`);
     return e.exitCode;
   }
   const err = e as NodeJS.ErrnoException;
   if (err && typeof err.code === 'string' && typeof err.path === 'string') {
-    process.stderr.write(`perfpoke: ${err.path}: ${err.message}\n`);
+    process.stderr.write(`perfpoke: ${describeFsError(err.path, err)?.message ?? `${err.path}: ${err.message}`}\n`);
     return EXIT_BAD_INPUT;
   }
-  process.stderr.write(`perfpoke: internal error: ${err?.stack ?? String(e)}\n`);
+  // one line for users; the stack only when asked for (a bug report)
+  const detail = process.env.PERFPOKE_DEBUG ? (err?.stack ?? String(e)) : (err?.message ?? String(e)).split('\n')[0];
+  const hint = process.env.PERFPOKE_DEBUG ? '' : ' (a perfpoke bug: PERFPOKE_DEBUG=1 shows where)';
+  process.stderr.write(`perfpoke: internal error: ${detail}${hint}\n`);
   return EXIT_INTERNAL;
 }

@@ -24,6 +24,13 @@ import { toJsonValue } from '../perfdata/jsonl-values.js';
 import { perfDumpLines } from './pt-packets-perf.js';
 import { cpuList, hexDump, sampleText } from './perf-dump-sample.js';
 import { jsonLine, jsonTime } from './json-lines.js';
+import type { KcoreDir } from '../machine/kcore-dir.js';
+import {
+  kernelSymbolModel,
+  loadedKernelSymbol,
+  type KernelMapRecord,
+  type KernelSymbolModel,
+} from '../machine/kernel-symbols.js';
 
 const U32_MAX = 4294967295;
 const U64_MAX = (1n << 64n) - 1n;
@@ -55,8 +62,11 @@ export class DumpContext {
   }
   /** Kernel MMAPs ([kernel.kallsyms]…) seen so far: [start, end). */
   private kernelMaps: [bigint, bigint][] = [];
-  noteKernelMap(start: bigint, len: bigint): void {
-    this.kernelMaps.push([start, start + len]);
+  /** Every kernel-space MMAP (kernel text and modules), for perf's kcore/kallsyms choice. */
+  private kernelMmaps: KernelMapRecord[] = [];
+  noteKernelMmap(start: bigint, len: bigint, filename: string): void {
+    if (filename.startsWith('[kernel.kallsyms]')) this.kernelMaps.push([start, start + len]);
+    this.kernelMmaps.push({ start, end: start + len, filename });
   }
   /**
    * "name+0xoff" of the KSYMBOL covering addr, if any. An address inside a
@@ -65,10 +75,37 @@ export class DumpContext {
    */
   ksymbolAt(addr: bigint): string | undefined {
     if (this.kernelMaps.some(([s, e]) => addr >= s && addr < e)) return undefined;
+    return this.liveKsymbol(addr);
+  }
+  private liveKsymbol(addr: bigint): string | undefined {
     for (const [start, k] of this.ksyms) {
       if (addr >= start && addr < start + BigInt(k.len)) return `${k.name}+0x${(addr - start).toString(16)}`;
     }
     return undefined;
+  }
+  /** The recording's kcore_dir (`-i DIR`): perf loads its kallsyms with the kernel map. */
+  kcore: KcoreDir | undefined;
+  /** Set when perf loads the kernel map (the first poke in it), from the maps known then. */
+  private model: KernelSymbolModel | undefined;
+  /**
+   * The name perf prints beside a TEXT_POKE (machine__process_text_poke ->
+   * perf_event__fprintf_text_poke). With a kcore_dir, perf loads it when the
+   * first poke falls in the kernel map; from then on kernel text is named
+   * from its kallsyms (the rule src/machine/symbolizer.ts follows for `pokes`).
+   */
+  textPokeSymbol(addr: bigint): string | undefined {
+    const k = this.kcore;
+    if (!k) return this.ksymbolAt(addr);
+    if (!this.model && this.kernelMaps.some(([s, e]) => addr >= s && addr < e)) {
+      this.model = kernelSymbolModel(k, this.kernelMmaps);
+      // perf -D prints this poke while map__load swaps the kernel map for the kcore's: the map it holds
+      // finds no symbol for this one poke (with kallsyms alone the map stays and the name is found)
+      if (this.model.usesKcore) return undefined;
+    }
+    if (!this.model) return this.liveKsymbol(addr);
+    const s = loadedKernelSymbol(this.model, addr);
+    if (s === 'no-map') return this.liveKsymbol(addr);
+    return s ? `${s.name}+0x${(addr - s.start).toString(16)}` : undefined;
   }
   /** perf reports pipe offsets from the end of the pipe header. */
   offset(raw: { fileOffset: number }): number {
@@ -169,7 +206,7 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
       return ` type: ${rec.auxType}\n${rec.auxType === PERF_AUXTRACE_INTEL_PT ? intelPtInfo(rec.priv) : ''}`;
     case 'mmap':
     case 'mmap2': {
-      if (rec.filename.startsWith('[kernel.kallsyms]')) ctx.noteKernelMap(rec.addr, rec.len);
+      if (rec.pid === -1) ctx.noteKernelMmap(rec.addr, rec.len, rec.filename);
       const full = formatPerfEvent(rec as unknown as Parameters<typeof formatPerfEvent>[0]);
       return full.startsWith(head) ? full.slice(head.length) : '\n';
     }
@@ -189,10 +226,10 @@ export function detailText(rec: PerfRecord, raw: RawRecord, ctx: DumpContext): s
           line('New', rec.newBytes)
         );
       }
-      // perf_event__fprintf_text_poke: " <addr> <sym+off> old len…"; we know the symbols KSYMBOL records define
-      // (trampolines, BPF), not the running kernel's kallsyms
+      // perf_event__fprintf_text_poke: " <addr> <sym+off> old len…": KSYMBOL names (trampolines, BPF), and
+      // kernel symbols when the recording's kcore_dir has them
       const full = formatPerfEvent(rec as unknown as Parameters<typeof formatPerfEvent>[0]).slice(head.length);
-      const sym = ctx.ksymbolAt(rec.addr);
+      const sym = ctx.textPokeSymbol(rec.addr);
       if (!sym) return full;
       const a = rec.addr.toString(16);
       return full.replace(`${a}  old len`, `${a} ${sym} old len`);
@@ -306,6 +343,8 @@ export interface DumpOptions {
   textPokeAbi?: 'final' | 'rfc';
   /** The file name perf prints in --hex lines (default: the path). */
   label?: string;
+  /** The recording's kcore_dir (`-i DIR` of `perf record --kcore`): TEXT_POKE symbols as perf prints them. */
+  kcore?: KcoreDir;
 }
 
 /**
@@ -330,6 +369,7 @@ export async function dumpFile(
     roundBeforeFlush: true,
   });
   const ctx = new DumpContext(s.file, s.file.pipe ? 'pipe' : (opts.label ?? path), !!opts.hex);
+  ctx.kcore = opts.kcore;
   try {
     for await (const raw of s.events()) {
       onRecord?.(raw);

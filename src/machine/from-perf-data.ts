@@ -9,6 +9,7 @@ import { CodeImage } from './code-image.js';
 import { foldCopies, type PokeCopy } from './double-delivery.js';
 import { EvidenceCollector, eventDescNames, eventOfId, type RecordingEvidence } from './evidence.js';
 import { loadKcoreDir, resolveInput, type KcoreDir } from './kcore-dir.js';
+import { kernelSymbolModel } from './kernel-symbols.js';
 import type { KernelSymbolEvent, Poke } from './poke.js';
 import { SymbolTable } from './symbols.js';
 import { Symbolizer } from './symbolizer.js';
@@ -256,12 +257,14 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
     )
       loadAt = p;
   }
+  const model = kcore ? kernelSymbolModel(kcore, kernelMaps) : undefined;
   const symbolizer = new Symbolizer(
-    kcore?.symbols ?? SymbolTable.empty(),
+    model?.symbols ?? SymbolTable.empty(),
     kcore?.segments ?? [],
     ksymbols,
     loadAt ? { time: loadAt.time, fileOffset: loadAt.fileOffset } : undefined,
     kmap,
+    model,
   );
   return {
     dataFile,

@@ -1,9 +1,10 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readElfCore, PF_X, type CoreSegment } from './elf-core.js';
 import { findKallsym, parseKallsyms, type KallsymsEntry } from './kallsyms.js';
 import { parseModules, type ModuleEntry } from './modules.js';
 import { SymbolTable } from './symbols.js';
+import { perfDataPath } from '../perfdata/input-path.js';
 
 /**
  * A `perf record --kcore` directory:
@@ -30,15 +31,10 @@ export interface KcoreDir {
 
 /** Paths inside a perf.data directory or beside a file given with -i. */
 export function resolveInput(input: string): { dataFile: string; kcoreDir?: string } {
-  const st = statSync(input);
-  if (st.isDirectory()) {
-    const k = join(input, 'kcore_dir');
-    return {
-      dataFile: join(input, 'data'),
-      kcoreDir: existsSync(join(k, 'modules')) && existsSync(join(k, 'kcore')) ? k : undefined,
-    };
-  }
-  return { dataFile: input };
+  const dataFile = perfDataPath(input); // throws the one-line error for a missing path or an empty directory
+  if (dataFile === input) return { dataFile };
+  const k = join(input, 'kcore_dir');
+  return { dataFile, kcoreDir: existsSync(join(k, 'modules')) && existsSync(join(k, 'kcore')) ? k : undefined };
 }
 
 /**

@@ -2,6 +2,7 @@ import type { CoreSegment } from './elf-core.js';
 import { PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER } from '../abi/record-type.js';
 import type { KernelSymbolEvent } from './poke.js';
 import type { SymbolTable } from './symbols.js';
+import { loadedKernelSymbol, type KernelSymbolModel } from './kernel-symbols.js';
 
 /**
  * addr → `sym+0xoff` as perf prints it beside a TEXT_POKE: kallsyms symbols
@@ -28,6 +29,8 @@ export class Symbolizer {
     readonly ksymbols: readonly KernelSymbolEvent[],
     readonly kernelLoadedAt?: EventPoint,
     readonly kernelMap?: { start: bigint; end: bigint },
+    /** How perf resolves kernel addresses once loaded (kcore or kallsyms alone): src/machine/kernel-symbols.ts. */
+    readonly model?: KernelSymbolModel,
   ) {}
 
   /** '' when no symbol covers addr, as perf prints nothing then. */
@@ -39,6 +42,10 @@ export class Symbolizer {
   find(addr: bigint, at?: EventPoint): { name: string; start: bigint } | undefined {
     const loaded = !at || !this.kernelMap || (this.kernelLoadedAt !== undefined && !before(at, this.kernelLoadedAt));
     if (!loaded && !(addr >= this.kernelMap!.start && addr < this.kernelMap!.end)) return this.findKsymbol(addr, at);
+    if (this.model) {
+      const r = loadedKernelSymbol(this.model, addr);
+      return r === 'no-map' ? this.findKsymbol(addr, at) : r;
+    }
     if (this.segments.some((s) => addr >= s.vaddr && addr < s.vaddr + BigInt(s.bytes.length))) {
       return this.symbols.find(addr);
     }

@@ -30,16 +30,19 @@ export function formatNsTime(ns: bigint): string {
 }
 
 /**
- * "1000.000001" (seconds, up to 9 decimals) or "1000000001000" (raw ns).
- * Returns undefined for anything else.
+ * perf's time syntax (`perf script --time`, the times perf prints): seconds
+ * with up to 9 decimals, "5123.006792" or "5123". Returns ns, or undefined.
  */
 export function parsePerfTime(text: string): bigint | undefined {
-  const t = text.trim();
-  let m = /^(\d+)\.(\d{1,9})$/.exec(t);
-  if (m) return BigInt(m[1]!) * 1_000_000_000n + BigInt(m[2]!.padEnd(9, '0'));
-  m = /^(\d+)$/.exec(t);
-  if (m) return BigInt(m[1]!);
-  return undefined;
+  const m = /^(\d+)(?:\.(\d{1,9}))?$/.exec(text.trim());
+  if (!m) return undefined;
+  return BigInt(m[1]!) * 1_000_000_000n + BigInt((m[2] ?? '').padEnd(9, '0'));
+}
+
+/** Raw nanoseconds of the perf clock ("5123006792000"). */
+export function parseNsTime(text: string): bigint | undefined {
+  const m = /^(\d+)$/.exec(text.trim());
+  return m ? BigInt(m[1]!) : undefined;
 }
 
 /** "0xffffffff81000000" or "ffffffff81000000" → bigint; undefined when not hex. */

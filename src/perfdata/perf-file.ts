@@ -13,6 +13,7 @@ import { decodeHeaderAttr, decodeIdIndex, structureName } from './records/index.
 import { featureName, Feature } from '../abi/feature.js';
 import { decodeFeature } from './features/codec.js';
 import { ZSTD_MAX_WINDOW, zstdFrameWindow } from './zstd-window.js';
+import { describeFsError, perfDataPath } from './input-path.js';
 
 export interface ReaderOptions {
   /** How to read type 19: 'final' (upstream: CGROUP) or 'rfc' (the seed's TEXT_POKE). Default 'final'. */
@@ -82,7 +83,13 @@ export class PerfFile {
    */
   static async open(path: string, opts: ReaderOptions = {}): Promise<PerfFile> {
     if (path === '-') return PerfFile.fromStream(process.stdin, opts, '-');
-    const fh = await open(path, 'r');
+    path = perfDataPath(path); // a `perf record --kcore` directory: its data file
+    let fh: FileHandle;
+    try {
+      fh = await open(path, 'r');
+    } catch (e) {
+      throw describeFsError(path, e) ?? e;
+    }
     try {
       const size = (await fh.stat()).size;
       const first = new Uint8Array(Math.min(size, PERF_FILE_HEADER_SIZE));

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { FormatError } from '../io/errors.js';
@@ -57,6 +57,20 @@ test('copyKcoreDir keeps only the page-rounded kernel text and module windows', 
   // perf's modes: kernel addresses stay the user's own (kcore_dir 0700, its files 0400), whatever the umask
   assert.equal(statSync(dest).mode & 0o777, 0o700, 'kcore_dir mode');
   for (const f of ['kallsyms', 'modules', 'kcore']) assert.equal(statSync(join(dest, f)).mode & 0o777, 0o400, f);
+});
+
+test('kcore_dir/modules holds the whole text of a procfs file (stat size 0), not a copy by size', (t) => {
+  const proc = fakeProc();
+  t.after(() => rmSync(proc, { recursive: true, force: true }));
+  // /proc/modules reports size 0 like every procfs file; /proc/version stands in for it (this machine has none)
+  assert.equal(statSync('/proc/version').size, 0);
+  rmSync(join(proc, 'modules'));
+  symlinkSync('/proc/version', join(proc, 'modules'));
+  const dest = join(proc, 'out', 'kcore_dir');
+  copyKcoreDir(dest, proc);
+  const text = readFileSync(join(dest, 'modules'), 'utf8');
+  assert.ok(text.length > 0);
+  assert.equal(text, readFileSync('/proc/version', 'utf8'));
 });
 
 test('no modules: only the kernel text window', () => {

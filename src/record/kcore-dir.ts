@@ -13,7 +13,6 @@
 import {
   chmodSync,
   closeSync,
-  copyFileSync,
   existsSync,
   mkdirSync,
   openSync,
@@ -286,10 +285,10 @@ export function copyKcoreDir(dest: string, procRoot = '/proc'): void {
     modules = ''; // a kernel without loadable modules
   }
   writeFileSync(join(dest, 'kallsyms'), kallsyms, { mode: KCORE_FILE_MODE });
-  if (existsSync(join(procRoot, 'modules'))) {
-    copyFileSync(join(procRoot, 'modules'), join(dest, 'modules'));
-    chmodSync(join(dest, 'modules'), KCORE_FILE_MODE); // copyFile keeps the source's 0444
-  } else writeFileSync(join(dest, 'modules'), '', { mode: KCORE_FILE_MODE });
+  // the text read above, not copyFileSync: /proc files report size 0, and a copy by size writes an empty
+  // `modules` — which makes perf reject the kcore (validate_kcore_modules) and name symbols differently
+  writeFileSync(join(dest, 'modules'), modules, { mode: KCORE_FILE_MODE });
+  chmodSync(join(dest, 'modules'), KCORE_FILE_MODE); // an existing file keeps its mode under writeFile
   const windows = kcoreWindows(kallsyms, modules);
   if (windows.length === 0)
     throw new KcoreUnavailableError(

@@ -8,6 +8,7 @@ import type { Machine } from '../../machine/from-perf-data.js';
 import { checkJsonLines } from '../../format/check-json.js';
 import { checkText } from '../../format/check-text.js';
 import { loadWithProgress } from './pokes.js';
+import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 const HELP = `
 Verdicts (the last line; --json: the "check" object's verdict):
@@ -32,10 +33,11 @@ export function register(program: Command): void {
   program
     .command('check')
     .description("verify every TEXT_POKE's old bytes against the code image at its time; find lost pokes")
-    .requiredOption(
+    .option(
       '-i, --input <path>',
-      'a `perf record --kcore` directory (or a perf.data file: then only pokes are compared to each other)',
+      `a \`perf record --kcore\` directory (or a perf.data file: then only pokes are compared to each other); ${INPUT_DEFAULT_HELP}`,
     )
+    .hook('preAction', fillDefaultInput)
     .option('--json', 'JSON Lines: "stale"/"dropped" objects, then one "check" summary')
     .option('--text-poke-abi <abi>', "'final' (upstream, type 20) or 'rfc' (the seed's type 19 form)", 'final')
     .addHelpText('after', HELP)

@@ -3,12 +3,14 @@ import { perfDataToJsonl, jsonlToPerfData } from '../../perfdata/jsonl.js';
 import { UsageError } from '../errors.js';
 import { quietOption, textPokeAbiOption, type TextPokeAbi } from '../options.js';
 import { startProgress } from '../progress.js';
+import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 export function register(program: Command): void {
   const cmd = program
     .command('convert')
     .description('convert perf.data to JSON lines (--to jsonl) or JSON lines back to perf.data')
-    .requiredOption('-i, --input <file>', 'perf.data file, or a .jsonl file to turn into perf.data')
+    .option('-i, --input <path>', `perf.data file, or a .jsonl file to turn into perf.data; ${INPUT_DEFAULT_HELP}`)
+    .hook('preAction', fillDefaultInput)
     .option(
       '--to <format>',
       "'jsonl' (from perf.data) or 'perf.data' (from JSON lines); guessed from the input by default",

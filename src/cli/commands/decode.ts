@@ -8,6 +8,7 @@ import { codeImageWarnings } from '../../machine/code-warnings.js';
 import { UsageError } from '../errors.js';
 import { jsonOption } from '../options.js';
 import { OutputSink } from '../output.js';
+import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 /**
  * `perfpoke decode -i DIR`: decode the intel_pt trace of a recording over
@@ -36,7 +37,8 @@ export function register(program: Command): void {
     .description(
       'decode an intel_pt recording (perf --kcore directory) over its code image and text pokes, like perf script --itrace',
     )
-    .option('-i, --input <dir>', 'recording: a perf record --kcore directory (or perf.data)')
+    .option('-i, --input <path>', `recording: a perf record --kcore directory (or perf.data); ${INPUT_DEFAULT_HELP}`)
+    .hook('preAction', fillDefaultInput)
     .option('--itrace <spec>', 'what to print: i (instructions), b (branches), e (errors); e.g. "e", "ie"', 'e')
     .option('-F, --fields <list>', 'fields for i/b lines: cpu,time,ip,addr (perf script -F)')
     .option('--cpu <n>', 'only this CPU')

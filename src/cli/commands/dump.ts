@@ -5,6 +5,8 @@ import { jsonOption, quietOption, textPokeAbiOption, type TextPokeAbi } from '..
 import { OutputSink } from '../output.js';
 import { startProgress } from '../progress.js';
 import { stat } from 'node:fs/promises';
+import { loadKcoreDir, resolveInput } from '../../machine/kcore-dir.js';
+import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 /**
  * `perfpoke dump -i F`: every record as `perf script -D` prints it, in perf's
@@ -26,7 +28,11 @@ export function register(program: Command): void {
   const cmd = program
     .command('dump')
     .description('print every record of a perf.data file, one summary line each, as `perf script -D` does')
-    .requiredOption('-i, --input <file>', "perf.data file (file or pipe mode); '-' reads a pipe from stdin")
+    .option(
+      '-i, --input <path>',
+      `perf.data file (file or pipe mode); '-' reads a pipe from stdin; ${INPUT_DEFAULT_HELP}`,
+    )
+    .hook('preAction', fillDefaultInput)
     .option('--hex', "also print perf's hex dump of every record (the full `perf script -D` layout)")
     .option('--order <order>', "'perf' (perf's delivery order: sorted by time per round) or 'file'", 'perf');
   jsonOption(cmd, 'print one JSON object per record (type "record"; u64 as "0x…" strings, bytes as hex)');
@@ -34,16 +40,20 @@ export function register(program: Command): void {
   quietOption(cmd).action(async (opts: DumpCliOptions) => {
     if (opts.order !== 'perf' && opts.order !== 'file')
       throw new UsageError(`--order: expected perf or file, got ${opts.order}`);
-    const size = opts.input === '-' ? 0 : (await stat(opts.input)).size;
+    // -i DIR: DIR/data, named as perf names it, and DIR/kcore_dir for TEXT_POKE symbols
+    const { dataFile, kcoreDir } =
+      opts.input === '-' ? { dataFile: '-', kcoreDir: undefined } : resolveInput(opts.input);
+    const size = dataFile === '-' ? 0 : (await stat(dataFile)).size;
+    const kcore = kcoreDir ? loadKcoreDir(kcoreDir) : undefined;
     const progress = startProgress('dump', size, opts);
     const out = new OutputSink();
-    const o: DumpOptions = { ...opts, order: opts.order, label: opts.input };
+    const o: DumpOptions = { ...opts, order: opts.order, label: dataFile, kcore };
     try {
       const write = (text: string): Promise<void> | undefined => {
         out.write(text);
         return out.pending >= 1 << 16 ? out.flush() : undefined;
       };
-      await dumpFile(opts.input, o, write, (raw) => progress.update(raw.fileOffset));
+      await dumpFile(dataFile, o, write, (raw) => progress.update(raw.fileOffset));
     } finally {
       progress.stop();
       await out.close();

@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import { stat } from 'node:fs/promises';
 import { readFileFeatures } from '../../perfdata/features/index.js';
+import { perfDataPath } from '../../perfdata/input-path.js';
 import { headerJsonLines, headerLines } from '../../format/perf-header.js';
 import { jsonOption } from '../options.js';
 import { withOutput } from '../output.js';
+import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 /**
  * `perfpoke header -i F`: what `perf report --header-only -i F` prints, from
@@ -17,12 +19,18 @@ export function register(program: Command): void {
   const cmd = program
     .command('header')
     .description('print the file header and feature sections, as `perf report --header-only`')
-    .requiredOption('-i, --input <file>', 'perf.data file (file or pipe mode)')
+    .option('-i, --input <path>', `perf.data file (file or pipe mode); ${INPUT_DEFAULT_HELP}`)
+    .hook('preAction', fillDefaultInput)
     .option('-I, --full', 'also print the long features (topologies, caches), like perf -I');
   jsonOption(cmd, 'print the header and each decoded feature as JSON Lines (file_header, feature)');
   cmd.action(async (opts: { input: string; full?: boolean; json?: boolean }) => {
     const ff = await readFileFeatures(opts.input);
-    const mtime = opts.json ? undefined : (await stat(opts.input)).mtime;
+    // perf prints the data file's mtime ("captured on"); a pipe has none but now
+    const mtime = opts.json
+      ? undefined
+      : opts.input === '-'
+        ? new Date()
+        : (await stat(perfDataPath(opts.input))).mtime;
     await withOutput(undefined, (out) => {
       if (mtime === undefined) for (const l of headerJsonLines(opts.input, ff)) out.write(l);
       else out.write(`${headerLines(ff, mtime, !!opts.full).join('\n')}\n`);

@@ -3,17 +3,18 @@
  *
  * The kernel code over [A, A+N) as a CPU saw it at time T (default: end of
  * the recording): kcore_dir bytes with every poke up to T applied, listed as
- * instructions. T is perf's "seconds.microseconds" (as perf script prints
- * times) or raw nanoseconds.
+ * instructions. T is in perf's time syntax (seconds, "5123.006792", as
+ * perf script and `perfpoke pokes` print times); --time-ns takes raw ns.
  */
 import type { Command } from 'commander';
 import { CodeImage } from '../../machine/code-image.js';
-import { parsePerfTime } from '../../machine/time-format.js';
+import { parseNsTime, parsePerfTime } from '../../machine/time-format.js';
 import { imageJsonLines, imageListing, imageTextLines } from '../../format/image-text.js';
 import { UsageError } from '../errors.js';
 import { jsonOption, textPokeAbiOption } from '../options.js';
 import { withOutput } from '../output.js';
 import { loadWithProgress, resolveAddr } from './pokes.js';
+import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 const MAX_LEN = 1 << 20;
 
@@ -21,28 +22,47 @@ export function register(program: Command): void {
   const cmd = program
     .command('image')
     .description('bytes and disassembly of kernel code at an address, at a point in time (kcore_dir + pokes)')
-    .requiredOption(
+    .option(
       '-i, --input <path>',
-      'a `perf record --kcore` directory (or a perf.data file: then only poked bytes are known)',
+      `a \`perf record --kcore\` directory (or a perf.data file: then only poked bytes are known); ${INPUT_DEFAULT_HELP}`,
     )
+    .hook('preAction', fillDefaultInput)
     .requiredOption('--addr <addr>', 'start address: hex, or a kallsyms symbol[+0xoff]')
     .option('--len <n>', 'number of bytes', '16')
-    .option('--time <t>', 'perf time "seconds.micros" (as perf script prints) or raw ns; default: end of recording')
+    .option('--time <secs>', 'perf time: seconds as perf prints them ("5123.006792"); default: end of recording')
+    .option('--time-ns <ns>', 'the same time as raw nanoseconds of the perf clock (5123006792000)')
     .addHelpText(
       'after',
-      '\nExample:\n  perfpoke image -i perf.data.dir --addr do_sys_open+0x10 --len 5 --time 1000.000004',
+      '\nExamples:\n  perfpoke image -i perf.data.dir --addr do_sys_open+0x10 --len 5 --time 1000.000004\n' +
+        '  perfpoke image -i perf.data.dir --addr ffffffff81000104 --len 5 --time-ns 1000000004000',
     );
   jsonOption(cmd, 'print JSON Lines: image_insn and image_gap per row, then image_summary');
   textPokeAbiOption(cmd).action(
-    async (opts: { input: string; addr: string; len: string; time?: string; json?: boolean; textPokeAbi?: string }) => {
+    async (opts: {
+      input: string;
+      addr: string;
+      len: string;
+      time?: string;
+      timeNs?: string;
+      json?: boolean;
+      textPokeAbi?: string;
+    }) => {
       const len = Number(opts.len);
       if (!Number.isSafeInteger(len) || len <= 0 || len > MAX_LEN)
         throw new UsageError(`--len must be 1..${MAX_LEN}, got '${opts.len}'`);
       let time = CodeImage.END;
+      if (opts.time !== undefined && opts.timeNs !== undefined)
+        throw new UsageError('give --time or --time-ns, not both');
       if (opts.time !== undefined) {
         const t = parsePerfTime(opts.time);
         if (t === undefined)
-          throw new UsageError(`--time: expected seconds.micros (1000.000001) or ns, got '${opts.time}'`);
+          throw new UsageError(`--time: expected seconds as perf prints them (5123.006792), got '${opts.time}'`);
+        time = t;
+      }
+      if (opts.timeNs !== undefined) {
+        const t = parseNsTime(opts.timeNs);
+        if (t === undefined)
+          throw new UsageError(`--time-ns: expected nanoseconds (5123006792000), got '${opts.timeNs}'`);
         time = t;
       }
       const m = await loadWithProgress(opts.input, opts.textPokeAbi);

@@ -7,6 +7,7 @@ import { copyPerfData, type CopyResult } from '../../perfdata/writer-copy.js';
 import { UsageError } from '../errors.js';
 import { quietOption, textPokeAbiOption } from '../options.js';
 import { startProgress } from '../progress.js';
+import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 /**
  * `perfpoke inject -i F -o G`: copy a recording, dropping record types,
@@ -118,10 +119,11 @@ export function register(program: Command): void {
   const cmd = program
     .command('inject')
     .description('copy a perf.data file, dropping record types, keeping a time window or converting RFC text pokes')
-    .requiredOption(
-      '-i, --input <file|dir>',
-      "perf.data file ('-': pipe mode from stdin), or a perf --kcore directory (DIR/data + DIR/kcore_dir)",
+    .option(
+      '-i, --input <path>',
+      `perf.data file ('-': pipe mode from stdin), or a perf --kcore directory (DIR/data + DIR/kcore_dir); ${INPUT_DEFAULT_HELP}`,
     )
+    .hook('preAction', fillDefaultInput)
     .requiredOption(
       '-o, --output <file|dir>',
       "output file ('-' for pipe mode on stdout); a directory when the input is one",

@@ -11,6 +11,7 @@ import { loadMachine, type LoadOptions, type Machine } from '../../machine/from-
 import { parseAddr } from '../../machine/time-format.js';
 import { pokeJsonLine, pokesText, pokeViews } from '../../format/pokes-text.js';
 import { UsageError } from '../errors.js';
+import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 /** Load with a progress bar on stderr when it is a TTY (shared by pokes, image, check). */
 export async function loadWithProgress(
@@ -56,7 +57,11 @@ export function register(program: Command): void {
   program
     .command('pokes')
     .description('list TEXT_POKE events: time, cpu, addr, sym+off, old -> new bytes and instructions, kind')
-    .requiredOption('-i, --input <path>', 'perf.data file, or a `perf record --kcore` directory (uses its kcore_dir)')
+    .option(
+      '-i, --input <path>',
+      `perf.data file, or a \`perf record --kcore\` directory (uses its kcore_dir); ${INPUT_DEFAULT_HELP}`,
+    )
+    .hook('preAction', fillDefaultInput)
     .option('--site <addr>', "only pokes touching this address (hex or symbol[+0xoff]): one site's history")
     .option('--json', 'JSON Lines: one {"type":"poke",…} object per poke (docs/json/poke.schema.json)')
     .option('--all-copies', "also list Linux 6.1's extra copies of a poke (one per extra text_poke event)")

@@ -7,6 +7,7 @@ import { jsonOption, quietOption } from '../options.js';
 import { withOutput } from '../output.js';
 import { startProgress } from '../progress.js';
 import { ptdumpOptions, sliceRange, splitFileRange } from '../ptdump-options.js';
+import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 /**
  * `perfpoke pt-dump -i FILE`: the Intel PT packets of every AUXTRACE buffer
@@ -36,10 +37,12 @@ export function register(program: Command): void {
     .description(
       'print the Intel PT packets of every AUXTRACE buffer, as `perf script -D` (or libipt ptdump) prints them',
     )
-    .requiredOption(
-      '-i, --input <file>',
-      "perf.data file ('-' for a pipe on stdin), or a raw PT stream with --raw (FILE:from[-to]: a part of it)",
+    .option(
+      '-i, --input <path>',
+      "perf.data file ('-' for a pipe on stdin), or a raw PT stream with --raw (FILE:from[-to]: a part of it); " +
+        INPUT_DEFAULT_HELP,
     )
+    .hook('preAction', fillDefaultInput)
     .option('--raw', 'the input is a raw Intel PT stream, not a perf.data file')
     .option('--format <fmt>', 'text format: perf (perf script -D) or ptdump (Intel libipt ptdump)', 'perf');
   jsonOption(cmd, 'print JSON Lines: auxtrace_info, auxtrace and packet objects');

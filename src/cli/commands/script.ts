@@ -8,6 +8,7 @@ import { UsageError } from '../errors.js';
 import { jsonOption, quietOption } from '../options.js';
 import { OutputSink } from '../output.js';
 import { startProgress } from '../progress.js';
+import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 /**
  * `perfpoke script -i F [-F fields] [--show-*-events] [--json]`: perf 6.1's
@@ -65,7 +66,8 @@ export function register(program: Command): void {
   const cmd = program
     .command('script')
     .description('print samples and side-band records as `perf script` does (symbol-free fields), in time order')
-    .requiredOption('-i, --input <file>', 'perf.data file (file or pipe mode; - for stdin)')
+    .option('-i, --input <path>', `perf.data file (file or pipe mode; - for stdin); ${INPUT_DEFAULT_HELP}`)
+    .hook('preAction', fillDefaultInput)
     .option('-F, --fields <list>', `comma-separated fields: ${SCRIPT_FIELDS.join(',')}`)
     .option('--show-task-events', 'print COMM, FORK and EXIT records')
     .option('--show-mmap-events', 'print MMAP and MMAP2 records')

@@ -6,6 +6,7 @@ import { statsJsonLines, statsLines } from '../../format/perf-stats.js';
 import { jsonOption, quietOption } from '../options.js';
 import { withOutput } from '../output.js';
 import { startProgress } from '../progress.js';
+import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 /**
  * `perfpoke stats -i F`: what `perf report --stats -i F` prints
@@ -18,7 +19,8 @@ export function register(program: Command): void {
   const cmd = program
     .command('stats')
     .description('count records per type and samples per event, as `perf report --stats`')
-    .requiredOption('-i, --input <file>', 'perf.data file (file or pipe mode; - for stdin)');
+    .option('-i, --input <path>', `perf.data file (file or pipe mode; - for stdin); ${INPUT_DEFAULT_HELP}`)
+    .hook('preAction', fillDefaultInput);
   jsonOption(cmd, 'print the counts as JSON Lines (record_count, event_count, stats_summary)');
   quietOption(cmd).action(async (opts: { input: string; json?: boolean; quiet?: boolean }) => {
     const s = await openSession(opts.input);

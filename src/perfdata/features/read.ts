@@ -1,8 +1,13 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { ByteReader } from '../../io/byte-reader.js';
 import { FormatError } from '../../io/errors.js';
 import { Feature } from '../../abi/feature.js';
 import { decodeFileHeader, PERF_FILE_HEADER_SIZE, type FileHeader } from '../file-header.js';
+import { describeFsError, perfDataPath } from '../input-path.js';
 import { decodeFeature } from './codec.js';
 import { decodeFeatureTable, featureTableOffset, featureTableSize } from './table.js';
 import type { FeatureContext, FeatureData } from './types.js';
@@ -71,8 +76,19 @@ export function decodeFeatureEntries(
  * file mode (the section table after the data) or pipe mode (HEADER_FEATURE
  * records anywhere in the stream). Throws FormatError naming the file.
  */
-export async function readFileFeatures(path: string): Promise<FileFeatures> {
-  const fh = await open(path, 'r');
+export async function readFileFeatures(input: string): Promise<FileFeatures> {
+  if (input === '-') return withStdinSpooled((p) => readFeaturesAt(p, '-'));
+  return readFeaturesAt(perfDataPath(input), input);
+}
+
+/** `name`: the file as errors name it (the user's '-' for a spooled stdin). */
+async function readFeaturesAt(path: string, name: string): Promise<FileFeatures> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, 'r');
+  } catch (e) {
+    throw describeFsError(path, e) ?? e;
+  }
   try {
     const fileSize = (await fh.stat()).size;
     const first = await readAt(fh, 0, Math.min(PERF_FILE_HEADER_SIZE, fileSize));
@@ -97,7 +113,7 @@ export async function readFileFeatures(path: string): Promise<FileFeatures> {
     }
     return { header, fileSize, features: decodeFeatureEntries(raw, header.le) };
   } catch (e) {
-    throw e instanceof FormatError ? e.withFile(path) : e;
+    throw e instanceof FormatError ? e.withFile(name) : e;
   } finally {
     await fh.close();
   }
@@ -170,4 +186,19 @@ async function scanPipeFeatures(
     pos += size;
   }
   return out;
+}
+
+/**
+ * Pipe mode on stdin: the stream is copied to a private temporary file first
+ * (feature records may come anywhere in it), which is removed afterwards.
+ */
+async function withStdinSpooled<T>(fn: (path: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'perfpoke-stdin-'));
+  const path = join(dir, 'pipe.data');
+  try {
+    await pipeline(process.stdin, createWriteStream(path, { mode: 0o600 }));
+    return await fn(path);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
