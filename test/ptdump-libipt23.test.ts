@@ -299,7 +299,7 @@ test('perfpoke pt-dump --raw --format=ptdump with ptdump options prints what ptd
   }
 });
 
-test('--cpu: every model of families 6, 0xf, 0x12, 0x13 gets the errata ptdump 2.3 applies (SKD007, SKZ84, unknown cpu)', (t) => {
+test('--cpu: all models of families 6, 0xf, 0x12, 0x13: errata as in ptdump 2.3 (SKD007, SKZ84, unknown)', (t) => {
   const tools = libipt23Tools();
   if ('skip' in tools) return cannotCompare(t, tools.skip);
   const dir = tempDir('ptdump23-cpu-');
