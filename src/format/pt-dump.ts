@@ -9,7 +9,7 @@ import type { PerfFile } from '../perfdata/perf-file.js';
 import { toJsonValue } from '../perfdata/jsonl-values.js';
 import { iteratePackets, LastIp } from '../intelpt/packets/index.js';
 import { perfDumpLines } from './pt-packets-perf.js';
-import { ptdumpLines } from './pt-packets-ptdump.js';
+import { ptdumpLines, ptdumpPreamble, type PtdumpOptions } from './pt-packets-ptdump.js';
 import {
   decodeAuxtracePriv,
   formatIntelPtInfo,
@@ -30,8 +30,13 @@ interface BufferPlace {
 }
 
 /** The lines (no newline) for one buffer of PT data. */
-export function* ptBufferLines(data: Uint8Array, format: PtDumpFormat, place?: BufferPlace): Generator<string> {
-  if (format === 'ptdump') return yield* ptdumpLines(data);
+export function* ptBufferLines(
+  data: Uint8Array,
+  format: PtDumpFormat,
+  place?: BufferPlace,
+  ptdump: PtdumpOptions = {},
+): Generator<string> {
+  if (format === 'ptdump') return yield* ptdumpLines(data, ptdump);
   if (format === 'perf') return yield* perfDumpLines(data);
   const last = new LastIp();
   for (const p of iteratePackets(data)) {
@@ -51,15 +56,18 @@ export function* ptBufferLines(data: Uint8Array, format: PtDumpFormat, place?: B
 /**
  * Every AUXTRACE buffer of a perf.data file, with the AUXTRACE_INFO and
  * AUXTRACE record lines perf prints around them (ptdump format: as `#`
- * comments; JSON: `auxtrace_info` and `auxtrace` objects).
+ * comments; JSON: `auxtrace_info` and `auxtrace` objects). `ptdump`: ptdump's
+ * options, applied to each buffer afresh (its errata line printed once, first).
  */
 export async function* ptDumpFileLines(
   f: PerfFile,
   format: PtDumpFormat,
   onRecord?: (fileOffset: number) => void,
+  ptdump: PtdumpOptions = {},
 ): AsyncGenerator<string> {
   let info: AuxtraceInfo | undefined;
   const json = format === 'json';
+  if (format === 'ptdump') yield* ptdumpPreamble(ptdump);
   for await (const r of f.records()) {
     onRecord?.(r.fileOffset);
     if (r.type === RecordType.AUXTRACE_INFO) {
@@ -111,7 +119,8 @@ export async function* ptDumpFileLines(
       continue;
     }
     if (format === 'perf') yield '.';
-    yield* ptBufferLines(data, format, json ? { buffer_offset: r.fileOffset, cpu: rec.cpu } : undefined);
+    const place = json ? { buffer_offset: r.fileOffset, cpu: rec.cpu } : undefined;
+    yield* ptBufferLines(data, format, place, { ...ptdump, noPreamble: true });
     if (!json) yield '';
   }
 }

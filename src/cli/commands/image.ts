@@ -24,7 +24,7 @@ export function register(program: Command): void {
     .description('bytes and disassembly of kernel code at an address, at a point in time (kcore_dir + pokes)')
     .option(
       '-i, --input <path>',
-      'a `perf record --kcore` directory (or a perf.data file: then only poked bytes are known); ' + INPUT_DEFAULT_HELP,
+      `a \`perf record --kcore\` directory (or perf.data: then only poked bytes are known); ${INPUT_DEFAULT_HELP}`,
     )
     .hook('preAction', fillDefaultInput)
     .requiredOption('--addr <addr>', 'start address: hex, or a kallsyms symbol[+0xoff]')

@@ -6,6 +6,7 @@ import {
   findPsb,
   dialectCode,
   DIALECT_LIBIPT_2_0,
+  DIALECT_LIBIPT_2_3,
   NEED_MORE_BYTES,
   ERR_BAD_OPCODE,
   type PacketDialect,
@@ -61,7 +62,7 @@ export class PacketCursor {
    */
   syncForward(orHere = false): boolean {
     let from = orHere ? this.pos : this.pos + 1;
-    if (this.dialect === DIALECT_LIBIPT_2_0 && !orHere) {
+    if ((this.dialect === DIALECT_LIBIPT_2_0 || this.dialect === DIALECT_LIBIPT_2_3) && !orHere) {
       // libipt's pt_pkt_sync_forward: skip the PSB it last synced to, then
       // "start a bit earlier so we find PSB that have been partially consumed
       // by a preceding packet" (up to 15 bytes back)

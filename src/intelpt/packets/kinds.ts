@@ -37,6 +37,7 @@ export const PT = {
   CFE: 29,
   EVD: 30,
   MNT: 31,
+  TRIG: 32,
 } as const;
 
 export type PacketTypeCode = (typeof PT)[keyof typeof PT];
@@ -74,6 +75,7 @@ export const PACKET_KINDS = [
   'cfe',
   'evd',
   'mnt',
+  'trig',
 ] as const;
 
 export type PacketKind = Exclude<(typeof PACKET_KINDS)[number], ''>;

@@ -90,7 +90,11 @@ function line(p: Packet | PacketError): string {
   return `${off} ${f} size ${p.size}`;
 }
 
-/** Decodes each stream with libipt (one pt-pkts run for all) and with ours; packets and ptdump text must be equal. */
+/**
+ * Decodes each stream with libipt 2.0.5 (one pt-pkts run for all) and with
+ * ours; the packets must be equal. (The ptdump text is compared with Intel's
+ * ptdump 2.3 itself: test/ptdump-libipt23.test.ts.)
+ */
 function compareMany(
   ptPkts: string,
   streams: Uint8Array[],
@@ -103,12 +107,9 @@ function compareMany(
     return f;
   });
   const theirs = libiptPackets(ptPkts, files);
-  const theirPtdump = libiptPackets(ptPkts, files, true);
   streams.forEach((bytes, k) => {
     const ours = [...iteratePackets(bytes, { dialect: 'libipt-2.0' })].map(line);
     assert.deepEqual(ours, theirs[k], what(k));
-    // and the ptdump text, against ptdump's formatting of libipt's own packets
-    assert.deepEqual([...ptdumpLines(bytes, { dialect: 'libipt-2.0' })], theirPtdump[k], `ptdump text of ${what(k)}`);
   });
 }
 

@@ -149,6 +149,15 @@ export interface MntPacket extends Base {
   kind: 'mnt';
   payload: bigint;
 }
+/** TRIG (libipt >= 2.2): trigger bits, IP/MULT flags, optional instruction count (icnt when icntv). */
+export interface TrigPacket extends Base {
+  kind: 'trig';
+  trbv: number;
+  ipBit: boolean;
+  mult: boolean;
+  icntv: boolean;
+  icnt: number;
+}
 
 export type Packet =
   | PadPacket
@@ -177,7 +186,8 @@ export type Packet =
   | BepPacket
   | CfePacket
   | EvdPacket
-  | MntPacket;
+  | MntPacket
+  | TrigPacket;
 
 /**
  * A packet-level decode error (libipt -pte_bad_opc / -pte_bad_packet /
@@ -288,6 +298,17 @@ export function toPacket(r: RawPacket, offset: number): Packet {
       return { kind: 'evd', offset, size, type: r.count, payload: u64(r.lo, r.hi) };
     case PT.MNT:
       return { kind: 'mnt', offset, size, payload: u64(r.lo, r.hi) };
+    case PT.TRIG:
+      return {
+        kind: 'trig',
+        offset,
+        size,
+        trbv: r.lo,
+        ipBit: !!r.flag,
+        mult: !!(r.count & 1),
+        icntv: !!(r.count & 2),
+        icnt: r.hi,
+      };
     default:
       throw new Error(`toPacket: unknown packet type code ${r.type}`);
   }

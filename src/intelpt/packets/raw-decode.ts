@@ -39,16 +39,20 @@ export class RawPacket {
  * bits 11b, accepts empty TNT.64, up to 9 CYC extension bytes, TMA reserved
  * bits ignored).
  */
-export type PacketDialect = 'libipt' | 'perf' | 'libipt-2.0';
+export type PacketDialect = 'libipt' | 'perf' | 'libipt-2.0' | 'libipt-2.3';
 
 /** Dialect codes for decodeRaw (numbers keep the hot path cheap). */
 export const DIALECT_LIBIPT = 0;
 export const DIALECT_PERF = 1;
 /** libipt 2.0.x (Debian's libipt2): no BBP/BIP/BEP/CFE/EVD, which it reports as bad opcodes. */
 export const DIALECT_LIBIPT_2_0 = 2;
+/** libipt 2.3 (Intel's ptdump/ptxed 2.3): CFE, EVD and TRIG; no BBP/BIP/BEP (bad opcodes). */
+export const DIALECT_LIBIPT_2_3 = 3;
 
 export function dialectCode(d: PacketDialect | undefined): number {
-  return d === 'perf' ? DIALECT_PERF : d === 'libipt-2.0' ? DIALECT_LIBIPT_2_0 : DIALECT_LIBIPT;
+  if (d === 'perf') return DIALECT_PERF;
+  if (d === 'libipt-2.0') return DIALECT_LIBIPT_2_0;
+  return d === 'libipt-2.3' ? DIALECT_LIBIPT_2_3 : DIALECT_LIBIPT;
 }
 
 function u16(b: Uint8Array, p: number): number {
@@ -161,6 +165,7 @@ function ext(b: Uint8Array, pos: number, end: number, out: RawPacket, dialect: n
   const perf = dialect === DIALECT_PERF;
   if (dialect === DIALECT_LIBIPT_2_0 && (op === 0x63 || op === 0x33 || op === 0xb3 || op === 0x13 || op === 0x53))
     return ERR_BAD_OPCODE;
+  if (dialect === DIALECT_LIBIPT_2_3 && (op === 0x63 || op === 0x33 || op === 0xb3)) return ERR_BAD_OPCODE;
   const avail = end - pos;
   if ((op & 0x1f) === 0x12) {
     // PTW: bits 6:5 give the payload size (0: 4 bytes, 1: 8 bytes), bit 7 the IP bit.
@@ -284,10 +289,10 @@ function ext(b: Uint8Array, pos: number, end: number, out: RawPacket, dialect: n
       out.hi = 0;
       out.size = 4;
       return out.size;
-    case 0x53: // EVD: byte 2 bits 5:0 = type, 8-byte payload
+    case 0x53: // EVD: byte 2 bits 5:0 = type (libipt reads bits 4:0), 8-byte payload
       if (avail < 11) return NEED_MORE_BYTES;
       out.type = PT.EVD;
-      out.count = b[pos + 2]! & 0x3f;
+      out.count = b[pos + 2]! & (perf ? 0x3f : 0x1f);
       readValue(out, b, pos + 3, 8);
       out.size = 11;
       return out.size;
@@ -385,12 +390,33 @@ export function decodeRaw(
           out.hi = 0;
           out.size = 2;
           return out.size;
+        case 0xd9:
+          return dialect === DIALECT_LIBIPT || dialect === DIALECT_LIBIPT_2_3 ? trig(b, pos, end, out) : ERR_BAD_OPCODE;
         default:
           return ERR_BAD_OPCODE;
       }
     default:
       return ERR_BAD_OPCODE;
   }
+}
+
+/**
+ * TRIG (libipt >= 2.2 pt_pkt_read_trig): byte 1 bit 7 = IP, bit 6 = ICNTV
+ * (a 16-bit instruction count follows the 3-byte packet), bit 5 = MULT;
+ * byte 2 = TRBV. flag = IP, count = byte 1 bits 7:5, lo = TRBV, hi = ICNT.
+ */
+function trig(b: Uint8Array, pos: number, end: number, out: RawPacket): number {
+  if (end - pos < 3) return NEED_MORE_BYTES;
+  const f = b[pos + 1]!;
+  const n = f & 0x40 ? 5 : 3;
+  if (end - pos < n) return NEED_MORE_BYTES;
+  out.type = PT.TRIG;
+  out.flag = f >>> 7;
+  out.count = f >>> 5;
+  out.lo = b[pos + 2]!;
+  out.hi = n === 5 ? u16(b, pos + 3) : 0;
+  out.size = n;
+  return n;
 }
 
 /** The BBP block context after a packet of type `type` (perf intel_pt_upd_pkt_ctx). */
