@@ -425,7 +425,7 @@ export class ScriptPrinter {
       return;
     }
     // perf_sample__fprintf_start: comm unpadded when this event prints ip with its callchain
-    const unpadded = fs?.has.has('ip') && fs.callchain && !this.opts.hideCallGraph;
+    const unpadded = fs ? fs.has.has('ip') && fs.callchain && !this.opts.hideCallGraph : false;
     this.out((fs ? scriptStart(fs.has, comm, sf, unpadded, this.opts.ns) : '') + text);
   }
 
