@@ -20,6 +20,12 @@ export interface ReaderOptions {
   textPokeAbi?: 'final' | 'rfc';
   /** Window size in bytes (default 4 MiB). */
   windowSize?: number;
+  /**
+   * 'defer': a feature table or section outside the file, or a data section
+   * past the end, does not stop `open` (perf reads the records anyway): the
+   * error is kept in `damage` for the caller to report after the records.
+   */
+  damage?: 'throw' | 'defer';
 }
 
 export interface RecordsOptions {
@@ -54,6 +60,8 @@ export class PerfFile {
   readonly attrs: AttrEntry[] = [];
   /** Feature sections of a file-mode file (id → section), from the table after the data section. */
   readonly features = new Map<number, FileSection>();
+  /** With `damage: 'defer'`: the damage `open` met outside the records (sections before it are kept). */
+  damage: FormatError | undefined;
   /** Pipe mode: HEADER_FEATURE bodies seen so far. */
   private readonly pipeFeatures = new Map<number, Uint8Array>();
   readonly textPokeAbi: 'final' | 'rfc';
@@ -94,10 +102,28 @@ export class PerfFile {
       const size = (await fh.stat()).size;
       const first = new Uint8Array(Math.min(size, PERF_FILE_HEADER_SIZE));
       await fh.read(first, 0, first.length, 0);
-      const header: FileHeader = decodeFileHeader(first, size);
+      const defer = opts.damage === 'defer';
+      let header: FileHeader;
+      let damage: FormatError | undefined;
+      try {
+        header = decodeFileHeader(first, size);
+      } catch (e) {
+        // offset 40: the data section runs past the end; its records up to the cut still read
+        if (!defer || !isFormatError(e) || e.offset !== 40) throw e;
+        header = decodeFileHeader(first);
+        damage = e.withFile(path);
+      }
       const f = new PerfFile(path, header, size, opts);
       f.fh = fh;
-      if (!header.pipe) await f.readFileModeTables();
+      f.damage = damage;
+      if (!header.pipe) {
+        try {
+          await f.readFileModeTables();
+        } catch (e) {
+          if (!defer || !isFormatError(e) || !e.info.structure.startsWith('feature section')) throw e;
+          f.damage ??= e.withFile(path);
+        }
+      }
       return f;
     } catch (e) {
       await fh.close();
