@@ -299,6 +299,14 @@ async function walkPipe(fh: FileHandle, le: boolean, fileSize: number, out: RawS
     }
     pos += size;
   }
+  if (pos < fileSize)
+    throw new FormatError({
+      kind: 'truncated',
+      offset: pos,
+      structure: 'perf_event_header',
+      expected: '8 bytes',
+      actual: `${fileSize - pos} left`,
+    });
 }
 
 /**
