@@ -60,6 +60,8 @@ export class PerfFile {
   readonly attrs: AttrEntry[] = [];
   /** Feature sections of a file-mode file (id → section), from the table after the data section. */
   readonly features = new Map<number, FileSection>();
+  /** COMPRESSED / COMPRESSED2 records expanded so far, by type (their contents replace them in `records()`). */
+  readonly compressedCounts = new Map<number, number>();
   /** With `damage: 'defer'`: the damage `open` met outside the records (sections before it are kept). */
   damage: FormatError | undefined;
   /** Pipe mode: HEADER_FEATURE bodies seen so far. */
@@ -381,6 +383,7 @@ export class PerfFile {
           raw.auxData = await this.readTrailingPayload(w, raw);
         }
         if ((type === RecordType.COMPRESSED || type === RecordType.COMPRESSED2) && expand) {
+          this.compressedCounts.set(type, (this.compressedCounts.get(type) ?? 0) + 1);
           for (const inner of unpack.push(raw)) {
             yield inner;
             this.observe(inner);

@@ -44,18 +44,11 @@ async function count(s: Session, onProgress?: (fileOffset: number) => void): Pro
   let unknownId = 0;
   const perAttrSamples: number[] = [];
   const perAttrLost: bigint[] = [];
-  let lastCompressedAt = -1;
   let n = 0;
   const splitter = new SampleReadSplitter(s);
   for await (const raw of s.file.records()) {
     const t = raw.type;
     if (s.needsObserve(raw)) await s.observe(raw);
-    if (raw.fromCompressed && raw.fileOffset !== lastCompressedAt) {
-      // the reader replaces a COMPRESSED record by its contents; count it once
-      lastCompressedAt = raw.fileOffset;
-      counts[RecordType.COMPRESSED]!++;
-      total++;
-    }
     total++;
     if (t < 128) counts[t]!++;
     else other.set(t, (other.get(t) ?? 0) + 1);
@@ -77,6 +70,12 @@ async function count(s: Session, onProgress?: (fileOffset: number) => void): Pro
       if (rec.kind === 'lost_samples' && i >= 0) perAttrLost[i] = (perAttrLost[i] ?? 0n) + rec.lost;
     }
     if (onProgress && (++n & 0xffff) === 0) onProgress(raw.fileOffset);
+  }
+  // the reader replaces COMPRESSED(2) records by their contents (a chunk may end inside a record,
+  // or hold none whole): it counts them for us
+  for (const [type, k] of s.file.compressedCounts) {
+    counts[type] = (counts[type] ?? 0) + k;
+    total += k;
   }
   return statsResult(s, {
     total,
