@@ -8,6 +8,8 @@
  * processes them like any other) and so does each COMPRESSED record itself.
  */
 import { RecordType } from '../abi/record-type.js';
+import { isFormatError } from '../io/errors.js';
+import type { RawRecord } from '../perfdata/raw-record.js';
 import type { Session } from './session.js';
 import { SampleReadSplitter } from './sample-read.js';
 import { fastCount } from './fast-count.js';
@@ -46,7 +48,11 @@ async function count(s: Session, onProgress?: (fileOffset: number) => void): Pro
   const perAttrLost: bigint[] = [];
   let n = 0;
   const splitter = new SampleReadSplitter(s);
-  for await (const raw of s.file.records()) {
+  let cut: Error | undefined;
+  const records = endAtPipeCut(s, (e) => {
+    cut = e;
+  });
+  for await (const raw of records) {
     const t = raw.type;
     if (s.needsObserve(raw)) await s.observe(raw);
     total++;
@@ -77,7 +83,7 @@ async function count(s: Session, onProgress?: (fileOffset: number) => void): Pro
     counts[type] = (counts[type] ?? 0) + k;
     total += k;
   }
-  return statsResult(s, {
+  const st = statsResult(s, {
     total,
     counts,
     other,
@@ -85,4 +91,16 @@ async function count(s: Session, onProgress?: (fileOffset: number) => void): Pro
     lost: perAttrLost,
     unknownId: unknownId + splitter.unknownId,
   });
+  if (cut) st.cut = cut;
+  return st;
+}
+
+/** The file's records; a pipe cut inside a record ends them (perf: "unexpected end of event stream"). */
+async function* endAtPipeCut(s: Session, onCut: (e: Error) => void): AsyncGenerator<RawRecord> {
+  try {
+    yield* s.file.records();
+  } catch (e) {
+    if (!s.file.pipe || !isFormatError(e) || e.kind !== 'truncated') throw e;
+    onCut(e);
+  }
 }

@@ -37,6 +37,7 @@ export function register(program: Command): void {
         if (opts.json) for (const l of statsJsonLines(opts.input, st)) out.write(l);
         else out.write(`\n${statsLines(st, s.file.featureSection(Feature.AUXTRACE) !== undefined).join('\n')}\n`);
       });
+      if (st.cut) throw s.named(st.cut);
       if (s.file.damage) throw s.file.damage;
     } finally {
       progress.stop();
