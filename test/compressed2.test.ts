@@ -77,6 +77,27 @@ function pipeModeCompressed2(src: Buffer): Buffer {
   return Buffer.concat([src.subarray(0, pos), compressed2Records(zstd(src.subarray(pos)))]);
 }
 
+/**
+ * Pipe mode with perf 6.16's u16 wrap first: a COMPRESSED2 whose 16 + data_size
+ * is 65531 has header.size 0 and no padding (record__pushfn). Its data: the first
+ * slice's zstd frame, then a zstd skippable frame filling it to that size.
+ */
+function pipeModeWrapped(src: Buffer): Buffer {
+  let pos = 16;
+  while (pos + 8 <= src.length && src.readUInt32LE(pos) >= 64 && src.readUInt32LE(pos) !== 66)
+    pos += src.readUInt16LE(pos + 6);
+  const first = zstdFrame(src.subarray(pos, pos + SLICE));
+  const dataSize = 65531 - 16;
+  const skip = Buffer.alloc(dataSize - first.length);
+  skip.writeUInt32LE(0x184d2a50, 0); // skippable frame magic
+  skip.writeUInt32LE(skip.length - 8, 4);
+  const wrapped = Buffer.alloc(16);
+  wrapped.writeUInt32LE(83, 0); // header.size: 0, as PERF_ALIGN(65531, 8) = 65536 wraps
+  wrapped.writeBigUInt64LE(BigInt(dataSize), 8);
+  const rest = compressed2Records(zstd(src.subarray(pos + SLICE)));
+  return Buffer.concat([src.subarray(0, pos), wrapped, first, skip, rest]);
+}
+
 /** perf -D's lines from the record alone, offsets and file name dropped. */
 function recordLines(text: string): string[] {
   return text
@@ -101,6 +122,7 @@ function counts(text: string): string[] {
 const cases = [
   { name: 'file', src: 'recorded/callchain.data', make: fileModeCompressed2 },
   { name: 'pipe', src: 'recorded/pipe.data', make: pipeModeCompressed2 },
+  { name: 'pipe-wrapped', src: 'recorded/pipe.data', make: pipeModeWrapped },
 ];
 
 const dir = tempDir('perfpoke-compressed2-');
@@ -130,9 +152,7 @@ for (const c of cases) {
 
     const st = runCli(['stats', '-i', `${c.name}-c2.data`], { cwd: dir });
     assert.equal(st.status, 0, st.stderr);
-    const chunks = Math.ceil((packed.length - 16) / (CHUNK + 16));
     assert.match(st.stdout, /COMPRESSED2 events:\s+\d+/, 'the COMPRESSED2 records are counted as such');
-    assert.ok(chunks > 4);
     assert.deepEqual(counts(st.stdout), counts(perfStats.stdout));
   });
 }

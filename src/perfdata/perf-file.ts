@@ -2,6 +2,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { Decompress } from 'fzstd';
 import { ByteReader } from '../io/byte-reader.js';
 import { FormatError, isFormatError } from '../io/errors.js';
+import { wrappedCompressed2Size } from './records/compressed.js';
 import { RecordType } from '../abi/record-type.js';
 import type { EventAttr } from '../abi/event-attr.js';
 import { decodeEventAttr } from './event-attr-codec.js';
@@ -363,7 +364,10 @@ export class PerfFile {
         const hb = w.peek(8);
         const hv = new DataView(hb.buffer, hb.byteOffset, 8);
         const type = hv.getUint32(0, this.le);
-        const size = hv.getUint16(6, this.le);
+        let size = hv.getUint16(6, this.le);
+        if (size === 0 && type === RecordType.COMPRESSED2 && (await w.ensure(16, 'COMPRESSED2 (83)'))) {
+          size = wrappedCompressed2Size(w.peek(16), this.le) ?? 0;
+        }
         if (size < 8) {
           throw new FormatError({
             kind: 'bad-size',
