@@ -150,6 +150,10 @@ for (const c of cases) {
     assert.ok(want.length > 100);
     assert.deepEqual(recordLines(ours.stdout), want);
 
+    // header walks the pipe to its end (features may come anywhere), the wrapped record included
+    const hd = runCli(['header', '-i', `${c.name}-c2.data`], { cwd: dir });
+    assert.equal(hd.status, 0, hd.stderr);
+
     const st = runCli(['stats', '-i', `${c.name}-c2.data`], { cwd: dir });
     assert.equal(st.status, 0, st.stderr);
     assert.match(st.stdout, /COMPRESSED2 events:\s+\d+/, 'the COMPRESSED2 records are counted as such');

@@ -9,12 +9,14 @@ import { Feature } from '../../abi/feature.js';
 import { decodeFileHeader, PERF_FILE_HEADER_SIZE, type FileHeader } from '../file-header.js';
 import { describeFsError, perfDataPath } from '../input-path.js';
 import { decodeFeature } from './codec.js';
+import { wrappedCompressed2Size } from '../records/compressed.js';
 import { decodeFeatureTable, featureTableOffset, featureTableSize } from './table.js';
 import type { FeatureContext, FeatureData } from './types.js';
 
 /** PERF_RECORD_HEADER_FEATURE: pipe mode sends each feature as a record: header, u64 feat_id, section bytes. */
 export const PERF_RECORD_HEADER_FEATURE = 80;
 const PERF_RECORD_HEADER_TRACING_DATA = 66;
+const PERF_RECORD_COMPRESSED2 = 83;
 
 export interface FeatureEntry {
   id: number;
@@ -253,7 +255,9 @@ async function walkPipe(fh: FileHandle, le: boolean, fileSize: number, out: RawS
     r.seek(pos - bufAt);
     const type = r.u32();
     r.u16();
-    const size = r.u16();
+    let size = r.u16();
+    if (size === 0 && type === PERF_RECORD_COMPRESSED2 && pos + 16 <= fileSize)
+      size = wrappedCompressed2Size(await readAt(fh, pos, 16), le) ?? 0;
     if (size < 8)
       throw new FormatError({
         kind: 'bad-size',
