@@ -371,6 +371,7 @@ export async function dumpFile(
     ordered: opts.order !== 'file',
     maxQueueBytes: 16 << 20,
     roundBeforeFlush: true,
+    damage: 'defer',
   });
   const ctx = new DumpContext(s.file, s.file.pipe ? 'pipe' : (opts.label ?? path), !!opts.hex);
   ctx.kcore = opts.kcore;
@@ -386,6 +387,8 @@ export async function dumpFile(
       const w = write(text);
       if (w) await w;
     }
+    // a damaged feature table: perf prints every record; we do too, then report it
+    if (s.file.damage) throw s.file.damage;
   } finally {
     await s.close();
   }

@@ -62,6 +62,8 @@ const PERF_EVENT_NAMES: Record<number, string> = {
   [RecordType.TIME_CONV]: 'TIME_CONV',
   [RecordType.HEADER_FEATURE]: 'FEATURE',
   [RecordType.COMPRESSED]: 'COMPRESSED',
+  // perf 6.16+ (perf 6.1 ends its table at 83)
+  [RecordType.COMPRESSED2]: 'COMPRESSED2',
   [RecordType.FINISHED_INIT]: 'FINISHED_INIT',
 };
 

@@ -6,6 +6,7 @@
 import { featureName } from '../abi/feature.js';
 import { featureTableOffset, type FileFeatures } from '../perfdata/features/index.js';
 import { printFeature } from './header-features.js';
+import { type HostEnv, unreadFeatureLines } from './header-unread.js';
 import { toJsonValue } from '../perfdata/jsonl-values.js';
 import { jsonLine } from './json-lines.js';
 
@@ -22,7 +23,11 @@ export function ctimeString(d: Date): string {
   );
 }
 
-export function headerLines(ff: FileFeatures, mtime: Date, full: boolean): string[] {
+/**
+ * `host`: what perf prints for unread CPUID / PMU_MAPPINGS sections of a
+ * damaged file (`ff.unread`, from readFileFeatures' `partial` mode).
+ */
+export function headerLines(ff: FileFeatures, mtime: Date, full: boolean, host: HostEnv = {}): string[] {
   const h = ff.header;
   const out = ['# ========', `# captured on    : ${ctimeString(mtime)}`, '# header version : 1'];
   out.push(
@@ -31,14 +36,21 @@ export function headerLines(ff: FileFeatures, mtime: Date, full: boolean): strin
     `# feat offset    : ${h.pipe ? 0 : featureTableOffset(h)}`,
   );
   const all = ff.features.map((f) => f.data);
-  const body = ff.features
-    .filter((f) => f.id < LAST_FEATURE)
-    .flatMap((f) => printFeature(f.data, { all, full, le: h.le }));
+  const ctx = { all, full, le: h.le };
   if (h.pipe) {
+    const body = ff.features.filter((f) => f.id < LAST_FEATURE).flatMap((f) => printFeature(f.data, ctx));
     // perf prints the frame first, then each HEADER_FEATURE record as it is processed
     return [...out, '# ========', '#', ...body];
   }
-  out.push(...body);
+  // table order; a section perf could not read prints from its empty perf_env
+  const byId = new Map(ff.features.map((f) => [f.id, f]));
+  const unread = new Set(ff.unread ?? []);
+  for (const id of h.features) {
+    if (id >= LAST_FEATURE) continue;
+    const f = byId.get(id);
+    if (f) out.push(...printFeature(f.data, ctx));
+    else if (unread.has(id)) out.push(...unreadFeatureLines(id, full, host));
+  }
   const have = new Set(h.features);
   const missing: string[] = [];
   for (let bit = 1; bit < LAST_FEATURE; bit++) if (!have.has(bit)) missing.push(`${featureName(bit)} `);

@@ -16,7 +16,8 @@ export function statsLines(st: SessionStats, hasAuxtrace: boolean): string[] {
   const out = [`Aggregated stats:${msg}`];
   const total = st.total;
   out.push(`${'TOTAL'.padStart(16)} events: ${String(total).padStart(10)}`);
-  for (let t = 1; t < PERF_RECORD_HEADER_MAX; t++) {
+  // COMPRESSED2 (83) is past perf 6.1's table; perf 6.16 counts it as the others
+  for (let t = 1; t <= PERF_RECORD_HEADER_MAX; t++) {
     const n = st.byType.get(t) ?? 0;
     const name = perfEventName(t);
     if (!n || name === 'UNKNOWN') continue;

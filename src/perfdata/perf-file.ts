@@ -1,6 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { ByteReader } from '../io/byte-reader.js';
 import { FormatError, isFormatError } from '../io/errors.js';
+import { wrappedCompressed2Size } from './records/compressed.js';
 import { RecordType } from '../abi/record-type.js';
 import type { EventAttr } from '../abi/event-attr.js';
 import { decodeEventAttr } from './event-attr-codec.js';
@@ -19,6 +20,12 @@ export interface ReaderOptions {
   textPokeAbi?: 'final' | 'rfc';
   /** Window size in bytes (default 4 MiB). */
   windowSize?: number;
+  /**
+   * 'defer': a feature table or section outside the file, or a data section
+   * past the end, does not stop `open` (perf reads the records anyway): the
+   * error is kept in `damage` for the caller to report after the records.
+   */
+  damage?: 'throw' | 'defer';
 }
 
 export interface RecordsOptions {
@@ -56,6 +63,10 @@ export class PerfFile {
   readonly attrs: AttrEntry[] = [];
   /** Feature sections of a file-mode file (id → section), from the table after the data section. */
   readonly features = new Map<number, FileSection>();
+  /** COMPRESSED / COMPRESSED2 records expanded so far, by type (their contents replace them in `records()`). */
+  readonly compressedCounts = new Map<number, number>();
+  /** With `damage: 'defer'`: the damage `open` met outside the records (sections before it are kept). */
+  damage: FormatError | undefined;
   /** Pipe mode: HEADER_FEATURE bodies seen so far. */
   private readonly pipeFeatures = new Map<number, Uint8Array>();
   readonly textPokeAbi: 'final' | 'rfc';
@@ -96,10 +107,28 @@ export class PerfFile {
       const size = (await fh.stat()).size;
       const first = new Uint8Array(Math.min(size, PERF_FILE_HEADER_SIZE));
       await fh.read(first, 0, first.length, 0);
-      const header: FileHeader = decodeFileHeader(first, size);
+      const defer = opts.damage === 'defer';
+      let header: FileHeader;
+      let damage: FormatError | undefined;
+      try {
+        header = decodeFileHeader(first, size);
+      } catch (e) {
+        // offset 40: the data section runs past the end; its records up to the cut still read
+        if (!defer || !isFormatError(e) || e.offset !== 40) throw e;
+        header = decodeFileHeader(first);
+        damage = e.withFile(path);
+      }
       const f = new PerfFile(path, header, size, opts);
       f.fh = fh;
-      if (!header.pipe) await f.readFileModeTables();
+      f.damage = damage;
+      if (!header.pipe) {
+        try {
+          await f.readFileModeTables();
+        } catch (e) {
+          if (!defer || !isFormatError(e) || !e.info.structure.startsWith('feature section')) throw e;
+          f.damage ??= e.withFile(path);
+        }
+      }
       return f;
     } catch (e) {
       await fh.close();
@@ -337,7 +366,10 @@ export class PerfFile {
         const hb = w.peek(8);
         const hv = new DataView(hb.buffer, hb.byteOffset, 8);
         const type = hv.getUint32(0, this.le);
-        const size = hv.getUint16(6, this.le);
+        let size = hv.getUint16(6, this.le);
+        if (size === 0 && type === RecordType.COMPRESSED2 && (await w.ensure(16, 'COMPRESSED2 (83)'))) {
+          size = wrappedCompressed2Size(w.peek(16), this.le) ?? 0;
+        }
         if (size < 8) {
           throw new FormatError({
             kind: 'bad-size',
@@ -357,6 +389,7 @@ export class PerfFile {
           raw.auxData = await this.readTrailingPayload(w, raw);
         }
         if ((type === RecordType.COMPRESSED || type === RecordType.COMPRESSED2) && expand) {
+          this.compressedCounts.set(type, (this.compressedCounts.get(type) ?? 0) + 1);
           for (const inner of unpack.push(raw)) {
             yield inner;
             this.observe(inner);

@@ -204,6 +204,19 @@ export class Session {
     }
     const oe = new OrderedEvents<RawRecord>({ maxQueueBytes: this.maxQueueBytes });
     this.queueStats = oe.stats;
+    try {
+      yield* this.deliverOrdered(oe);
+    } catch (e) {
+      // a pipe that ends inside a record is, to perf, the end of the stream ("unexpected end of
+      // event stream"): it delivers what it queued. We do too, then report the cut.
+      if (!this.file.pipe || !isFormatError(e) || e.kind !== 'truncated') throw e;
+      oe.finish();
+      yield* oe.drain();
+      throw e;
+    }
+  }
+
+  private async *deliverOrdered(oe: OrderedEvents<RawRecord>): AsyncGenerator<RawRecord> {
     for await (const raw of this.file.records()) {
       if (this.needsObserve(raw)) await this.observe(raw);
       if (raw.type >= RecordType.HEADER_ATTR) {

@@ -23,6 +23,11 @@ export interface SessionStats {
   events: EventStats[];
   /** Samples whose attr could not be found (perf's nr_unknown_id). */
   unknownId: number;
+  /**
+   * A pipe that ends inside a record: perf's end of stream, so the counts are
+   * those before it and perf prints them; the caller reports this error after.
+   */
+  cut?: Error;
 }
 
 export interface StatsCounts {

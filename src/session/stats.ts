@@ -8,6 +8,8 @@
  * processes them like any other) and so does each COMPRESSED record itself.
  */
 import { RecordType } from '../abi/record-type.js';
+import { isFormatError } from '../io/errors.js';
+import type { RawRecord } from '../perfdata/raw-record.js';
 import type { Session } from './session.js';
 import { SampleReadSplitter } from './sample-read.js';
 import { fastCount } from './fast-count.js';
@@ -44,18 +46,15 @@ async function count(s: Session, onProgress?: (fileOffset: number) => void): Pro
   let unknownId = 0;
   const perAttrSamples: number[] = [];
   const perAttrLost: bigint[] = [];
-  let lastCompressedAt = -1;
   let n = 0;
   const splitter = new SampleReadSplitter(s);
-  for await (const raw of s.file.records()) {
+  let cut: Error | undefined;
+  const records = endAtPipeCut(s, (e) => {
+    cut = e;
+  });
+  for await (const raw of records) {
     const t = raw.type;
     if (s.needsObserve(raw)) await s.observe(raw);
-    if (raw.fromCompressed && raw.fileOffset !== lastCompressedAt) {
-      // the reader replaces a COMPRESSED record by its contents; count it once
-      lastCompressedAt = raw.fileOffset;
-      counts[RecordType.COMPRESSED]!++;
-      total++;
-    }
     total++;
     if (t < 128) counts[t]!++;
     else other.set(t, (other.get(t) ?? 0) + 1);
@@ -78,7 +77,13 @@ async function count(s: Session, onProgress?: (fileOffset: number) => void): Pro
     }
     if (onProgress && (++n & 0xffff) === 0) onProgress(raw.fileOffset);
   }
-  return statsResult(s, {
+  // the reader replaces COMPRESSED(2) records by their contents (a chunk may end inside a record,
+  // or hold none whole): it counts them for us
+  for (const [type, k] of s.file.compressedCounts) {
+    counts[type] = (counts[type] ?? 0) + k;
+    total += k;
+  }
+  const st = statsResult(s, {
     total,
     counts,
     other,
@@ -86,4 +91,16 @@ async function count(s: Session, onProgress?: (fileOffset: number) => void): Pro
     lost: perAttrLost,
     unknownId: unknownId + splitter.unknownId,
   });
+  if (cut) st.cut = cut;
+  return st;
+}
+
+/** The file's records; a pipe cut inside a record ends them (perf: "unexpected end of event stream"). */
+async function* endAtPipeCut(s: Session, onCut: (e: Error) => void): AsyncGenerator<RawRecord> {
+  try {
+    yield* s.file.records();
+  } catch (e) {
+    if (!s.file.pipe || !isFormatError(e) || e.kind !== 'truncated') throw e;
+    onCut(e);
+  }
 }

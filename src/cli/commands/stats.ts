@@ -23,7 +23,8 @@ export function register(program: Command): void {
     .hook('preAction', fillDefaultInput);
   jsonOption(cmd, 'print the counts as JSON Lines (record_count, event_count, stats_summary)');
   quietOption(cmd).action(async (opts: { input: string; json?: boolean; quiet?: boolean }) => {
-    const s = await openSession(opts.input);
+    // a damaged feature table does not stop perf's counts: ours are printed, then the damage (exit 2)
+    const s = await openSession(opts.input, { damage: 'defer' });
     const progress = startProgress(
       'stats',
       s.file.pipe ? 0 : s.file.header.data.offset + s.file.header.data.size,
@@ -36,6 +37,8 @@ export function register(program: Command): void {
         if (opts.json) for (const l of statsJsonLines(opts.input, st)) out.write(l);
         else out.write(`\n${statsLines(st, s.file.featureSection(Feature.AUXTRACE) !== undefined).join('\n')}\n`);
       });
+      if (st.cut) throw s.named(st.cut);
+      if (s.file.damage) throw s.file.damage;
     } finally {
       progress.stop();
       await s.close();

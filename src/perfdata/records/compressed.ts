@@ -28,3 +28,15 @@ export function encodeCompressed2(rec: Compressed2Record, w: ByteWriter): void {
   w.u64(rec.data.length).bytes(rec.data);
   w.zeros((8 - (rec.data.length % 8)) % 8);
 }
+
+/**
+ * perf 6.16's record__pushfn sets a COMPRESSED2 header.size to the 8-aligned
+ * length in a u16: 16 + data_size in 65529..65535 wraps to 0, and the padding
+ * is not written (other readers, e.g. linux-perf-data, read these). Given a
+ * size-0 COMPRESSED2's first 16 bytes: the record's real length, if it is one.
+ */
+export function wrappedCompressed2Size(head: Uint8Array, le: boolean): number | undefined {
+  const dv = new DataView(head.buffer, head.byteOffset, 16);
+  const n = 16 + Number(dv.getBigUint64(8, le));
+  return n >= 65529 && n <= 65535 ? n : undefined;
+}
