@@ -63,6 +63,37 @@ function kernelBytes(): Uint8Array {
 
 const ms = (t0: bigint): number => Number(process.hrtime.bigint() - t0) / 1e6;
 
+/** Write the n-poke input as a `perf record --kcore` directory (data + kcore_dir) in `dir`. */
+export function writeCheckRecording(dir: string, n: number): void {
+  const kernel = kernelBytes();
+  const recs: MiniRecord[] = [
+    {
+      kind: 'mmap',
+      start: BASE,
+      len: 0x3f000000n,
+      pgoff: BASE,
+      filename: '[kernel.kallsyms]_text',
+      sid: { pid: -1, tid: 0, time: 0n, cpu: 0 },
+    },
+  ];
+  for (const p of makePokes(n))
+    recs.push({
+      kind: 'text_poke',
+      addr: p.addr,
+      oldBytes: p.oldBytes,
+      newBytes: p.newBytes,
+      sid: { time: p.time, cpu: p.cpu },
+    });
+  mkdirSync(join(dir, 'kcore_dir'), { recursive: true });
+  writeFileSync(join(dir, 'data'), writeMiniPerfData(recs));
+  writeFileSync(join(dir, 'kcore_dir', 'kcore'), writeElfCore([{ vaddr: BASE, bytes: kernel }]));
+  writeFileSync(
+    join(dir, 'kcore_dir', 'kallsyms'),
+    `${BASE.toString(16)} T _text\n${BASE.toString(16)} T _stext\n${(BASE + 0x100000n).toString(16)} T _etext\n`,
+  );
+  writeFileSync(join(dir, 'kcore_dir', 'modules'), '');
+}
+
 export async function run(): Promise<void> {
   const kernel = kernelBytes();
   const segs = [{ vaddr: BASE, bytes: kernel, flags: 7 }];
@@ -110,32 +141,7 @@ export async function run(): Promise<void> {
   const n = 1_000_000;
   const dir = mkdtempSync(join(tmpdir(), 'perfpoke-bench-check-'));
   try {
-    const recs: MiniRecord[] = [
-      {
-        kind: 'mmap',
-        start: BASE,
-        len: 0x3f000000n,
-        pgoff: BASE,
-        filename: '[kernel.kallsyms]_text',
-        sid: { pid: -1, tid: 0, time: 0n, cpu: 0 },
-      },
-    ];
-    for (const p of makePokes(n))
-      recs.push({
-        kind: 'text_poke',
-        addr: p.addr,
-        oldBytes: p.oldBytes,
-        newBytes: p.newBytes,
-        sid: { time: p.time, cpu: p.cpu },
-      });
-    mkdirSync(join(dir, 'kcore_dir'));
-    writeFileSync(join(dir, 'data'), writeMiniPerfData(recs));
-    writeFileSync(join(dir, 'kcore_dir', 'kcore'), writeElfCore([{ vaddr: BASE, bytes: kernel }]));
-    writeFileSync(
-      join(dir, 'kcore_dir', 'kallsyms'),
-      `${BASE.toString(16)} T _text\n${BASE.toString(16)} T _stext\n${(BASE + 0x100000n).toString(16)} T _etext\n`,
-    );
-    writeFileSync(join(dir, 'kcore_dir', 'modules'), '');
+    writeCheckRecording(dir, n);
     const c0 = process.cpuUsage();
     let t0 = process.hrtime.bigint();
     const m = await loadMachine(dir);
@@ -174,5 +180,8 @@ export async function run(): Promise<void> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await run();
+if (import.meta.url === `file://${process.argv[1]}`) {
+  if (process.argv[2] === '--make') writeCheckRecording(process.argv[3]!, Number(process.argv[4] ?? 1_000_000));
+  else await run();
+}
 // (machines running other work inflate wall times; cpu time is printed beside them)
