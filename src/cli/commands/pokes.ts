@@ -9,7 +9,8 @@ import { SingleBar } from 'cli-progress';
 import { statSync } from 'node:fs';
 import { loadMachine, type LoadOptions, type Machine } from '../../machine/from-perf-data.js';
 import { parseAddr } from '../../machine/time-format.js';
-import { pokeJsonLine, pokesText, pokeViews } from '../../format/pokes-text.js';
+import { eachPokeView, formatPokeLine, pokeJsonLine, pokesNotes } from '../../format/pokes-text.js';
+import { OutputSink } from '../output.js';
 import { UsageError } from '../errors.js';
 
 /** Load with a progress bar on stderr when it is a TTY (shared by pokes, image, check). */
@@ -75,14 +76,17 @@ Example:
       async (opts: { input: string; site?: string; json?: boolean; allCopies?: boolean; textPokeAbi?: string }) => {
         const m = await loadWithProgress(opts.input, opts.textPokeAbi);
         const site = opts.site !== undefined ? resolveAddr(m, opts.site) : undefined;
-        const views = pokeViews(m, { site, allCopies: opts.allCopies });
+        // streamed: one line per poke as it is formatted, written in 64 KiB blocks
+        const out = new OutputSink(undefined, { sync: true });
+        const views = eachPokeView(m, { site, allCopies: opts.allCopies });
         if (opts.json) {
-          process.stdout.write(views.map(pokeJsonLine).join(''));
-          return;
+          for (const v of views) out.write(pokeJsonLine(v));
+          return out.close();
         }
         for (const w of m.warnings) process.stderr.write(`perfpoke: warning: ${w}\n`);
-        const out = pokesText(m, views, opts.allCopies ?? false);
-        process.stdout.write(out.join('\n') + (out.length ? '\n' : ''));
+        for (const v of views) out.line(formatPokeLine(v));
+        for (const l of pokesNotes(m, opts.allCopies ?? false)) out.line(l);
+        return out.close();
       },
     );
 }
