@@ -20,6 +20,9 @@ import { writeElfCore } from '../src/machine/elf-core-writer.js';
 import type { Poke } from '../src/machine/poke.js';
 import { PERF_RECORD_MISC_KERNEL } from '../src/abi/record-type.js';
 import { writeMiniPerfData, type MiniRecord } from '../test/fixtures/kcore/mini-perf-data.js';
+import { paired } from './lib/paired.js';
+import { recordGoal } from './lib/goals.js';
+import { buildDist, cli, root } from './lib/build.js';
 
 const BASE = 0xffffffff81000000n;
 const SITES = 16_384;
@@ -174,6 +177,28 @@ export async function run(): Promise<void> {
       console.log(
         `  perf script --show-text-poke-events on the same dir: ${tPerf.toFixed(0)} ms wall, ${perfCpu.toFixed(0)} ms cpu; perfpoke/perf = ${(ours / tPerf).toFixed(2)} wall, ${(oursCpu / perfCpu).toFixed(2)} cpu`,
       );
+    }
+    // the goal (issue 16): `perfpoke check` as users run it (compiled CLI), paired with perf
+    if (!buildDist()) console.log('check: tsc build failed: no CLI figure');
+    else {
+      const pp = paired(
+        cli('check', '-i', dir),
+        ['/usr/bin/perf', 'script', '-i', dir, '--show-text-poke-events'],
+        3,
+        root,
+      );
+      recordGoal({
+        what: `check -i (${n} pokes over ${SITES} sites)`,
+        measured: `${pp.a.wall.toFixed(2)} s wall, ${pp.a.cpu.toFixed(2)} s cpu (median of ${pp.pairs}); vs perf script --show-text-poke-events: ${pp.speedup.toFixed(2)}x perf's speed`,
+        target: '< 3 s',
+        met: pp.a.wall < 3,
+      });
+      recordGoal({
+        what: 'check peak RSS (1M pokes)',
+        measured: `${pp.a.rssMB.toFixed(0)} MB (perf ${pp.b.rssMB.toFixed(0)} MB)`,
+        target: '< 200 MB',
+        met: pp.a.rssMB < 200,
+      });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
