@@ -14,7 +14,17 @@
  * are repeated and the medians compared (this machine is noisy).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, closeSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  closeSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { paired } from './lib/paired.js';
@@ -93,6 +103,8 @@ function build(): boolean {
     [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', dist],
     { cwd: root, stdio: 'ignore' },
   );
+  // the CLI reads its version from ../../package.json, as in the package
+  copyFileSync(join(root, 'package.json'), join(outDir, 'package.json'));
   if (!existsSync(join(dist, 'cli', 'main.js')) || !existsSync(join(dist, 'session', 'stats.js'))) {
     console.log(`reader: tsc build failed (${r.status}); measuring through tsx instead`);
     return false;

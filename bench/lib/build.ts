@@ -3,7 +3,7 @@
  * `npm run build` does), into bench/out/dist, once per bench run.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,6 +19,8 @@ export function buildDist(): boolean {
     [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', dist],
     { cwd: root, stdio: 'ignore' },
   );
+  // the CLI reads its version from ../../package.json, as in the package
+  copyFileSync(join(root, 'package.json'), join(dist, '..', 'package.json'));
   built = existsSync(join(dist, 'cli', 'main.js'));
   return built;
 }

@@ -14,7 +14,7 @@ export interface Run {
   rssMB: number;
 }
 
-/** One run: wall, user+system seconds and peak RSS of the command. */
+/** One run: wall, user+system seconds and peak RSS; any exit status but 0 is a failure. */
 export function timedRun(cmd: string[], cwd?: string): Run {
   const devnull = openSync('/dev/null', 'w');
   try {
@@ -25,8 +25,7 @@ export function timedRun(cmd: string[], cwd?: string): Run {
     });
     const err = r.stderr?.toString() ?? '';
     const m = /TIME ([\d.]+) ([\d.]+) ([\d.]+) (\d+)\s*$/.exec(err);
-    if (!m || (r.status !== 0 && r.status !== 1))
-      throw new Error(`${cmd.join(' ')} failed (${r.status}): ${err.slice(-400)}`);
+    if (!m || r.status !== 0) throw new Error(`${cmd.join(' ')} failed (${r.status}): ${err.slice(-400)}`);
     return { wall: Number(m[1]), cpu: Number(m[2]) + Number(m[3]), rssMB: Number(m[4]) / 1024 };
   } finally {
     closeSync(devnull);
