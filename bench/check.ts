@@ -20,6 +20,9 @@ import { writeElfCore } from '../src/machine/elf-core-writer.js';
 import type { Poke } from '../src/machine/poke.js';
 import { PERF_RECORD_MISC_KERNEL } from '../src/abi/record-type.js';
 import { writeMiniPerfData, type MiniRecord } from '../test/fixtures/kcore/mini-perf-data.js';
+import { paired } from './lib/paired.js';
+import { recordGoal } from './lib/goals.js';
+import { buildDist, cli, root } from './lib/build.js';
 
 const BASE = 0xffffffff81000000n;
 const SITES = 16_384;
@@ -62,6 +65,37 @@ function kernelBytes(): Uint8Array {
 }
 
 const ms = (t0: bigint): number => Number(process.hrtime.bigint() - t0) / 1e6;
+
+/** Write the n-poke input as a `perf record --kcore` directory (data + kcore_dir) in `dir`. */
+export function writeCheckRecording(dir: string, n: number): void {
+  const kernel = kernelBytes();
+  const recs: MiniRecord[] = [
+    {
+      kind: 'mmap',
+      start: BASE,
+      len: 0x3f000000n,
+      pgoff: BASE,
+      filename: '[kernel.kallsyms]_text',
+      sid: { pid: -1, tid: 0, time: 0n, cpu: 0 },
+    },
+  ];
+  for (const p of makePokes(n))
+    recs.push({
+      kind: 'text_poke',
+      addr: p.addr,
+      oldBytes: p.oldBytes,
+      newBytes: p.newBytes,
+      sid: { time: p.time, cpu: p.cpu },
+    });
+  mkdirSync(join(dir, 'kcore_dir'), { recursive: true });
+  writeFileSync(join(dir, 'data'), writeMiniPerfData(recs));
+  writeFileSync(join(dir, 'kcore_dir', 'kcore'), writeElfCore([{ vaddr: BASE, bytes: kernel }]));
+  writeFileSync(
+    join(dir, 'kcore_dir', 'kallsyms'),
+    `${BASE.toString(16)} T _text\n${BASE.toString(16)} T _stext\n${(BASE + 0x100000n).toString(16)} T _etext\n`,
+  );
+  writeFileSync(join(dir, 'kcore_dir', 'modules'), '');
+}
 
 export async function run(): Promise<void> {
   const kernel = kernelBytes();
@@ -113,32 +147,7 @@ export async function run(): Promise<void> {
   const n = 1_000_000;
   const dir = mkdtempSync(join(tmpdir(), 'perfpoke-bench-check-'));
   try {
-    const recs: MiniRecord[] = [
-      {
-        kind: 'mmap',
-        start: BASE,
-        len: 0x3f000000n,
-        pgoff: BASE,
-        filename: '[kernel.kallsyms]_text',
-        sid: { pid: -1, tid: 0, time: 0n, cpu: 0 },
-      },
-    ];
-    for (const p of makePokes(n))
-      recs.push({
-        kind: 'text_poke',
-        addr: p.addr,
-        oldBytes: p.oldBytes,
-        newBytes: p.newBytes,
-        sid: { time: p.time, cpu: p.cpu },
-      });
-    mkdirSync(join(dir, 'kcore_dir'));
-    writeFileSync(join(dir, 'data'), writeMiniPerfData(recs));
-    writeFileSync(join(dir, 'kcore_dir', 'kcore'), writeElfCore([{ vaddr: BASE, bytes: kernel }]));
-    writeFileSync(
-      join(dir, 'kcore_dir', 'kallsyms'),
-      `${BASE.toString(16)} T _text\n${BASE.toString(16)} T _stext\n${(BASE + 0x100000n).toString(16)} T _etext\n`,
-    );
-    writeFileSync(join(dir, 'kcore_dir', 'modules'), '');
+    writeCheckRecording(dir, n);
     const c0 = process.cpuUsage();
     let t0 = process.hrtime.bigint();
     const m = await loadMachine(dir);
@@ -175,10 +184,35 @@ export async function run(): Promise<void> {
           `${(oursCpu / perfCpu).toFixed(2)} cpu`,
       );
     }
+    // the goal (issue 16): `perfpoke check` as users run it (compiled CLI), paired with perf
+    if (!buildDist()) console.log('check: tsc build failed: no CLI figure');
+    else {
+      const pp = paired(
+        cli('check', '-i', dir),
+        ['/usr/bin/perf', 'script', '-i', dir, '--show-text-poke-events'],
+        3,
+        root,
+      );
+      recordGoal({
+        what: `check -i (${n} pokes over ${SITES} sites)`,
+        measured: `${pp.a.wall.toFixed(2)} s wall, ${pp.a.cpu.toFixed(2)} s cpu (median of ${pp.pairs}); vs perf script --show-text-poke-events: ${pp.speedup.toFixed(2)}x perf's speed`,
+        target: '< 3 s',
+        met: pp.a.wall < 3,
+      });
+      recordGoal({
+        what: 'check peak RSS (1M pokes)',
+        measured: `${pp.a.rssMB.toFixed(0)} MB (perf ${pp.b.rssMB.toFixed(0)} MB)`,
+        target: '< 200 MB',
+        met: pp.a.rssMB < 200,
+      });
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) await run();
+if (import.meta.url === `file://${process.argv[1]}`) {
+  if (process.argv[2] === '--make') writeCheckRecording(process.argv[3]!, Number(process.argv[4] ?? 1_000_000));
+  else await run();
+}
 // (machines running other work inflate wall times; cpu time is printed beside them)

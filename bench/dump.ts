@@ -12,6 +12,9 @@ import { join, dirname } from 'node:path';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { PerfFile } from '../src/perfdata/index.js';
+import { paired } from './lib/paired.js';
+import { recordGoal } from './lib/goals.js';
+import { buildDist, cli as builtCli } from './lib/build.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -78,6 +81,24 @@ export async function run(): Promise<void> {
       );
     }
     console.log(`record iteration alone: ${(iterMs / perf.ms).toFixed(3)}x perf script -D's time`);
+
+    // the goal (issue 16): the compiled CLI against perf script -D, paired runs
+    if (!buildDist()) console.log('dump: tsc build failed: no paired figure');
+    else {
+      const p = paired(builtCli('dump', '-i', f), ['/usr/bin/perf', 'script', '-D', '-i', f], 3, root);
+      recordGoal({
+        what: `dump -i (${mb.toFixed(0)} MB perf record -a -g) vs perf script -D`,
+        measured: `${p.speedup.toFixed(2)}x perf (cpu ${p.cpuSpeedup.toFixed(2)}x), median of ${p.pairs} pairs`,
+        target: '>= 5x',
+        met: p.speedup >= 5,
+      });
+      recordGoal({
+        what: 'dump peak RSS',
+        measured: `${p.a.rssMB.toFixed(0)} MB (perf ${p.b.rssMB.toFixed(0)} MB)`,
+        target: '< 200 MB',
+        met: p.a.rssMB < 200,
+      });
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

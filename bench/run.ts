@@ -1,11 +1,14 @@
 /**
  * `npm run bench`: runs every bench/<topic>.ts module's `run()` (or only the
  * topics named on the command line: `npm run bench -- reader packets`). Each
- * prints its figures as ratios against perf / libipt measured in the same run.
+ * prints its figures as ratios against perf / libipt measured in the same run;
+ * the goals the topics measured (bench/lib/goals.ts) are printed last, each
+ * beside its target.
  */
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { goalsTable } from './lib/goals.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2);
@@ -26,4 +29,6 @@ for (const t of topics) {
     console.error(`bench ${t} failed:`, e);
   }
 }
+const table = goalsTable();
+if (table) console.log(`\n=== goals (ratios against perf measured in this run; medians of paired runs) ===\n${table}`);
 process.exitCode = failed ? 1 : 0;

@@ -11,7 +11,12 @@ import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, runPerf, repoRoot } from './cli.js';
 import { dumpToString } from '../src/format/perf-dump.js';
-import { writeSynthetic } from './reader-synth.js';
+import { fullSampleAttr, fullSamples, writeSynthetic } from './reader-synth.js';
+import { fastSampleText } from '../src/format/perf-dump-fast.js';
+import { PerfDataWriter } from '../src/perfdata/writer.js';
+import { PerfFile } from '../src/perfdata/perf-file.js';
+import type { PerfRecord } from '../src/perfdata/records/index.js';
+import { PERF_CONTEXT_KERNEL, PERF_CONTEXT_USER, SampleType } from '../src/abi/sample-format.js';
 import { encodeRecordBytes } from '../src/perfdata/records/index.js';
 import { encodePipeHeader } from '../src/perfdata/file-header.js';
 import { ByteWriter } from '../src/io/byte-writer.js';
@@ -294,3 +299,96 @@ test(
     }
   },
 );
+
+/**
+ * The samples perf record usually writes (no READ/RAW/regs/user stack) are
+ * printed from their bytes by src/format/perf-dump-fast.ts: every field it
+ * handles, edge values (u64 halves, times past 2^53, zero ip/addr, empty and
+ * long callchains) and both byte orders, against perf -D.
+ */
+test('samples printed from their bytes (the fast path) equal perf -D, both byte orders', async (t) => {
+  const dir = tempDir('perfpoke-dump-fast-');
+  try {
+    const attr = fullSampleAttr();
+    attr.sampleType &= ~(
+      SampleType.READ |
+      SampleType.RAW |
+      SampleType.REGS_USER |
+      SampleType.STACK_USER |
+      SampleType.REGS_INTR
+    );
+    const noPeriod = fullSampleAttr();
+    noPeriod.sampleType =
+      SampleType.IDENTIFIER | SampleType.IP | SampleType.TID | SampleType.TIME | SampleType.CALLCHAIN;
+    noPeriod.samplePeriod = 4000n;
+    const big = (hi: number, lo: number): bigint => (BigInt(hi) << 32n) | BigInt(lo);
+    const samples: PerfRecord[] = [];
+    for (let k = 0; k < 6; k++) {
+      const base = fullSamples()[k % 3]! as Extract<PerfRecord, { kind: 'sample' }>;
+      const { read: _r, raw: _w, regsUser: _u, stackUser: _s, regsIntr: _i, ...s } = base;
+      samples.push({
+        ...s,
+        ip: k === 1 ? 0n : k === 2 ? big(0xffffffff, 0x81000000) : big(0, 0x4010 + k),
+        addr: k === 3 ? 0n : big(0x7ffd, k),
+        time: k === 4 ? (1n << 60n) + 7n : 2_000_000n + BigInt(k) * 10n,
+        period: k === 5 ? (1n << 63n) + 1n : BigInt(1000 * k + 1),
+        weight: k === 2 ? 1n << 55n : BigInt(k),
+        dataSrc: big(k, 0x68100142),
+        transaction: big(0x1, k),
+        physAddr: big(0x12, 0x345000 + k),
+        dataPageSize: k === 0 ? 0n : k === 3 ? 1024n : k === 4 ? 5000n : 4096n << BigInt(k),
+        codePageSize: k === 1 ? 3n : 2n * 1024n * 1024n,
+        callchain:
+          k === 0
+            ? []
+            : Array.from({ length: k === 5 ? 127 : k * 3 }, (_, i) =>
+                i === 0 ? PERF_CONTEXT_KERNEL : big(0xffffffff, 0x81000000 + i * 0x10001),
+              ),
+      });
+    }
+    samples.push({
+      kind: 'sample',
+      type: RecordType.SAMPLE,
+      misc: 2,
+      size: 0,
+      fileOffset: 0,
+      ip: 0x401000n,
+      pid: -1,
+      tid: 0,
+      time: 3_000_000n,
+      identifier: 505n,
+      callchain: [PERF_CONTEXT_USER, 0x401000n],
+    });
+    for (const be of [false, true]) {
+      const name = be ? 'fast-be.data' : 'fast-le.data';
+      const w = await PerfDataWriter.create(
+        join(dir, name),
+        [
+          { attr, ids: [202n], name: 'cpu-clock' },
+          { attr: noPeriod, ids: [505n], name: 'task-clock' },
+        ],
+        { bigEndian: be },
+      );
+      for (const r of samples) await w.write(r, r.kind === 'sample' && r.identifier === 505n ? 1 : 0);
+      await w.finish();
+    }
+    const f = await PerfFile.open(join(dir, 'fast-le.data'));
+    let fast = 0;
+    for await (const r of f.records()) if (r.type === RecordType.SAMPLE && fastSampleText(r, true, true, '0')) fast++;
+    await f.close();
+    assert.equal(fast, samples.length, 'every sample took the fast path');
+    const le = await dumpToString(join(dir, 'fast-le.data'), { hex: true, label: 'fast-le.data' });
+    const be = await dumpToString(join(dir, 'fast-be.data'));
+    const noHex = (l: string[]) => l.filter((x) => !/^\.( |$)|^\S+@\S+ \[0x/.test(x));
+    assert.deepEqual(noHex(comparable(be)), noHex(comparable(le)), 'byte order does not change the text');
+    const perf = perfDump(dir, 'fast-le.data');
+    if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
+    const p = comparable(perf);
+    const o = comparable(le);
+    assert.ok(p.filter((l) => l.includes('PERF_RECORD_SAMPLE')).length === samples.length, 'perf printed every sample');
+    assert.ok(p.some((l) => l.includes('code page size')) && p.some((l) => l.includes('transaction')));
+    assert.deepEqual(o, p, firstDiff(p, o));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -82,12 +82,16 @@ function regsLines(kind: string, mask: bigint, r: { abi: bigint; regs: bigint[] 
   return s;
 }
 
-/** unit_number__scnprintf for page sizes: "4K", "2M", or "N/A". */
-function pageSizeName(v: bigint): string {
+/**
+ * get_page_size_name (perf 6.1 util/units.c unit_number__scnprintf): divide
+ * by 1024 while the quotient is above 1, at most to G, and print the unit
+ * letter ("4K", "2M", "1024B", "3B"); 0 is "N/A".
+ */
+export function pageSizeName(v: bigint): string {
   if (!v) return 'N/A';
-  const units = ['', 'K', 'M', 'G', 'T'];
+  const units = 'BKMG';
   let u = 0;
-  while (v >= 1024n && v % 1024n === 0n && u < units.length - 1) {
+  while (v / 1024n > 1n && u < 3) {
     v /= 1024n;
     u++;
   }

@@ -32,6 +32,7 @@ import {
   type KernelSymbolModel,
 } from '../machine/kernel-symbols.js';
 import { hexBytes } from '../io/hex.js';
+import { fastSampleText } from './perf-dump-fast.js';
 
 const U32_MAX = 4294967295;
 const U64_MAX = (1n << 64n) - 1n;
@@ -47,11 +48,18 @@ export class DumpContext {
     this.path = path;
     this.hex = hex;
   }
-  /** __evlist__combined_sample_type: OR of every attr's sample_type. */
+  private combined = 0n;
+  private combinedOf = -1;
+  /** __evlist__combined_sample_type: OR of every attr's sample_type (recomputed when pipe mode adds attrs). */
   combinedSampleType(): bigint {
-    let t = 0n;
-    for (const a of this.f.attrs) t |= a.attr.sampleType;
-    return t;
+    const attrs = this.f.attrs;
+    if (this.combinedOf !== attrs.length) {
+      let t = 0n;
+      for (const a of attrs) t |= a.attr.sampleType;
+      this.combined = t;
+      this.combinedOf = attrs.length;
+    }
+    return this.combined;
   }
   /** AUXTRACE_INFO type seen so far (1: intel_pt, whose buffers perf lists packet by packet). */
   auxType: number | undefined;
@@ -297,11 +305,16 @@ function eventName(ctx: DumpContext, L: AttrLayout): string {
 
 /** Everything dump prints for one record (without the symbol lines perf script adds). */
 export function recordText(raw: RawRecord, ctx: DumpContext): string {
-  const rec = raw.decode();
   const off = ctx.offset(raw);
   let s = '';
   if (ctx.hex)
     s += `\n${hexAlt(off)}@${ctx.path} [0x${raw.size.toString(16)}]: event: ${raw.type}\n${hexDump(raw.bytes)}`;
+  if (raw.type === RecordType.SAMPLE) {
+    const t = ctx.combinedSampleType();
+    const fast = fastSampleText(raw, has(t, SampleType.CPU), has(t, SampleType.TIME), hexAlt(off));
+    if (fast !== undefined) return s + fast;
+  }
+  const rec = raw.decode();
   // the seed's RFC poke (type 19 with --text-poke-abi=rfc) is named for what it is, not perf's CGROUP
   const name = rec.kind === 'text_poke' ? 'TEXT_POKE' : perfEventName(raw.type);
   s += `${tstamp(ctx, raw.type, rec)}${hexAlt(off)} [0x${raw.size.toString(16)}]: PERF_RECORD_${name}`;

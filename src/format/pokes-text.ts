@@ -60,6 +60,11 @@ export function viewPoke(m: Machine, p: Poke, consistent: boolean, copyOf?: Poke
 
 /** The views `pokes` prints: each poke once in perf's order, then non-kernel ones; copies after their poke. */
 export function pokeViews(m: Machine, opts: { site?: bigint; allCopies?: boolean } = {}): PokeView[] {
+  return [...eachPokeView(m, opts)];
+}
+
+/** pokeViews one at a time, so a caller can print a million pokes without holding their text. */
+export function* eachPokeView(m: Machine, opts: { site?: bigint; allCopies?: boolean } = {}): Generator<PokeView> {
   const list = opts.site !== undefined ? m.image.pokesIn(opts.site, opts.site + 1n) : m.image.pokes;
   const copiesOf = new Map<Poke, Poke[]>();
   if (opts.allCopies)
@@ -68,12 +73,23 @@ export function pokeViews(m: Machine, opts: { site?: bigint; allCopies?: boolean
       if (l) l.push(c.copy);
       else copiesOf.set(c.of, [c.copy]);
     }
-  const out: PokeView[] = [];
   for (const pp of list) {
-    out.push(viewPoke(m, pp.poke, pp.consistent));
-    for (const c of copiesOf.get(pp.poke) ?? []) out.push(viewPoke(m, c, pp.consistent, pp.poke));
+    yield viewPoke(m, pp.poke, pp.consistent);
+    for (const c of copiesOf.get(pp.poke) ?? []) yield viewPoke(m, c, pp.consistent, pp.poke);
   }
-  if (opts.site === undefined) for (const p of m.image.ignoredPokes) out.push(viewPoke(m, p, false));
+  if (opts.site === undefined) for (const p of m.image.ignoredPokes) yield viewPoke(m, p, false);
+}
+
+/** The closing notes of `pokes` (after the poke lines). */
+export function pokesNotes(m: Machine, allCopies: boolean): string[] {
+  const out: string[] = [];
+  if (m.image.ignoredPokes.length > 0)
+    out.push(`(${m.image.ignoredPokes.length} poke(s) with non-kernel cpumode listed last: perf ignores them)`);
+  if (m.copies.length > 0 && !allCopies)
+    out.push(
+      `(${m.copies.length} poke(s) delivered twice, one copy per text_poke event, listed once: ` +
+        '--all-copies shows them)',
+    );
   return out;
 }
 
@@ -94,15 +110,7 @@ export function formatPokeLine(v: PokeView): string {
 
 /** The text lines of `pokes`, with its closing notes. */
 export function pokesText(m: Machine, views: PokeView[], allCopies: boolean): string[] {
-  const out = views.map(formatPokeLine);
-  if (m.image.ignoredPokes.length > 0)
-    out.push(`(${m.image.ignoredPokes.length} poke(s) with non-kernel cpumode listed last: perf ignores them)`);
-  if (m.copies.length > 0 && !allCopies)
-    out.push(
-      `(${m.copies.length} poke(s) delivered twice, one copy per text_poke event, listed once: ` +
-        '--all-copies shows them)',
-    );
-  return out;
+  return [...views.map(formatPokeLine), ...pokesNotes(m, allCopies)];
 }
 
 /** One `type: "poke"` JSON line (docs/json/poke.schema.json). */

@@ -16,6 +16,7 @@
  */
 import { checkImage, type CheckReport } from './check.js';
 import type { Machine } from './from-perf-data.js';
+import type { PlacedPoke, Site } from './code-image.js';
 import type { Loss } from './evidence.js';
 import { isKernelPoke, pokeEnd } from './poke.js';
 import { formatPerfTime } from './time-format.js';
@@ -81,6 +82,16 @@ function coverage(m: Machine): { checked: number; n: number; first?: bigint } {
   let n = 0;
   let checked = 0;
   let first: bigint | undefined;
+  // kcore is fixed: one answer per site for its usual (address, length), not two searches per poke
+  const memo = new Map<Site, { addr: bigint; span: number; inBase: boolean }>();
+  const inBase = (pp: PlacedPoke, span: number): boolean => {
+    const p = pp.poke;
+    const c = memo.get(pp.site);
+    if (c && c.addr === p.addr && c.span === span) return c.inBase;
+    const r = m.image.inBase(p.addr) && m.image.inBase(p.addr + BigInt(span) - 1n);
+    memo.set(pp.site, { addr: p.addr, span, inBase: r });
+    return r;
+  };
   for (const pp of m.image.pokes) {
     const p = pp.poke;
     if (p.oldBytes.length === 0) {
@@ -88,10 +99,9 @@ function coverage(m: Machine): { checked: number; n: number; first?: bigint } {
       continue;
     }
     if (!isKernelPoke(p)) continue;
-    const end = pokeEnd(p);
     if (
-      (m.image.inBase(p.addr) && m.image.inBase(end - 1n)) ||
-      created.some((c) => p.addr >= c.start && end <= c.end)
+      inBase(pp, Math.max(p.oldBytes.length, p.newBytes.length)) ||
+      (created.length > 0 && created.some((c) => p.addr >= c.start && pokeEnd(p) <= c.end))
     ) {
       checked++;
       continue;

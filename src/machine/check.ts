@@ -1,4 +1,4 @@
-import { CodeImage, type PlacedPoke } from './code-image.js';
+import { CodeImage, type PlacedPoke, type Site } from './code-image.js';
 import { isKernelPoke, pokeEnd, type KernelSymbolEvent, type Poke } from './poke.js';
 import { hex2 } from '../io/hex.js';
 
@@ -126,6 +126,17 @@ export function checkImage(image: CodeImage, opts: CheckOptions = {}): CheckRepo
     return false;
   };
   const haveMaps = ranges.length > 0;
+  // the maps are fixed, so a site's pokes (same address, same length, over and
+  // over) share one answer: remembered per site, no bigint end per poke
+  const memo = new Map<Site, { addr: bigint; span: number; inMaps: boolean }>();
+  const inMaps = (pp: PlacedPoke, span: number): boolean => {
+    const p = pp.poke;
+    const m = memo.get(pp.site);
+    if (m && m.addr === p.addr && m.span === span) return m.inMaps;
+    const r = inRanges(ranges, p.addr, p.addr + BigInt(span));
+    memo.set(pp.site, { addr: p.addr, span, inMaps: r });
+    return r;
+  };
   for (const pp of image.pokes) {
     const p = pp.poke;
     const ol = p.oldBytes.length;
@@ -153,8 +164,7 @@ export function checkImage(image: CodeImage, opts: CheckOptions = {}): CheckRepo
       }
       continue;
     }
-    if (haveMaps && !inRanges(ranges, p.addr, pokeEnd(p)) && !inCreated(p.addr, pokeEnd(p)))
-      outsideMaps.push(summarizePoke(p));
+    if (haveMaps && !inMaps(pp, Math.max(ol, nl)) && !inCreated(p.addr, pokeEnd(p))) outsideMaps.push(summarizePoke(p));
   }
   const consistent = image.pokes.length - stale;
   return {

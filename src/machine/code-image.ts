@@ -137,20 +137,69 @@ export class CodeImage implements CodeReader {
       }
     }
     sites.forEach((g, si) => {
-      g.site = img.fillSite(g.start, g.end, g.members, applied);
       g.members.forEach((i, k) => {
         siteOf[i] = si;
         kOf[i] = k;
       });
     });
+    // Most sites lie inside kcore and every poke there keeps its length (jump
+    // labels, static calls): their rows are filled in one pass in apply order,
+    // which walks the pokes in the order they sit in memory. Walking site by
+    // site instead jumps across the whole poke list, and on a million pokes
+    // the cache misses cost more than the work. Other sites (code that
+    // appears or disappears, bytes kcore lacks) take fillSite.
+    const slow = new Uint8Array(sites.length);
+    for (let i = 0; i < applied.length; i++) {
+      const p = applied[i]!;
+      if (p.oldBytes.length !== p.newBytes.length) slow[siteOf[i]!] = 1;
+    }
+    const fast: (Site | undefined)[] = new Array(sites.length);
+    sites.forEach((g, si) => {
+      if (!slow[si]) {
+        const site = img.fastSite(g.start, g.end, g.members.length);
+        if (site) {
+          g.site = site;
+          fast[si] = site;
+          return;
+        }
+      }
+      g.site = img.fillSite(g.start, g.end, g.members, applied);
+    });
     const placed: PlacedPoke[] = [];
-    for (let i = 0; i < applied.length; i++) placed.push(sites[siteOf[i]!]!.site!.pokes[kOf[i]!]!);
+    for (let i = 0; i < applied.length; i++) {
+      const si = siteOf[i]!;
+      const k = kOf[i]!;
+      const site = fast[si];
+      if (site) placed.push(applyFast(site, applied[i]!, i, k));
+      else placed.push(sites[si]!.site!.pokes[k]!);
+    }
     return new CodeImage(
       segs,
       sites.map((g) => g.site!),
       placed,
       ignored,
     );
+  }
+
+  /**
+   * A site whose base bytes kcore holds entirely, rows not yet filled (see
+   * applyFast); undefined when kcore lacks some byte (fillSite decides those).
+   */
+  private fastSite(start: bigint, end: bigint, n: number): Site | undefined {
+    const width = Number(end - start);
+    const states = new Uint8Array((n + 1) * width);
+    const known = new Uint8Array(width);
+    this.copyBase(start, width, states, known);
+    for (let j = 0; j < width; j++) if (!known[j]) return undefined;
+    return {
+      start,
+      end,
+      pokes: new Array<PlacedPoke>(n),
+      times: new BigInt64Array(n),
+      timesF: new Float64Array(n),
+      states,
+      live: null,
+    };
   }
 
   /** End of the recording for queries: after every poke. */
@@ -382,6 +431,30 @@ export class CodeImage implements CodeReader {
 
 const EMPTY = new Uint8Array(0);
 
+/**
+ * Row k+1 of a fast site (every byte exists, the poke keeps its length) from
+ * row k and the site's k-th poke: what fillSite does for such sites.
+ */
+function applyFast(site: Site, p: Poke, seq: number, k: number): PlacedPoke {
+  const states = site.states;
+  const width = site.pokes.length === 0 ? 0 : states.length / (site.pokes.length + 1);
+  const prev = k * width;
+  const row = prev + width;
+  if (width <= 32) for (let j = 0; j < width; j++) states[row + j] = states[prev + j]!;
+  else states.copyWithin(row, prev, row);
+  const off = p.addr === site.start ? 0 : Number(p.addr - site.start);
+  const old = p.oldBytes;
+  const nb = p.newBytes;
+  let ok = true;
+  for (let j = 0; j < old.length; j++) if (states[prev + off + j] !== old[j]) ok = false;
+  for (let j = 0; j < nb.length; j++) states[row + off + j] = nb[j]!;
+  site.times[k] = p.time;
+  site.timesF[k] = Number(p.time);
+  const pp: PlacedPoke = { poke: p, seq, site, k, consistent: ok };
+  site.pokes[k] = pp;
+  return pp;
+}
+
 function prefix(bytes: Uint8Array, live: Uint8Array, len: number): Uint8Array {
   let n = 0;
   while (n < len && live[n]) n++;
@@ -450,16 +523,18 @@ interface SiteGroup {
 
 /** Merge overlapping poke ranges into disjoint sites; members stay in apply order. */
 function groupSites(applied: Poke[]): SiteGroup[] {
-  const byAddr = new Map<bigint, { end: bigint; members: number[] }>();
+  // the widest poke per address, as a length: one bigint end per address, not per poke
+  const byAddr = new Map<bigint, { end: bigint; span: number; members: number[] }>();
   for (let i = 0; i < applied.length; i++) {
     const p = applied[i]!;
-    const e = pokeEnd(p);
+    const span = Math.max(p.oldBytes.length, p.newBytes.length);
     const g = byAddr.get(p.addr);
     if (g) {
-      if (e > g.end) g.end = e;
+      if (span > g.span) g.span = span;
       g.members.push(i);
-    } else byAddr.set(p.addr, { end: e, members: [i] });
+    } else byAddr.set(p.addr, { end: p.addr, span, members: [i] });
   }
+  for (const [a, g] of byAddr) g.end = a + BigInt(g.span);
   const addrs = [...byAddr.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const out: SiteGroup[] = [];
   let cur: SiteGroup | undefined;

@@ -73,6 +73,8 @@ export class PerfFile {
   private readonly windowSize: number;
   private layouts: AttrLayout[] = [];
   private idToAttr = new Map<bigint, number>();
+  /** idToAttr for ids < 2^32, keyed by number (layoutFor reads those without a bigint). */
+  private smallIds = new Map<number, number>();
   private fh: FileHandle | undefined;
   private fileSize: number;
   private stream: NodeJS.ReadableStream | undefined;
@@ -267,7 +269,12 @@ export class PerfFile {
     const i = this.attrs.length;
     this.attrs.push(a);
     this.layouts.push(attrLayout(a.attr, this.le));
-    for (const id of a.ids) if (!this.idToAttr.has(id)) this.idToAttr.set(id, i);
+    for (const id of a.ids) if (!this.idToAttr.has(id)) this.setId(id, i);
+  }
+
+  private setId(id: bigint, i: number): void {
+    this.idToAttr.set(id, i);
+    if (id < 0x100000000n) this.smallIds.set(Number(id), i);
   }
 
   /** The attr entry that produced sample/record id `id` (attr ids, then ID_INDEX). */
@@ -317,8 +324,20 @@ export class PerfFile {
       if (first.isPos < 0 || first.isPos > n) return first;
       off = 8 + (n - first.isPos) * 8;
     }
+    // ids are small in practice: look them up by number, without a DataView or a bigint per record
+    const b = bytes;
+    const o = this.le ? off : off + 4; // the low half
+    const lo = this.le
+      ? (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0
+      : ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
+    const h = this.le ? off + 4 : off;
+    if ((b[h]! | b[h + 1]! | b[h + 2]! | b[h + 3]!) === 0) {
+      if (lo === 0) return first;
+      const i = this.smallIds.get(lo);
+      if (i !== undefined) return L[i];
+      return first;
+    }
     const id = new DataView(bytes.buffer, bytes.byteOffset + off, 8).getBigUint64(0, this.le);
-    if (id === 0n) return first;
     const i = this.idToAttr.get(id);
     return i === undefined ? first : L[i];
   }
@@ -452,7 +471,7 @@ export class PerfFile {
       });
       for (const e of rec.entries) {
         const idx = Number(e.idx);
-        if (!this.idToAttr.has(e.id) && idx < this.attrs.length) this.idToAttr.set(e.id, idx);
+        if (!this.idToAttr.has(e.id) && idx < this.attrs.length) this.setId(e.id, idx);
       }
     }
   }

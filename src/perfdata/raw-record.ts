@@ -32,10 +32,17 @@ export class RawRecord {
     textPokeAbi: 'final' | 'rfc',
     fromCompressed = false,
   ) {
-    const dv = new DataView(bytes.buffer, bytes.byteOffset, 8);
-    this.type = dv.getUint32(0, le);
-    this.misc = dv.getUint16(4, le);
-    this.size = dv.getUint16(6, le);
+    // byte loads, not a DataView: one object less per record on the reader's hot path
+    const b = bytes;
+    if (le) {
+      this.type = (b[0]! | (b[1]! << 8) | (b[2]! << 16) | (b[3]! << 24)) >>> 0;
+      this.misc = b[4]! | (b[5]! << 8);
+      this.size = b[6]! | (b[7]! << 8);
+    } else {
+      this.type = ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
+      this.misc = (b[4]! << 8) | b[5]!;
+      this.size = (b[6]! << 8) | b[7]!;
+    }
     this.bytes = bytes;
     this.fileOffset = fileOffset;
     this.le = le;

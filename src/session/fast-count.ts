@@ -21,7 +21,11 @@ import { SampleReadSplitter } from './sample-read.js';
 import type { Session } from './session.js';
 import { statsResult, type SessionStats } from './stats-result.js';
 
-const CHUNK = 8 << 20;
+/**
+ * Read size: 1 MiB stays in the CPU's cache between the kernel's copy and
+ * the walk over it; 8 MiB reads measured ~2x the system time on a 350 MB file.
+ */
+const CHUNK = 1 << 20;
 
 /** Bail out: the reader path must take this file. */
 class NotFast extends Error {}
@@ -39,10 +43,13 @@ export async function fastCount(s: Session): Promise<SessionStats | undefined> {
   });
   /** idToIndex for ids < 2^32, keyed by number (no BigInt per sample). */
   const smallIds = new Map<number, number>();
+  /** The same for ids < 2^16 (what perf's ids are in practice): an array load per sample. */
+  const tinyIds = new Int32Array(1 << 16).fill(-1);
   const addId = (id: bigint, i: number): void => {
     if (idToIndex.has(id)) return;
     idToIndex.set(id, i);
     if (id < 0x100000000n) smallIds.set(Number(id), i);
+    if (id < 0x10000n) tinyIds[Number(id)] = i;
   };
   for (const [id, i] of [...idToIndex]) {
     idToIndex.delete(id);
@@ -76,6 +83,10 @@ export async function fastCount(s: Session): Promise<SessionStats | undefined> {
     if (hi === 0) {
       const lo = dv.getUint32(le ? off : off + 4, le);
       if (lo === 0) return 0;
+      if (lo < 0x10000) {
+        const t = tinyIds[lo]!;
+        if (t >= 0) return t;
+      }
       const i = smallIds.get(lo);
       if (i !== undefined) return i;
     }
@@ -91,6 +102,10 @@ export async function fastCount(s: Session): Promise<SessionStats | undefined> {
   // room for a chunk and the partial record kept across refills; a small file needs no more than its size
   const buf = new Uint8Array(Math.min(CHUNK + 65536, fstatSync(fd).size));
   const dv = new DataView(buf.buffer);
+  // host-order 32-bit view: when the file is little-endian (as the host) and
+  // records sit on 4-byte boundaries, a header is two array loads, not DataView calls
+  const words = new Int32Array(buf.buffer, 0, buf.length >> 2);
+  const direct = le && new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
   try {
     let fileOff = start; // file offset of buf[0]
     let have = 0; // valid bytes in buf
@@ -111,8 +126,15 @@ export async function fastCount(s: Session): Promise<SessionStats | undefined> {
         }
         if (have < 8) throw new NotFast();
       }
-      const type = dv.getUint32(p, le);
-      const size = dv.getUint16(p + 6, le);
+      let type: number;
+      let size: number;
+      if (direct && (p & 3) === 0) {
+        type = words[p >> 2]! >>> 0;
+        size = words[(p >> 2) + 1]! >>> 16;
+      } else {
+        type = dv.getUint32(p, le);
+        size = dv.getUint16(p + 6, le);
+      }
       if (size < 8 || fileOff + p + size > end || size > have - p) throw new NotFast();
       total++;
       if (type < 256) counts[type]!++;

@@ -3,10 +3,10 @@
  * loading only; the lines and JSON come from src/format/pokes-text.ts.
  */
 import type { Command } from 'commander';
-import { pokeJsonLine, pokesText, pokeViews } from '../../format/pokes-text.js';
+import { eachPokeView, formatPokeLine, pokeJsonLine, pokesNotes } from '../../format/pokes-text.js';
 import { loadWithProgress, resolveAddr } from '../machine-input.js';
 import { quietOption, textPokeAbiOption, type TextPokeAbi } from '../options.js';
-import { withOutput } from '../output.js';
+import { OutputSink } from '../output.js';
 import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 export function register(program: Command): void {
@@ -43,12 +43,17 @@ Example:
     }) => {
       const m = await loadWithProgress(opts.input, opts);
       const site = opts.site !== undefined ? resolveAddr(m, opts.site) : undefined;
-      const views = pokeViews(m, { site, allCopies: opts.allCopies });
-      if (!opts.json) for (const w of m.warnings) process.stderr.write(`perfpoke: warning: ${w}\n`);
-      await withOutput(undefined, (out) => {
-        if (opts.json) for (const v of views) out.write(pokeJsonLine(v));
-        else for (const line of pokesText(m, views, opts.allCopies ?? false)) out.line(line);
-      });
+      // streamed: one line per poke as it is formatted, written in 64 KiB blocks
+      const out = new OutputSink(undefined, { sync: true });
+      const views = eachPokeView(m, { site, allCopies: opts.allCopies });
+      if (opts.json) {
+        for (const v of views) out.write(pokeJsonLine(v));
+        return out.close();
+      }
+      for (const w of m.warnings) process.stderr.write(`perfpoke: warning: ${w}\n`);
+      for (const v of views) out.line(formatPokeLine(v));
+      for (const l of pokesNotes(m, opts.allCopies ?? false)) out.line(l);
+      return out.close();
     },
   );
 }
