@@ -1,18 +1,20 @@
 /**
  * Intel's own libipt 2.3 tools (ptdump, ptxed: static binaries, libipt
- * 2.3.0-devel with XED) at ../shared/tools/libipt-2.3/bin beside the
- * repository (CI has ../shared). Nothing of them is copied into the repo;
- * a test that needs them passes the `skip` reason to require-tool's
- * cannotCompare (a failure under CI=true).
+ * 2.3.0-devel with XED), found through LIBIPT23_BIN (the folder holding
+ * both; .ci/run sets it where the machine has them). They are not in any
+ * package registry, so without LIBIPT23_BIN the comparisons skip with the
+ * reason printed; with it set, a missing or wrong tool fails under CI=true
+ * (require-tool's cannotCompare).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { repoRoot } from './cli.js';
+import { cannotCompare, type SkippableContext } from './require-tool.js';
 
-export const libipt23Dir = join(repoRoot, '..', 'shared', 'tools', 'libipt-2.3', 'bin');
+export const libipt23Dir = process.env.LIBIPT23_BIN;
 
 export function libipt23Tools(): { ptdump: string; ptxed: string } | { skip: string } {
+  if (!libipt23Dir) return { skip: 'LIBIPT23_BIN is not set (the folder of libipt 2.3 ptdump and ptxed)' };
   const ptdump = join(libipt23Dir, 'ptdump');
   const ptxed = join(libipt23Dir, 'ptxed');
   if (!existsSync(ptdump) || !existsSync(ptxed)) return { skip: `libipt 2.3 tools not found in ${libipt23Dir}` };
@@ -20,6 +22,15 @@ export function libipt23Tools(): { ptdump: string; ptxed: string } | { skip: str
   if (v.status !== 0 || !v.stdout.includes('libipt-2.3'))
     return { skip: `${ptdump} --version: ${v.stdout}${v.stderr}` };
   return { ptdump, ptxed };
+}
+
+/** Without LIBIPT23_BIN: skip, saying why; with it: the tool must run (a failure under CI). */
+export function noLibipt23(t: SkippableContext, why: string): void {
+  if (!libipt23Dir) {
+    t.skip(why);
+    return;
+  }
+  cannotCompare(t, why);
 }
 
 /**

@@ -48,7 +48,7 @@ const UNSUPPORTED: Record<string, string> = {
   A: 'approximate IPC',
 };
 
-/** Parse `--itrace=SPEC` (perf's empty / absent spec: `ibxwpe`-like defaults are not used by decode: it defaults to e). */
+/** Parse `--itrace=SPEC`. perf's defaults for an empty spec (`ibxwpe`-like) are not used: decode defaults to e. */
 export function parseItrace(spec: string): ItraceSpec {
   const o: ItraceSpec = {
     instructions: false,
