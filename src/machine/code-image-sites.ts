@@ -5,7 +5,6 @@
  * that find the version of a site at a time.
  */
 import type { Poke } from './poke.js';
-import { isKernelPoke, pokeEnd } from './poke.js';
 
 /** A poke once placed in the image. */
 export interface PlacedPoke {
