@@ -9,6 +9,7 @@ import { loadPtRecording, type PtRecording } from '../intelpt/flow/recording.js'
 import { loadMachine, type Machine } from '../machine/from-perf-data.js';
 import { resolveInput } from '../machine/kcore-dir.js';
 import { pokeTables } from './poke-rows.js';
+import type { CheckOutcome } from '../machine/check-verdict.js';
 import { ptRows } from './pt-rows.js';
 import { TABLE_NAMES, type RecordingTables, type Row, type TableName } from './schema.js';
 import { headerRow, recordRows, sampleRows } from './session-rows.js';
@@ -45,6 +46,8 @@ export async function collectTables(input: string, opts: CollectOptions = {}): P
 export interface CollectedRecording {
   tables: RecordingTables;
   machine: Machine;
+  /** `check`'s judgement of the machine (verdict, reasons), made once for the tables. */
+  outcome: CheckOutcome;
   /** Set for intel_pt recordings (its traces were read once, for `errors`). */
   pt?: PtRecording;
 }
@@ -57,7 +60,7 @@ export async function collectRecording(input: string, opts: CollectOptions = {})
   const pt = isPt ? await loadPtRecording(input) : undefined;
   const machine = pt?.machine ?? (await loadMachine(input));
   const samples = await sampleRows(dataFile, machine);
-  const { pokes, sites, verdict } = pokeTables(machine);
+  const { pokes, sites, outcome } = pokeTables(machine);
   const { errors, branches } = pt ? ptRows(pt, !!opts.branches) : { errors: [], branches: [] };
   const header = await headerRow(dataFile);
   const first = records.first ?? null;
@@ -72,9 +75,9 @@ export async function collectRecording(input: string, opts: CollectOptions = {})
     pokes: pokes.length,
     kcore_dir: kcoreDir !== undefined,
     intel_pt: isPt,
-    verdict,
+    verdict: outcome.verdict,
   };
   const rows = Object.fromEntries(TABLE_NAMES.map((t) => [t, [] as Row[]])) as Record<TableName, Row[]>;
   Object.assign(rows, { recordings: [recording], records: records.rows, samples, pokes, sites, errors, branches });
-  return { tables: { name, rows }, machine, ...(pt ? { pt } : {}) };
+  return { tables: { name, rows }, machine, outcome, ...(pt ? { pt } : {}) };
 }

@@ -3,8 +3,7 @@
  * `perfpoke pokes --json` (symbol, kind, bytes, instructions) and
  * `perfpoke check --json` (stale sites and their windows), one row each.
  */
-import { checkImage, type CheckReport } from '../machine/check.js';
-import { judgeMachine } from '../machine/check-verdict.js';
+import { judgeMachine, type CheckOutcome } from '../machine/check-verdict.js';
 import type { PlacedPoke } from '../machine/code-image.js';
 import { disassembleLine } from '../x86/disasm.js';
 import type { Machine } from '../machine/from-perf-data.js';
@@ -13,14 +12,6 @@ import type { Poke } from '../machine/poke.js';
 import { jsonBytes } from '../format/json-lines.js';
 import type { Row } from './schema.js';
 import { verdictsFrom, type VerdictOf } from './verdict.js';
-
-/** check's report with the maps `perfpoke check` passes (cli/commands/check.ts checkMachine). */
-export function checkReport(m: Machine): CheckReport {
-  return checkImage(m.image, {
-    maps: m.kernelMaps.map((k) => ({ start: k.start, end: k.end })),
-    ksymbols: m.ksymbols.filter((k) => !(k.flags & 1)),
-  });
-}
 
 /**
  * The poke's kind as `perfpoke pokes` names it: classifyPoke, then an fentry
@@ -66,14 +57,15 @@ function pokeRow(m: Machine, p: Poke, placed: PlacedPoke | undefined, verdicts: 
 export interface PokeTables {
   pokes: Row[];
   sites: Row[];
-  verdict: string;
+  /** `check`'s verdict, its reasons and report, as judged once for these rows. */
+  outcome: CheckOutcome;
 }
 
 /** Pokes in apply order, then the ones perf ignores (as `perfpoke pokes` lists them). */
 export function pokeTables(m: Machine): PokeTables {
   const outcome = judgeMachine(m);
   const report = outcome.report;
-  const verdicts = verdictsFrom(report, outcome.verdict);
+  const verdicts = verdictsFrom(report);
   const pokes = m.image.pokes.map((pp) => pokeRow(m, pp.poke, pp, verdicts));
   for (const p of m.image.ignoredPokes) pokes.push(pokeRow(m, p, undefined, verdicts));
   const staleAt = new Map(report.disagreements.map((d) => [d.siteStart, d]));
@@ -99,5 +91,5 @@ export function pokeTables(m: Machine): PokeTables {
       lost_before_ns: d?.windowBefore ?? null,
     };
   });
-  return { pokes, sites, verdict: verdicts.recording };
+  return { pokes, sites, outcome };
 }

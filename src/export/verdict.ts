@@ -1,7 +1,6 @@
 /**
- * The one place that turns `check`'s findings into verdict strings for the
- * tables: recordings.verdict is check's own (consistent / inconsistent /
- * inconclusive), pokes.verdict comes from checkImage's report.
+ * pokes.verdict from `check`'s report (recordings.verdict is check's own
+ * three-way verdict, taken from judgeMachine in poke-rows.ts).
  *
  * Per poke, today:
  *   consistent    its old bytes match the image just before it
@@ -22,11 +21,9 @@ const key = (p: { time: bigint; addr: bigint; fileOffset: number }): string => `
 
 export interface VerdictOf {
   poke(p: Poke, placed: PlacedPoke | undefined): PokeVerdict;
-  /** The recording's verdict, as `check` prints its last line. */
-  recording: string;
 }
 
-export function verdictsFrom(report: CheckReport, recording: string): VerdictOf {
+export function verdictsFrom(report: CheckReport): VerdictOf {
   const found = new Map<string, PokeVerdict>();
   const mark = (list: CheckPoke[], v: PokeVerdict): void => {
     for (const p of list) if (!found.has(key(p))) found.set(key(p), v);
@@ -41,6 +38,5 @@ export function verdictsFrom(report: CheckReport, recording: string): VerdictOf 
     poke(p, placed) {
       return found.get(key(p)) ?? (placed && !placed.consistent ? 'stale' : 'consistent');
     },
-    recording,
   };
 }

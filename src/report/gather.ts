@@ -12,7 +12,6 @@
  */
 import { RecordType } from '../abi/record-type.js';
 import { loadPtRecording } from '../intelpt/flow/recording.js';
-import { judgeMachine } from '../machine/check-verdict.js';
 import { formatPerfTime } from '../machine/time-format.js';
 import { collectRecording, type CollectOptions } from '../export/collect.js';
 import { ptRows } from '../export/pt-rows.js';
@@ -153,10 +152,9 @@ function headerOf(rec: Row, input: string, span: bigint | null): { label: string
 }
 
 export async function gatherReport(input: string, opts: CollectOptions = {}): Promise<ReportData> {
-  const { tables, machine } = await collectRecording(input, opts);
+  const { tables, machine, outcome } = await collectRecording(input, opts);
   const rows = tables.rows;
   const rec = rows.recordings[0] ?? {};
-  const outcome = judgeMachine(machine);
   // the time axis: every timed record and poke (a poke perf reads at time 0 stays on it)
   const times = [big(rec.first_time_ns), big(rec.last_time_ns), ...rows.pokes.map((p) => big(p.time_ns))];
   const known = times.filter((t): t is bigint => t !== null);
