@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { reportOf } from '../src/report/index.js';
+import { CHROMIUM, CHROMIUM_ARGS } from '../test/browser.js';
 
 const input = process.argv[2] ?? 'test/fixtures/real-kernel/perfpoke-kcore';
 const dir = mkdtempSync(join(tmpdir(), 'perfpoke-shots-'));
@@ -19,18 +20,10 @@ try {
   const html = join(dir, 'report.html');
   writeFileSync(html, (await reportOf(input)).html);
   const ctx = await chromium.launchPersistentContext(join(dir, 'profile'), {
-    executablePath: '/usr/bin/chromium',
+    executablePath: CHROMIUM,
     headless: true,
     offline: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
+    args: CHROMIUM_ARGS,
   });
   for (const [name, width, height] of [
     ['report-1280.png', 1280, 800],

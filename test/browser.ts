@@ -12,7 +12,8 @@ import { tempDir } from './temp-dir.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 
-const ARGS = [
+/** The flags every headless run uses: no sandbox (root), nothing that reaches the network. */
+export const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
   '--disable-gpu',
@@ -32,7 +33,7 @@ export async function openBrowser(t: SkippableContext): Promise<BrowserContext |
   return chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ARGS,
+    args: CHROMIUM_ARGS,
     viewport: { width: 1280, height: 900 },
     offline: true,
   });

@@ -13,6 +13,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli, runPerf, repoRoot } from './cli.js';
 import { cannotCompare, needTool } from './require-tool.js';
+import { recordLines } from './perf-dump-lines.js';
 import { tempDir } from './temp-dir.js';
 
 const fx = (p: string) => readFileSync(join(repoRoot, 'test/fixtures', p));
@@ -110,18 +111,6 @@ const damages: Damage[] = [
     },
   },
 ];
-
-/** perf -D lines that come from the record alone (not symbol resolution), as test/dump.test.ts compares. */
-function recordLines(text: string): string[] {
-  return text
-    .split('\n')
-    .filter(
-      (l) =>
-        /^(\S+ )*[0-9a-fx]+ \[0x[0-9a-f]+\]: PERF_RECORD_/.test(l) ||
-        /^ ?\.\.+ |^\.( |$)|^\S+@\S+ \[0x[0-9a-f]+\]: event:|^\.\.\.\.\. /.test(l),
-    )
-    .filter((l) => !/^ \.\.\. thread:|^ \.\.\.\.\.\. dso:/.test(l));
-}
 
 function assertOneLineError(what: string, r: { status: number; stderr: string }): number {
   assert.equal(r.status, 2, `${what}: exit status (stderr: ${r.stderr})`);

@@ -22,24 +22,13 @@ import { encodePipeHeader } from '../src/perfdata/file-header.js';
 import { ByteWriter } from '../src/io/byte-writer.js';
 import { RecordType } from '../src/abi/record-type.js';
 import { cannotCompare } from './require-tool.js';
+import { recordLines, SUMMARY } from './perf-dump-lines.js';
 import { tempDir } from './temp-dir.js';
 
 const fixtures = join(repoRoot, 'test', 'fixtures', 'recorded');
 const recorded = readdirSync(fixtures)
   .filter((n) => n.endsWith('.data'))
   .sort();
-
-const SUMMARY = /^(\S+ )*[0-9a-fx]+ \[0x[0-9a-f]+\]: PERF_RECORD_/;
-/** The lines perf -D prints from the record alone: hex dump, summaries, dump_sample/user-record detail. */
-function comparable(text: string): string[] {
-  return text
-    .split('\n')
-    .filter(
-      (l) =>
-        SUMMARY.test(l) || /^ ?\.\.+ |^\.( |$)|^\S+@\S+ \[0x[0-9a-f]+\]: event:|^\.\.\.\.\. |^: unhandled!$/.test(l),
-    )
-    .filter((l) => !/^ \.\.\. thread:|^ \.\.\.\.\.\. dso:/.test(l));
-}
 
 const perfCache = new Map<string, string | null>();
 /** perf script -D of dir/name (memoized: several tests compare against the same file). */
@@ -63,8 +52,8 @@ for (const name of recorded) {
     const perf = perfDump(fixtures, name);
     if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
     const ours = await dumpToString(join(fixtures, name), { hex: true, label: name });
-    const p = comparable(perf);
-    const o = comparable(ours);
+    const p = recordLines(perf);
+    const o = recordLines(ours);
     assert.ok(p.filter((l) => SUMMARY.test(l)).length > 10, 'perf printed records');
     assert.deepEqual(o, p, firstDiff(p, o));
   });
@@ -74,7 +63,7 @@ test('dump without --hex prints exactly perf -D summary and detail lines (file a
   for (const name of ['sw.data', 'switch.data', 'pipe-tp.data', 'read.data', 'group-read.data']) {
     const perf = perfDump(fixtures, name);
     if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
-    const p = comparable(perf).filter((l) => !/^\.( |$)|^\S+@\S+ \[0x/.test(l));
+    const p = recordLines(perf).filter((l) => !/^\.( |$)|^\S+@\S+ \[0x/.test(l));
     const o = (await dumpToString(join(fixtures, name))).split('\n').filter((l) => l !== '');
     assert.deepEqual(o, p, firstDiff(p, o));
   }
@@ -89,8 +78,8 @@ test(
       await writeSynthetic(join(dir, 'synth.data'));
       const perf = perfDump(dir, 'synth.data');
       if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
-      const p = comparable(perf);
-      const o = comparable(await dumpToString(join(dir, 'synth.data'), { hex: true, label: 'synth.data' }));
+      const p = recordLines(perf);
+      const o = recordLines(await dumpToString(join(dir, 'synth.data'), { hex: true, label: 'synth.data' }));
       for (const kind of [
         'TEXT_POKE',
         'KSYMBOL',
@@ -145,8 +134,8 @@ test(
       const perfBug = (l: string) =>
         /PERF_RECORD_MMAP2|\.\.\. scale:|intr regs|^\.\.\.\. (XMM|AX|BX|CX|DX|SI|DI|BP|SP|IP)\b/.test(l);
       const strip = (l: string[]) => l.filter((x) => !/^\.( |$)|^\S+@\S+ \[0x/.test(x) && !perfBug(x));
-      const p = strip(comparable(perf));
-      const o = strip(comparable(be));
+      const p = strip(recordLines(perf));
+      const o = strip(recordLines(be));
       assert.ok(
         p.some((l) => l.includes('PERF_RECORD_TEXT_POKE')),
         'perf read the big-endian TEXT_POKE',
@@ -183,7 +172,7 @@ test('dump reads a pipe from stdin like perf does', (t) => {
   const input = readFileSyncBuf(join(fixtures, 'pipe.data'));
   const r = runCli(['dump', '-i', '-'], { input });
   assert.equal(r.status, 0, r.stderr);
-  const p = comparable(perf).filter((l) => !/^\.( |$)|^\S+@\S+ \[0x/.test(l));
+  const p = recordLines(perf).filter((l) => !/^\.( |$)|^\S+@\S+ \[0x/.test(l));
   assert.deepEqual(
     r.stdout.split('\n').filter((l) => l !== ''),
     p,
@@ -257,9 +246,9 @@ test(
     const dir = join(fixtures, 'synthetic');
     const perf = perfDump(dir, 'text-poke.data');
     if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
-    const p = comparable(perf);
+    const p = recordLines(perf);
     assert.equal(p.filter((l) => l.includes('PERF_RECORD_TEXT_POKE')).length, 3);
-    const o = comparable(await dumpToString(join(dir, 'text-poke.data'), { hex: true, label: 'text-poke.data' }));
+    const o = recordLines(await dumpToString(join(dir, 'text-poke.data'), { hex: true, label: 'text-poke.data' }));
     assert.deepEqual(o, p, firstDiff(p, o));
     const be = (await dumpToString(join(dir, 'text-poke-be.data'))).split('\n');
     const le = (await dumpToString(join(dir, 'text-poke.data'))).split('\n');
@@ -286,7 +275,7 @@ test(
       // perf names kernel-text pokes with this host's kallsyms (the file maps [kernel.kallsyms]); dump does not
       const noSym = (l: string) =>
         l.replace(/(PERF_RECORD_TEXT_POKE [0-9a-f]+) \S+\+0x[0-9a-f]+ old len/, '$1  old len');
-      const keep = (text: string) => comparable(text).concat().filter(Boolean);
+      const keep = (text: string) => recordLines(text).concat().filter(Boolean);
       const pt = (text: string) =>
         text.split('\n').filter((l) => /^ {2}[A-Z]|^\. \.\.\. Intel Processor Trace data|^\. {2}[0-9a-f]{8}: /.test(l));
       const ours = await dumpToString(join(dir, 'sim', 'data'), { hex: true, label: 'data' });
@@ -380,11 +369,11 @@ test('samples printed from their bytes (the fast path) equal perf -D, both byte 
     const le = await dumpToString(join(dir, 'fast-le.data'), { hex: true, label: 'fast-le.data' });
     const be = await dumpToString(join(dir, 'fast-be.data'));
     const noHex = (l: string[]) => l.filter((x) => !/^\.( |$)|^\S+@\S+ \[0x/.test(x));
-    assert.deepEqual(noHex(comparable(be)), noHex(comparable(le)), 'byte order does not change the text');
+    assert.deepEqual(noHex(recordLines(be)), noHex(recordLines(le)), 'byte order does not change the text');
     const perf = perfDump(dir, 'fast-le.data');
     if (perf === null) return cannotCompare(t, 'perf 6.1 not available');
-    const p = comparable(perf);
-    const o = comparable(le);
+    const p = recordLines(perf);
+    const o = recordLines(le);
     assert.ok(p.filter((l) => l.includes('PERF_RECORD_SAMPLE')).length === samples.length, 'perf printed every sample');
     assert.ok(p.some((l) => l.includes('code page size')) && p.some((l) => l.includes('transaction')));
     assert.deepEqual(o, p, firstDiff(p, o));
