@@ -261,7 +261,6 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
   const model = kcore ? kernelSymbolModel(kcore, kernelMaps) : undefined;
   const symbolizer = new Symbolizer(
     model?.symbols ?? SymbolTable.empty(),
-    kcore?.segments ?? [],
     ksymbols,
     loadAt ? { time: loadAt.time, fileOffset: loadAt.fileOffset } : undefined,
     kmap,

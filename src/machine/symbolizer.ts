@@ -1,12 +1,11 @@
-import type { CoreSegment } from './elf-core.js';
 import { PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER } from '../abi/record-type.js';
 import type { KernelSymbolEvent } from './poke.js';
 import type { SymbolTable } from './symbols.js';
 import { loadedKernelSymbol, type KernelSymbolModel } from './kernel-symbols.js';
 
 /**
- * addr → `sym+0xoff` as perf prints it beside a TEXT_POKE: kallsyms symbols
- * inside the kcore segments, else a KSYMBOL (BPF program, OOL trampoline)
+ * addr → `sym+0xoff` as perf prints it beside a TEXT_POKE: kcore_dir's
+ * symbols where perf keeps them (src/machine/kernel-symbols.ts), else a KSYMBOL (BPF program, OOL trampoline)
  * registered before that point of the file and not yet unregistered (perf's
  * machine__process_ksymbol adds and removes such maps in event order).
  *
@@ -25,11 +24,13 @@ export interface EventPoint {
 export class Symbolizer {
   constructor(
     readonly symbols: SymbolTable,
-    readonly segments: readonly CoreSegment[],
     readonly ksymbols: readonly KernelSymbolEvent[],
     readonly kernelLoadedAt?: EventPoint,
     readonly kernelMap?: { start: bigint; end: bigint },
-    /** How perf resolves kernel addresses once loaded (kcore or kallsyms alone): src/machine/kernel-symbols.ts. */
+    /**
+     * How perf resolves kernel addresses once loaded (kcore or kallsyms alone):
+     * src/machine/kernel-symbols.ts. Without a kcore_dir there is none, and only KSYMBOLs name code.
+     */
     readonly model?: KernelSymbolModel,
   ) {}
 
@@ -42,17 +43,8 @@ export class Symbolizer {
   find(addr: bigint, at?: EventPoint): { name: string; start: bigint } | undefined {
     const loaded = !at || !this.kernelMap || (this.kernelLoadedAt !== undefined && !before(at, this.kernelLoadedAt));
     if (!loaded && !(addr >= this.kernelMap!.start && addr < this.kernelMap!.end)) return this.findKsymbol(addr, at);
-    if (this.model) {
-      const r = loadedKernelSymbol(this.model, addr);
-      return r === 'no-map' ? this.findKsymbol(addr, at) : r;
-    }
-    if (this.segments.some((s) => addr >= s.vaddr && addr < s.vaddr + BigInt(s.bytes.length))) {
-      return this.symbols.find(addr);
-    }
-    const k = this.findKsymbol(addr, at);
-    if (k) return k;
-    if (this.segments.length === 0) return this.symbols.find(addr);
-    return undefined;
+    const r = this.model ? loadedKernelSymbol(this.model, addr) : 'no-map';
+    return r === 'no-map' ? this.findKsymbol(addr, at) : r;
   }
 
   /**
