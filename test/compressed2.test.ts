@@ -153,5 +153,14 @@ for (const c of cases) {
     assert.equal(st.status, 0, st.stderr);
     assert.match(st.stdout, /COMPRESSED2 events:\s+\d+/, 'the COMPRESSED2 records are counted as such');
     assert.deepEqual(counts(st.stdout), counts(perfStats.stdout));
+
+    // export's records table: one row per COMPRESSED2 container, typed as such, beside the records inside
+    const lake = join(dir, `${c.name}-lake`);
+    const ex = runCli(['export', '-i', `${c.name}-c2.data`, '-o', lake, '--format', 'jsonl'], { cwd: dir });
+    assert.equal(ex.status, 0, ex.stderr);
+    const part = join(lake, 'records', `recording=${c.name}-c2`, 'part-0.jsonl');
+    const types = readFileSync(part, 'utf8').split('\n').filter(Boolean);
+    const containers = types.filter((l) => (JSON.parse(l) as { type_name: string }).type_name === 'COMPRESSED2');
+    assert.equal(containers.length, Number(/COMPRESSED2 events:\s+(\d+)/.exec(st.stdout)?.[1]));
   });
 }

@@ -123,7 +123,7 @@ test(
     const comp = raw.filter((r) => r.type === RecordType.COMPRESSED);
     assert.ok(comp.length > 0);
     assert.ok(!expanded.some((r) => r.type === RecordType.COMPRESSED));
-    const inner = expanded.filter((r) => r.fromCompressed);
+    const inner = expanded.filter((r) => r.compressedIn === RecordType.COMPRESSED);
     assert.ok(inner.length > 50);
     const offsets = new Set(comp.map((r) => r.fileOffset));
     assert.ok(inner.every((r) => offsets.has(r.fileOffset)));

@@ -35,17 +35,14 @@ function recordCpu(raw: RawRecord): number | null {
 
 /** One row per record, file order; `times` collects the first and last record time. */
 export async function recordRows(dataFile: string): Promise<{ rows: Row[]; first?: bigint; last?: bigint }> {
-  const s = await openSession(dataFile, { ordered: false });
+  // the COMPRESSED records themselves too: a container whose contents only finish a record begun in the
+  // previous one still counts, as perf report --stats counts it
+  const s = await openSession(dataFile, { ordered: false, withCompressed: true });
   const rows: Row[] = [];
   let first: bigint | undefined;
   let last: bigint | undefined;
-  let lastCompressedAt = -1;
   try {
     for await (const raw of s.events()) {
-      if (raw.fromCompressed && raw.fileOffset !== lastCompressedAt) {
-        lastCompressedAt = raw.fileOffset;
-        rows.push(recordRow(raw.fileOffset, RecordType.COMPRESSED, 0, 0, null, null));
-      }
       const t = raw.timestamp();
       const time = t === undefined || t === 0n || t === BigInt.asUintN(64, -1n) ? null : t;
       if (time !== null) {

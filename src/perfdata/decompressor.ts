@@ -93,7 +93,7 @@ export class Decompressor {
       if (buf.length - p < size) break;
       const bytes = buf.subarray(p, p + size);
       recs.push(
-        new RawRecord(bytes, raw.fileOffset, le, this.f.layoutFor(bytes, type, size), this.f.textPokeAbi, true),
+        new RawRecord(bytes, raw.fileOffset, le, this.f.layoutFor(bytes, type, size), this.f.textPokeAbi, raw.type),
       );
       p += size;
     }

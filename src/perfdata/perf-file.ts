@@ -33,9 +33,11 @@ export interface RecordsOptions {
   from?: number;
   /**
    * 'expand' (default): deliver the records inside COMPRESSED records in place of it;
-   * 'raw': deliver COMPRESSED records as they are.
+   * 'raw': deliver COMPRESSED records as they are;
+   * 'both': deliver each COMPRESSED record, then the records inside it (a
+   * record that straddles two comes after the second).
    */
-  compressed?: 'expand' | 'raw';
+  compressed?: 'expand' | 'raw' | 'both';
 }
 
 export interface AttrEntry {
@@ -375,7 +377,8 @@ export class PerfFile {
       const from = opts.from ?? h.data.offset;
       w = new Window(this.makeFill(from), from, end, this.windowSize, 'perf_event_header');
     }
-    const expand = (opts.compressed ?? 'expand') === 'expand';
+    const mode = opts.compressed ?? 'expand';
+    const expand = mode !== 'raw';
     const unpack = new Decompressor(this);
     try {
       for (;;) {
@@ -409,6 +412,7 @@ export class PerfFile {
         }
         if ((type === RecordType.COMPRESSED || type === RecordType.COMPRESSED2) && expand) {
           this.compressedCounts.set(type, (this.compressedCounts.get(type) ?? 0) + 1);
+          if (mode === 'both') yield raw;
           for (const inner of unpack.push(raw)) {
             yield inner;
             this.observe(inner);

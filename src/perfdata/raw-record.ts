@@ -21,8 +21,8 @@ export class RawRecord {
   readonly layout: AttrLayout | undefined;
   readonly le: boolean;
   readonly textPokeAbi: 'final' | 'rfc';
-  /** True when the record was unpacked from a COMPRESSED record. */
-  readonly fromCompressed: boolean;
+  /** The type of the COMPRESSED (81) or COMPRESSED2 (83) record it was unpacked from; 0 when read directly. */
+  readonly compressedIn: number;
 
   constructor(
     bytes: Uint8Array,
@@ -30,7 +30,7 @@ export class RawRecord {
     le: boolean,
     layout: AttrLayout | undefined,
     textPokeAbi: 'final' | 'rfc',
-    fromCompressed = false,
+    compressedIn = 0,
   ) {
     // byte loads, not a DataView: one object less per record on the reader's hot path
     const b = bytes;
@@ -48,7 +48,7 @@ export class RawRecord {
     this.le = le;
     this.layout = layout;
     this.textPokeAbi = textPokeAbi;
-    this.fromCompressed = fromCompressed;
+    this.compressedIn = compressedIn;
   }
 
   private u64At(off: number): bigint {
@@ -91,7 +91,7 @@ export class RawRecord {
       this.le,
       this.layout,
       this.textPokeAbi,
-      this.fromCompressed,
+      this.compressedIn,
     );
     if (this.auxData) c.auxData = this.auxData.slice();
     return c;

@@ -46,6 +46,8 @@ export interface SessionOptions extends ReaderOptions {
   maxQueueBytes?: number;
   /** Deliver a FINISHED_ROUND before the records it releases (what `perf script -D` prints), not after. */
   roundBeforeFlush?: boolean;
+  /** Unordered delivery only: COMPRESSED records too, each before its contents (RecordsOptions 'both'). */
+  withCompressed?: boolean;
 }
 
 const NO_TIME = BigInt.asUintN(64, -1n);
@@ -55,6 +57,7 @@ export class Session {
   readonly ordered: boolean;
   private readonly maxQueueBytes: number | undefined;
   private readonly roundBeforeFlush: boolean;
+  private readonly withCompressed: boolean;
   private readonly layoutIndex = new Map<AttrLayout, number>();
   private names: (string | undefined)[] = [];
   private descNames: Map<bigint, string> | undefined;
@@ -70,6 +73,7 @@ export class Session {
     this.ordered = (opts.ordered ?? true) && (first === undefined || attrFlag(first.attr, 'sample_id_all'));
     this.maxQueueBytes = opts.maxQueueBytes;
     this.roundBeforeFlush = opts.roundBeforeFlush ?? false;
+    this.withCompressed = opts.withCompressed ?? false;
   }
 
   /** Read the event names a file-mode file carries (HEADER_EVENT_DESC). */
@@ -196,7 +200,7 @@ export class Session {
   private async *deliver(): AsyncGenerator<RawRecord> {
     if (!this.ordered) {
       this.queueStats = undefined;
-      for await (const raw of this.file.records()) {
+      for await (const raw of this.file.records({ compressed: this.withCompressed ? 'both' : 'expand' })) {
         if (this.needsObserve(raw)) await this.observe(raw);
         yield raw;
       }
@@ -260,7 +264,7 @@ export class Session {
     const bytes = this.slab.subarray(this.slabPos, this.slabPos + n);
     bytes.set(raw.bytes);
     this.slabPos += (n + 7) & ~7;
-    return new RawRecord(bytes, raw.fileOffset, raw.le, raw.layout, raw.textPokeAbi, raw.fromCompressed);
+    return new RawRecord(bytes, raw.fileOffset, raw.le, raw.layout, raw.textPokeAbi, raw.compressedIn);
   }
 
   close(): Promise<void> {

@@ -66,7 +66,7 @@ for (const le of [true, false]) {
       assert.equal(b.inflatedBy, 32);
       assert.equal(a.inflatedBy, undefined);
       assert.equal(trailerEndOf(rec.type, fat, le, layout.trailerSize), exact.length);
-      assert.equal(new RawRecord(fat, 0, le, layout, 'final', false).timestamp(), 123456789n);
+      assert.equal(new RawRecord(fat, 0, le, layout, 'final', 0).timestamp(), 123456789n);
     });
   }
   test(`non-zero bytes after the body keep the declared size as the truth (${le ? 'LE' : 'BE'})`, () => {
