@@ -104,3 +104,13 @@ test('image --json: instructions, gaps, then the summary', () => {
   ]);
   assert.ok(b.includes('image_gap') && b.includes('image_insn') && b.at(-1) === 'image_summary');
 });
+
+test('export, check and pokes --json: their lines follow the schemas', () => {
+  const lake = join(dir, 'lake');
+  const e = validLines(['export', '--json', '--format', 'jsonl', '-i', kcoreBasic, rec('zstd.data'), '-o', lake]);
+  assert.deepEqual(e, ['export', 'export']);
+  const c = validLines(['check', '--json', '-i', kcoreBasic]);
+  assert.ok(c.length > 0 && c.at(-1) === 'check', c.join(','));
+  const p = validLines(['pokes', '--json', '-i', kcoreBasic]);
+  assert.ok(p.length > 5 && p.every((t) => t === 'poke'));
+});
