@@ -211,6 +211,13 @@ export class ScriptPrinter {
   set tracingData(td: TracingData | undefined) {
     this.payloads = td ? new TracePayloads(td, (a) => this.symbols().kernelFunction(a)) : undefined;
   }
+  /**
+   * Pipe mode: perf sets its kernel function resolver before the tracing data
+   * arrives, so it is never set: %pS / %ps print bare addresses.
+   */
+  private pipeTracingData(td: TracingData): void {
+    this.payloads = new TracePayloads(td, () => undefined);
+  }
   private payloads: TracePayloads | undefined;
 
   /** Kernel symbols for TEXT_POKE lines (perf prints "sym+0xoff" when it has them). */
@@ -281,7 +288,7 @@ export class ScriptPrinter {
     if (t >= RecordType.HEADER_ATTR) {
       if (t === RecordType.FINISHED_ROUND && this.opts.showRoundEvents) this.emitOther(raw, undefined, undefined);
       if (t === RecordType.HEADER_TRACING_DATA && raw.auxData)
-        this.tracingData = parseTracingData(raw.auxData, raw.fileOffset + raw.size);
+        this.pipeTracingData(parseTracingData(raw.auxData, raw.fileOffset + raw.size));
       return;
     }
     const o = this.opts;
