@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runPerf } from './cli.js';
+import { repoRoot, runPerf } from './cli.js';
 import { needTool, skipForKernel } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
 import { parseFields, runScript, StringSink } from '../src/cli/commands/script.js';
@@ -119,6 +119,23 @@ test('script on a live pipe-mode tracepoint recording equals perf script -i - (t
   assert.equal(mine.err, undefined, `we failed: ${mine.err}`);
   assert.equal(firstDiff(mine.out, perf.stdout.toString()), 'equal');
 });
+
+for (const fx of ['tp.data', 'pipe-tp.data']) {
+  test(`script with perf's default fields equals perf script on the recorded fixture ${fx}`, async (t) => {
+    if (!needTool(t, 'perf')) return;
+    const path = join(repoRoot, 'test', 'fixtures', 'recorded', fx);
+    // the pipe-mode file is read by perf 6.1 from a pipe only
+    const cmd = fx.startsWith('pipe')
+      ? `cat "${path}" | /usr/bin/perf script -i -`
+      : `/usr/bin/perf script -i "${path}"`;
+    const perf = spawnSync('/bin/sh', ['-c', cmd], { maxBuffer: 1 << 30 });
+    assert.equal(perf.status, 0, perf.stderr.toString());
+    assert.ok(perf.stdout.length > 0, 'perf printed nothing');
+    const mine = await ours(path, []);
+    assert.equal(mine.err, undefined, `we failed: ${mine.err}`);
+    assert.equal(firstDiff(mine.out, perf.stdout.toString()), 'equal');
+  });
+}
 
 test('-F trace is one of the fields perfpoke prints', () => {
   assert.deepEqual(parseFields('comm,trace'), ['comm', 'trace']);
