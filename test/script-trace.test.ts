@@ -13,9 +13,12 @@ import { join } from 'node:path';
 import { repoRoot, runPerf } from './cli.js';
 import { needTool, skipForKernel } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
-import { parseFields, runScript, StringSink } from '../src/cli/commands/script.js';
+import { parseFields, runScript, StringSink, type ScriptOptions } from '../src/cli/commands/script.js';
 import { parseEventFormat } from '../src/perfdata/tracing/event-format.js';
 import { TracePayloads } from '../src/format/trace-payload.js';
+import { formatScript } from '../src/format/perf-script.js';
+import { formatInt, parseConv } from '../src/format/c-printf.js';
+import type { SampleRecord } from '../src/perfdata/index.js';
 
 const dir = tempDir('perfpoke-script-trace-');
 const file = join(dir, 'tp.data');
@@ -157,4 +160,44 @@ test('a print fmt perfpoke cannot print is refused naming the event, never print
   const td = { version: '0.6', bigEndian: false, longSize: 8, pageSize: 4096, events: new Map([[7, ev]]) };
   const p = new TracePayloads(td, () => undefined);
   assert.throws(() => p.text(7, new Uint8Array(12)), /'test:odd_event' is not supported yet \(__print_array\(\)\)/);
+});
+
+test('formatScript prints a tracepoint payload given the formats, and refuses without them', () => {
+  const fmt = [
+    'name: tiny',
+    'ID: 9',
+    'format:',
+    '\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;',
+    '',
+    '\tfield:char comm[4];\toffset:8;\tsize:4;\tsigned:0;',
+    '\tfield:int v;\toffset:12;\tsize:4;\tsigned:1;',
+    '',
+    'print fmt: "comm=%s v=%d hex=%#06x", REC->comm, REC->v, REC->v',
+  ].join('\n');
+  const ev = parseEventFormat(fmt, 'test')!;
+  const td = { version: '0.6', bigEndian: false, longSize: 8, pageSize: 4096, events: new Map([[9, ev]]) };
+  const raw = new Uint8Array(16);
+  raw.set([0x61, 0x62, 0x63, 0], 8);
+  new DataView(raw.buffer).setInt32(12, -42, true);
+  const sample = { kind: 'sample', type: 9, misc: 0, size: 0, fileOffset: 0, raw } as unknown as SampleRecord;
+  const opts = { attrType: 2, fields: ['event', 'trace'] as ScriptOptions['fields'], event: 'test:tiny' };
+  assert.equal(
+    formatScript(sample, { ...opts, tracingData: td, config: 9n }),
+    'test:tiny: comm=abc v=-42 hex=0xffffffd6\n',
+  );
+  assert.throws(() => formatScript(sample, opts), /-F trace: pass tracingData/);
+});
+
+test('integer conversions print as printf(1) prints them (glibc)', () => {
+  const specs = ['%d', '%5d', '%-5d', '%05d', '%x', '%#x', '%08lx', '%.3d', '%lu', '%lld', '%X', '%#o', '%+d'];
+  const values = [0n, 1n, -1n, 42n, -42n, 123456789n];
+  for (const spec of specs) {
+    for (const v of values) {
+      const bits = /l/.test(spec) ? 64 : 32;
+      // printf(1) takes intmax_t: give it the value the C argument holds
+      const c = spec.endsWith('d') ? BigInt.asIntN(bits, v) : BigInt.asUintN(bits, v);
+      const ref = spawnSync('/usr/bin/printf', [spec.replace(/l+/, ''), c.toString()], { encoding: 'utf8' }).stdout;
+      assert.equal(formatInt(parseConv(spec), v, bits), ref, `${spec} of ${v}`);
+    }
+  }
 });

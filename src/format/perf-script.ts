@@ -157,6 +157,9 @@ export interface FormatScriptOptions {
   /** Print the callchain below the line, as perf does for a sample that has one. */
   callchain?: boolean;
   json?: boolean;
+  /** A tracepoint's formats and its id (the attr's config), for the `trace` field (%pS prints addresses). */
+  tracingData?: TracingData;
+  config?: bigint;
 }
 
 /**
@@ -182,6 +185,12 @@ export function formatScript(sample: SampleRecord, opts: FormatScriptOptions = {
     chain: withChain && fields.has('ip') ? resolveCallchain(sample.callchain!) : undefined,
     callchainComm: withChain,
   };
+  if (fields.has('trace') && opts.attrType === PerfType.TRACEPOINT && sample.raw) {
+    // never a line without its payload: no formats is an error, as in ScriptPrinter
+    if (!opts.tracingData || opts.config === undefined)
+      throw new FormatOptionError('-F trace: pass tracingData and config to print the payload (or -trace)');
+    l.trace = new TracePayloads(opts.tracingData, () => undefined).text(Number(opts.config), sample.raw);
+  }
   return opts.json ? sampleJson(sample, sf, l, sample.fileOffset) : sampleText(sample, sf, l);
 }
 
