@@ -112,7 +112,7 @@ for (const args of CASES) {
   });
 }
 
-test('script on a live pipe-mode tracepoint recording equals perf script -i - (tracing data as a record)', async (t) => {
+test('script on a live pipe-mode tracepoint recording equals perf script -i -', async (t) => {
   if (!needTool(t, 'perf')) return;
   if (!skipForKernel(t, recordFailure)) return;
   // perf 6.1 reads such a pipe file only from a pipe ("unexpected end of event stream" from a regular file)
