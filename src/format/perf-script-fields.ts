@@ -24,12 +24,13 @@ export const SCRIPT_FIELDS: readonly PerfField[] = [
   'symoff',
   'dso',
   'addr',
+  'trace',
 ];
 export type ScriptField = PerfField;
 
 /** builtin-script.c output[] defaults, minus sym/dso/symoff (which need symbols). */
 const DEFAULT_FIELDS: ScriptField[] = ['comm', 'tid', 'cpu', 'time', 'event', 'ip', 'period'];
-const DEFAULT_TRACEPOINT_FIELDS: ScriptField[] = ['comm', 'tid', 'cpu', 'time', 'event'];
+const DEFAULT_TRACEPOINT_FIELDS: ScriptField[] = ['comm', 'tid', 'cpu', 'time', 'event', 'trace'];
 
 export interface ScriptOptions {
   /** A plain field list (one `-F a,b` for every type); `fieldSpecs` wins when both are given. */

@@ -5,23 +5,16 @@
  * form. `ScriptPrinter` keeps what perf keeps between records (thread names,
  * user maps, the field set per event type); `formatScript` prints one sample.
  */
-import { attrFlag } from '../abi/event-attr.js';
+import { attrFlag, PerfType } from '../abi/event-attr.js';
+import { FormatOptionError } from './errors.js';
 import {
   RecordType,
   PERF_RECORD_MISC_CPUMODE_MASK,
   PERF_RECORD_MISC_KERNEL,
   PERF_RECORD_MISC_GUEST_KERNEL,
 } from '../abi/record-type.js';
-import {
-  SampleType,
-  PERF_CONTEXT_MAX,
-  PERF_CONTEXT_HV,
-  PERF_CONTEXT_KERNEL,
-  PERF_CONTEXT_USER,
-  PERF_CONTEXT_GUEST,
-  PERF_CONTEXT_GUEST_KERNEL,
-  PERF_CONTEXT_GUEST_USER,
-} from '../abi/sample-format.js';
+import { SampleType } from '../abi/sample-format.js';
+import { callchainEntries, resolveCallchain } from './script-callchain.js';
 import type { PerfRecord, RawRecord, SampleRecord } from '../perfdata/index.js';
 import type { Session } from '../session/session.js';
 import { formatPerfEvent } from './perf-event-text.js';
@@ -46,53 +39,14 @@ import {
   type ScriptOptions,
 } from './perf-script-fields.js';
 import { hex16 } from '../io/hex.js';
+import { parseTracingData, type TracingData } from '../perfdata/tracing/tracing-data.js';
+import { TracePayloads } from './trace-payload.js';
+
+export { callchainEntries, resolveCallchain } from './script-callchain.js';
 
 /** C's "%0Nd": the sign comes before the zeros. */
 function zeroPad(n: number, w: number): string {
   return n < 0 ? `-${String(-n).padStart(w - 1, '0')}` : String(n).padStart(w, '0');
-}
-
-const CONTEXTS = new Set([
-  PERF_CONTEXT_HV,
-  PERF_CONTEXT_KERNEL,
-  PERF_CONTEXT_USER,
-  PERF_CONTEXT_GUEST,
-  PERF_CONTEXT_GUEST_KERNEL,
-  PERF_CONTEXT_GUEST_USER,
-]);
-/** perf's PERF_MAX_STACK_DEPTH, the default --max-stack of perf script. */
-const MAX_STACK = 127;
-
-/**
- * thread__resolve_callchain_sample without symbols: context markers switch
- * between kernel and user space and are not printed, an unknown marker
- * discards the whole chain, at most 127 entries. A user-space entry prints as
- * its offset in the mapped file when a map covers it (sample__fprintf_callchain).
- */
-export function resolveCallchain(
-  chain: bigint[],
-  userAddress: (ip: bigint) => bigint = (ip) => ip,
-  maxStack = MAX_STACK,
-): bigint[] {
-  return callchainEntries(chain, maxStack).map((e) => (e.user ? userAddress(e.ip) : e.ip));
-}
-
-/** The entries resolveCallchain prints, each with the address space it is in. */
-export function callchainEntries(chain: bigint[], maxStack = MAX_STACK): { ip: bigint; user: boolean }[] {
-  const out: { ip: bigint; user: boolean }[] = [];
-  let user = true; // perf starts in PERF_RECORD_MISC_USER
-  for (const ip of chain) {
-    if (out.length >= maxStack) break;
-    if (ip >= PERF_CONTEXT_MAX) {
-      if (ip === PERF_CONTEXT_KERNEL) user = false;
-      else if (ip === PERF_CONTEXT_USER) user = true;
-      else if (!CONTEXTS.has(ip)) return [];
-      else user = false;
-      continue;
-    }
-    out.push({ ip, user });
-  }
-  return out;
 }
 
 interface SampleFields {
@@ -144,6 +98,8 @@ interface SampleLine {
   /** " sym+0xoff (dso)" after the ip, and after each callchain entry (script-symbols.ts). */
   ipSymbol?: string;
   chainSymbols?: string[];
+  /** The tracepoint payload (the `trace` field, trace-payload.ts). */
+  trace?: string;
 }
 
 /** process_event for a sample: one line (or one line and its callchain lines). */
@@ -152,6 +108,7 @@ function sampleText(rec: SampleRecord, sf: SampleFields, l: SampleLine): string 
   let line = scriptStart(f, l.comm, sf, f.has('ip') && l.callchainComm, l.ns);
   if (f.has('period')) line += `${l.period.toString().padStart(10)} `;
   if (f.has('event')) line += `${l.event.padStart(l.eventWidth)}: `;
+  if (l.trace !== undefined) line += l.trace;
   if (f.has('addr')) line += hex16(rec.addr ?? 0n);
   if (f.has('ip')) {
     if (l.chain) {
@@ -177,6 +134,7 @@ function sampleJson(rec: SampleRecord, sf: SampleFields, l: SampleLine, offset: 
   if (f.has('time')) Object.assign(o, jsonTime(sf.time));
   if (f.has('period')) o.period = Number(l.period);
   if (f.has('event')) o.event = l.event;
+  if (l.trace !== undefined) o.trace = l.trace;
   if (f.has('addr')) o.addr = jsonHex(rec.addr ?? 0n);
   if (f.has('ip')) o.ip = jsonHex(rec.ip ?? 0n);
   if (l.chain) o.callchain = l.chain.map(jsonHex);
@@ -199,6 +157,9 @@ export interface FormatScriptOptions {
   /** Print the callchain below the line, as perf does for a sample that has one. */
   callchain?: boolean;
   json?: boolean;
+  /** A tracepoint's formats and its id (the attr's config), for the `trace` field (%pS prints addresses). */
+  tracingData?: TracingData;
+  config?: bigint;
 }
 
 /**
@@ -224,6 +185,12 @@ export function formatScript(sample: SampleRecord, opts: FormatScriptOptions = {
     chain: withChain && fields.has('ip') ? resolveCallchain(sample.callchain!) : undefined,
     callchainComm: withChain,
   };
+  if (fields.has('trace') && opts.attrType === PerfType.TRACEPOINT && sample.raw) {
+    // never a line without its payload: no formats is an error, as in ScriptPrinter
+    if (!opts.tracingData || opts.config === undefined)
+      throw new FormatOptionError('-F trace: pass tracingData and config to print the payload (or -trace)');
+    l.trace = new TracePayloads(opts.tracingData, () => undefined).text(Number(opts.config), sample.raw);
+  }
   return opts.json ? sampleJson(sample, sf, l, sample.fileOffset) : sampleText(sample, sf, l);
 }
 
@@ -248,6 +215,19 @@ export class ScriptPrinter {
   }
   /** Some event type prints sym or dso: user maps and the kernel map are needed. */
   private wantSymbols = false;
+
+  /** The recording's tracepoint formats (file mode: the CLI reads HEADER_TRACING_DATA; pipe mode: its record). */
+  set tracingData(td: TracingData | undefined) {
+    this.payloads = td ? new TracePayloads(td, (a) => this.symbols().kernelFunction(a)) : undefined;
+  }
+  /**
+   * Pipe mode: perf sets its kernel function resolver before the tracing data
+   * arrives, so it is never set: %pS / %ps print bare addresses.
+   */
+  private pipeTracingData(td: TracingData): void {
+    this.payloads = new TracePayloads(td, () => undefined);
+  }
+  private payloads: TracePayloads | undefined;
 
   /** Kernel symbols for TEXT_POKE lines (perf prints "sym+0xoff" when it has them). */
   symbolizer: Symbolizer | undefined;
@@ -285,7 +265,8 @@ export class ScriptPrinter {
         this.fieldsByType.set(ot, fs);
         checkAttr(this.s, i, tf.userSet, fs);
         checkPrintable(fs, tf.userSet, this.opts.json === true);
-        if (symbolColumns(fs.has)) this.wantSymbols = true;
+        // %pS in tracepoint payloads names kernel functions: the kernel map is needed too
+        if (symbolColumns(fs.has) || fs.has.has('trace')) this.wantSymbols = true;
         // process_attr (pipe mode) turns ip on for events with callchains
         if (this.s.file.pipe && hasChain) fs.has.add('ip');
       }
@@ -315,6 +296,8 @@ export class ScriptPrinter {
     }
     if (t >= RecordType.HEADER_ATTR) {
       if (t === RecordType.FINISHED_ROUND && this.opts.showRoundEvents) this.emitOther(raw, undefined, undefined);
+      if (t === RecordType.HEADER_TRACING_DATA && raw.auxData)
+        this.pipeTracingData(parseTracingData(raw.auxData, raw.fileOffset + raw.size));
       return;
     }
     const o = this.opts;
@@ -431,6 +414,13 @@ export class ScriptPrinter {
 
   private readonly splitter: SampleReadSplitter;
 
+  /** perf prints the payload of a tracepoint sample that has RAW data; no tracing data: refused. */
+  private trace(attr: { type: number; config: bigint } | undefined, rec: SampleRecord): string | undefined {
+    if (!attr || attr.type !== PerfType.TRACEPOINT || !rec.raw) return undefined;
+    if (!this.payloads) throw new FormatOptionError('-F trace: the file has no tracing data (HEADER_TRACING_DATA)');
+    return this.payloads.text(Number(attr.config), rec.raw);
+  }
+
   private sample(raw: RawRecord): void {
     const a0 = this.s.attrOf(raw);
     if (a0 && SampleReadSplitter.applies(a0.attr)) {
@@ -478,6 +468,7 @@ export class ScriptPrinter {
       ns: this.opts.ns,
       ipSymbol: cols && syms && !entries ? syms.text(cols, sf.pid, rec.ip ?? 0n, kernelIp) : undefined,
       chainSymbols: cols && syms && entries ? entries.map((e) => syms.text(cols, sf.pid, e.ip, !e.user)) : undefined,
+      trace: f.has('trace') ? this.trace(a?.attr, rec) : undefined,
     };
     this.out(this.opts.json ? sampleJson(rec, sf, l, raw.fileOffset) : sampleText(rec, sf, l));
   }

@@ -45,6 +45,17 @@ export class ScriptSymbols {
     return j ?? undefined;
   }
 
+  /**
+   * perf's function resolver for tracepoint payloads (machine__resolve_kernel_addr):
+   * the kernel symbol at addr inside the kernel map, with its start.
+   */
+  kernelFunction(addr: bigint): { name: string; start: bigint } | undefined {
+    const km = this.kernelMap;
+    if (!km || addr < km.start || addr >= km.end) return undefined;
+    const s = this.dsos.kernel()?.find(addr);
+    return s ? { name: s.name, start: s.start } : undefined;
+  }
+
   /** " sym+0xoff (dso)" for ip, as the columns ask. */
   text(c: SymbolColumns, pid: number, ip: bigint, kernel: boolean): string {
     let name: string | undefined;

@@ -51,6 +51,7 @@ export async function runScript(
   try {
     const p = new ScriptPrinter(s, opts, out.write);
     p.filter = await ScriptFilter.create(opts, s.file);
+    p.tracingData = await (await import('../../perfdata/tracing/tracing-data.js')).readTracingData(s.file);
     const { DsoSymbols, recordedBuildIds } = await import('../../machine/dso-symbols.js');
     p.dsoSymbols = new DsoSymbols({ buildIds: await recordedBuildIds(s.file), kernel: await kcoreSymbols(input) });
     // loaded only when needed: the machine layer pulls in kcore and disassembly support
