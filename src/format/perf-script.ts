@@ -32,6 +32,7 @@ import type { Symbolizer } from '../machine/symbolizer.js';
 import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
 import { ScriptFilter } from './script-filters.js';
 import { ScriptSymbols, symbolColumns } from './script-symbols.js';
+import { dwarfUnwinds, dwarfUserFrames } from './script-unwind.js';
 import { DsoSymbols } from '../machine/dso-symbols.js';
 import { jsonHex, jsonLine, jsonTime } from './json-lines.js';
 import type { TypeFields } from './script-field-specs.js';
@@ -460,8 +461,12 @@ export class ScriptPrinter {
     const period = periodOverride ?? rec.period ?? a?.attr.samplePeriod ?? 0n;
     if (this.filter.sampleSkipped(sf.cpu, sf.pid, sf.tid, comm, rec.time ?? NO_U64)) return;
     const hide = this.opts.hideCallGraph === true;
-    const entries =
+    let entries =
       f.has('ip') && rec.callchain && !hide ? callchainEntries(rec.callchain, this.opts.maxStack) : undefined;
+    if (entries && a && dwarfUnwinds(a.attr)) {
+      const tables = (this.dsoSymbols ?? this.symbols().dsos).unwindTables();
+      entries = entries.concat(dwarfUserFrames(rec, a.attr, sf.pid, this.maps, tables, this.opts.maxStack ?? 127));
+    }
     const chain = entries?.map((e) => (e.user ? this.maps.printedAddress(sf.pid, e.ip) : e.ip));
     const cols = f.has('ip') ? symbolColumns(f) : undefined;
     const syms = cols ? this.symbols() : undefined;

@@ -26,7 +26,7 @@ export class ScriptSymbols {
   private kernelMap: { start: bigint; end: bigint } | undefined;
 
   constructor(
-    private readonly dsos: DsoSymbols,
+    readonly dsos: DsoSymbols,
     private readonly maps: UserMaps,
   ) {}
 

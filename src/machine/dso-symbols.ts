@@ -25,6 +25,7 @@ import type { PerfFile } from '../perfdata/perf-file.js';
 import { readElfSymbols } from './elf-symbols.js';
 import { parseKallsyms } from './kallsyms.js';
 import { type KernelSymbol, SymbolTable } from './symbols.js';
+import { DsoUnwindTables } from './unwind-elf.js';
 
 export interface DsoSymbolOptions {
   /** filename → build-id (lowercase hex), from HEADER_BUILD_ID and MMAP2 records. */
@@ -43,6 +44,13 @@ export class DsoSymbols {
   constructor(private readonly opts: DsoSymbolOptions) {
     this.cacheDir = opts.cacheDir ?? join(homedir(), '.debug');
     if (opts.kernel) this.kernelTable = opts.kernel;
+  }
+
+  private unwind: DsoUnwindTables | undefined;
+  /** The unwind tables of user files, found where perf finds their data (dwarf callchains). */
+  unwindTables(): DsoUnwindTables {
+    this.unwind ??= new DsoUnwindTables(this.opts.buildIds, this.cacheDir);
+    return this.unwind;
   }
 
   /** The kernel's symbols, or undefined when perf would find none either. */

@@ -1,0 +1,46 @@
+/**
+ * The user frames of `perf record --call-graph dwarf` samples for `perf
+ * script` (machine.c thread__resolve_callchain_unwind): when the event
+ * samples both PERF_SAMPLE_REGS_USER and PERF_SAMPLE_STACK_USER and the
+ * sample holds registers and a non-empty stack copy, the frames unwound
+ * from them (src/machine/dwarf-unwind.ts) follow the callchain's own
+ * entries (the kernel part), each limited to --max-stack on its own.
+ */
+import { SampleType } from '../abi/sample-format.js';
+import type { EventAttr } from '../abi/event-attr.js';
+import type { SampleRecord } from '../perfdata/index.js';
+import type { UserMaps } from '../session/user-maps.js';
+import { unwindUser } from '../machine/dwarf-unwind.js';
+import type { DsoUnwindTables } from '../machine/unwind-elf.js';
+
+const BOTH = SampleType.REGS_USER | SampleType.STACK_USER;
+
+/** Whether perf post-unwinds this event's samples. */
+export function dwarfUnwinds(attr: EventAttr | undefined): boolean {
+  return attr !== undefined && (attr.sampleType & BOTH) === BOTH;
+}
+
+/** The unwound user frames of one sample (callee first), [] when perf unwinds none. */
+export function dwarfUserFrames(
+  rec: SampleRecord,
+  attr: EventAttr,
+  pid: number,
+  maps: UserMaps,
+  tables: DsoUnwindTables,
+  maxStack: number,
+): { ip: bigint; user: boolean }[] {
+  const regs = rec.regsUser;
+  const stack = rec.stackUser;
+  if (!regs || regs.abi === 0n || !stack || !stack.dynSize) return [];
+  const size = Number(stack.dynSize < BigInt(stack.data.length) ? stack.dynSize : BigInt(stack.data.length));
+  const ips = unwindUser(
+    { mask: attr.sampleRegsUser, regs: regs.regs, stack: stack.data.subarray(0, size) },
+    (ip) => {
+      const hit = maps.lookup(pid, ip);
+      if (!hit) return undefined;
+      return { start: hit.start, mapIp: hit.mapIp, tables: hit.identity ? undefined : tables.get(hit.filename) };
+    },
+    maxStack,
+  );
+  return ips.map((ip) => ({ ip, user: true }));
+}
