@@ -32,7 +32,8 @@ import type { Symbolizer } from '../machine/symbolizer.js';
 import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
 import { ScriptFilter } from './script-filters.js';
 import { ScriptSymbols, symbolColumns } from './script-symbols.js';
-import { dwarfUnwinds, dwarfUserFrames } from './script-unwind.js';
+import { type ChainEntry, dwarfUnwinds, dwarfUserFrames, expandInlines } from './script-unwind.js';
+import { Addr2Line } from '../machine/addr2line.js';
 import { DsoSymbols } from '../machine/dso-symbols.js';
 import { jsonHex, jsonLine, jsonTime } from './json-lines.js';
 import type { TypeFields } from './script-field-specs.js';
@@ -247,6 +248,8 @@ export class ScriptPrinter {
     this.symbolResolver ??= new ScriptSymbols(this.dsoSymbols ?? new DsoSymbols({ buildIds: new Map() }), this.maps);
     return this.symbolResolver;
   }
+  /** Inlined functions of DWARF-unwound frames (perf asks addr2line). */
+  private a2l: Addr2Line | undefined;
   /** Some event type prints sym or dso: user maps and the kernel map are needed. */
   private wantSymbols = false;
 
@@ -461,11 +464,13 @@ export class ScriptPrinter {
     const period = periodOverride ?? rec.period ?? a?.attr.samplePeriod ?? 0n;
     if (this.filter.sampleSkipped(sf.cpu, sf.pid, sf.tid, comm, rec.time ?? NO_U64)) return;
     const hide = this.opts.hideCallGraph === true;
-    let entries =
+    let entries: ChainEntry[] | undefined =
       f.has('ip') && rec.callchain && !hide ? callchainEntries(rec.callchain, this.opts.maxStack) : undefined;
     if (entries && a && dwarfUnwinds(a.attr)) {
-      const tables = (this.dsoSymbols ?? this.symbols().dsos).unwindTables();
-      entries = entries.concat(dwarfUserFrames(rec, a.attr, sf.pid, this.maps, tables, this.opts.maxStack ?? 127));
+      const tables = this.symbols().dsos.unwindTables();
+      const user = dwarfUserFrames(rec, a.attr, sf.pid, this.maps, tables, this.opts.maxStack ?? 127);
+      this.a2l ??= new Addr2Line();
+      entries = entries.concat(expandInlines(user, sf.pid, this.symbols(), this.a2l));
     }
     const chain = entries?.map((e) => (e.user ? this.maps.printedAddress(sf.pid, e.ip) : e.ip));
     const cols = f.has('ip') ? symbolColumns(f) : undefined;
@@ -482,7 +487,8 @@ export class ScriptPrinter {
       callchainComm: fs.callchain && !hide,
       ns: this.opts.ns,
       ipSymbol: cols && syms && !entries ? syms.text(cols, sf.pid, rec.ip ?? 0n, kernelIp) : undefined,
-      chainSymbols: cols && syms && entries ? entries.map((e) => syms.text(cols, sf.pid, e.ip, !e.user)) : undefined,
+      chainSymbols:
+        cols && syms && entries ? entries.map((e) => syms.text(cols, sf.pid, e.ip, !e.user, e.inlined)) : undefined,
     };
     this.out(this.opts.json ? sampleJson(rec, sf, l, raw.fileOffset) : sampleText(rec, sf, l));
   }

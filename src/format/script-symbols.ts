@@ -45,8 +45,20 @@ export class ScriptSymbols {
     return j ?? undefined;
   }
 
-  /** " sym+0xoff (dso)" for ip, as the columns ask. */
-  text(c: SymbolColumns, pid: number, ip: bigint, kernel: boolean): string {
+  /** The symbol of a user address: its name, start (in mapIp's space), the map's file and ip's offset in it. */
+  userSymbol(pid: number, ip: bigint): { name: string; start: bigint; filename: string; mapIp: bigint } | undefined {
+    const hit = this.maps.lookup(pid, ip);
+    if (!hit || hit.identity || /^\/tmp\/perf-\d+\.map$/.test(hit.filename)) return undefined;
+    const s = this.dsos.user(hit.filename)?.find(hit.mapIp);
+    return s && { name: s.name, start: s.start, filename: hit.filename, mapIp: hit.mapIp };
+  }
+
+  /**
+   * " sym+0xoff (dso)" for ip, as the columns ask. `inlined`: the name of an
+   * inlined function at ip (perf prints it with the offset of the symbol
+   * around it, and "(inlined)" in place of the dso).
+   */
+  text(c: SymbolColumns, pid: number, ip: bigint, kernel: boolean, inlined?: string): string {
     let name: string | undefined;
     let off = 0n;
     let dso = '[unknown]';
@@ -68,8 +80,10 @@ export class ScriptSymbols {
         if (s) [name, off] = [s.name, hit.mapIp - s.start];
       }
     }
+    if (inlined !== undefined) name = inlined;
     let out = '';
     if (c.sym) out += name === undefined ? ' [unknown]' : c.symoff ? ` ${name}+0x${off.toString(16)}` : ` ${name}`;
+    if (inlined !== undefined) return `${out} (inlined)`;
     if (c.dso) out += ` (${dso})`;
     return out;
   }

@@ -12,6 +12,8 @@ import type { SampleRecord } from '../perfdata/index.js';
 import type { UserMaps } from '../session/user-maps.js';
 import { unwindUser } from '../machine/dwarf-unwind.js';
 import type { DsoUnwindTables } from '../machine/unwind-elf.js';
+import type { Addr2Line } from '../machine/addr2line.js';
+import type { ScriptSymbols } from './script-symbols.js';
 
 const BOTH = SampleType.REGS_USER | SampleType.STACK_USER;
 
@@ -43,4 +45,37 @@ export function dwarfUserFrames(
     maxStack,
   );
   return ips.map((ip) => ({ ip, user: true }));
+}
+
+/** A callchain line: an address, its space, and the inlined function perf prints there (if any). */
+export interface ChainEntry {
+  ip: bigint;
+  user: boolean;
+  inlined?: string;
+}
+
+/** perf's MAX_INLINE_NEST. */
+const MAX_INLINE_NEST = 1024;
+
+/**
+ * machine.c append_inlines for unwound frames: addr2line's records for the
+ * frame's address in the dso's symbol file (its symsrc_filename, else its
+ * name); each record is a line, named as the symbol there when addr2line's
+ * function is that symbol, else "(inlined)" under addr2line's name. No
+ * records (no debug information, no symbol): the frame as it is.
+ */
+export function expandInlines(entries: ChainEntry[], pid: number, syms: ScriptSymbols, a2l: Addr2Line): ChainEntry[] {
+  const out: ChainEntry[] = [];
+  for (const e of entries) {
+    const s = e.user ? syms.userSymbol(pid, e.ip) : undefined;
+    const file = s ? syms.dsos.symsrcFile(s.filename) : undefined;
+    const recs = s && file && !file.startsWith('[') ? a2l.lookup(file, s.mapIp) : undefined;
+    if (!s || !recs || recs.length === 0) {
+      out.push(e);
+      continue;
+    }
+    for (const r of recs.slice(0, MAX_INLINE_NEST + 1))
+      out.push(r.fn === s.name ? { ip: e.ip, user: true } : { ip: e.ip, user: true, inlined: r.fn });
+  }
+  return out;
 }

@@ -47,6 +47,16 @@ export class DsoSymbols {
   }
 
   private unwind: DsoUnwindTables | undefined;
+  private readonly symsrc = new Map<string, string>();
+  /**
+   * The file the dso's symbols came from when it has a .symtab (perf's
+   * symsrc_filename), else the dso's own name (its long name); perf asks
+   * addr2line about this file.
+   */
+  symsrcFile(filename: string): string {
+    this.user(filename);
+    return this.symsrc.get(filename) ?? filename;
+  }
   /** The unwind tables of user files, found where perf finds their data (dwarf callchains). */
   unwindTables(): DsoUnwindTables {
     this.unwind ??= new DsoUnwindTables(this.opts.buildIds, this.cacheDir);
@@ -103,7 +113,10 @@ export class DsoSymbols {
       if (!elf) continue;
       if (bid !== undefined && elf.buildId !== undefined && elf.buildId !== bid) continue;
       const table = SymbolTable.of(demangle(elf.symbols));
-      if (elf.fromSymtab) return table;
+      if (elf.fromSymtab) {
+        this.symsrc.set(filename, p);
+        return table;
+      }
       fallback ??= table;
     }
     return fallback;
