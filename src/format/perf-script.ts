@@ -487,8 +487,10 @@ export class ScriptPrinter {
       callchainComm: fs.callchain && !hide,
       ns: this.opts.ns,
       ipSymbol: cols && syms && !entries ? syms.text(cols, sf.pid, rec.ip ?? 0n, kernelIp) : undefined,
-      chainSymbols:
-        cols && syms && entries ? entries.map((e) => syms.text(cols, sf.pid, e.ip, !e.user, e.inlined)) : undefined,
+      // an inlined frame says so even without sym/dso columns
+      chainSymbols: entries?.map((e) =>
+        cols && syms ? syms.text(cols, sf.pid, e.ip, !e.user, e.inlined) : e.inlined === undefined ? '' : ' (inlined)',
+      ),
     };
     this.out(this.opts.json ? sampleJson(rec, sf, l, raw.fileOffset) : sampleText(rec, sf, l));
   }
