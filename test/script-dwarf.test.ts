@@ -110,8 +110,7 @@ for (const [key, args] of CASES) {
     assert.ok(perf.stdout.length > 0, 'perf printed something to compare');
     const mine = await ours(file, args);
     assert.equal(mine.err, undefined, `we failed: ${mine.err}`);
-    // known difference (docs/script-stats.md): perf synthesizes "@plt" symbols for PLT entries, we print [unknown]
-    const theirs = perf.stdout.replace(/ @plt(\+0x[0-9a-f]+)?( |$)/gm, ' [unknown]$2');
+    const theirs = perf.stdout;
     const lines = theirs.split('\n');
     const mineLines = mine.out.split('\n');
     const equal = lines.filter((l, i) => mineLines[i] === l).length;

@@ -26,6 +26,21 @@ import { readElfSymbols } from './elf-symbols.js';
 import { parseKallsyms } from './kallsyms.js';
 import { type KernelSymbol, SymbolTable } from './symbols.js';
 import { DsoUnwindTables } from './unwind-elf.js';
+import { pltSymbols } from './elf-plt.js';
+
+/**
+ * The file's symbols and perf's synthesized `name@plt` ones, sorted by start.
+ * perf inserts the PLT symbols after extending zero-size symbols to their
+ * successor, so one may lie inside `_init`; its rbtree search then meets the
+ * older symbol first (seen: `_init+0x50` for rand@plt): a PLT symbol is kept
+ * only where no other symbol covers it.
+ */
+function withPlt(syms: KernelSymbol[], plt: KernelSymbol[] | undefined): SymbolTable {
+  if (!plt) return SymbolTable.of(syms);
+  const base = SymbolTable.of(syms);
+  const free = plt.filter((p) => !base.find(p.start) && !base.find(p.end - 1n));
+  return SymbolTable.of([...syms, ...free].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0)));
+}
 
 export interface DsoSymbolOptions {
   /** filename → build-id (lowercase hex), from HEADER_BUILD_ID and MMAP2 records. */
@@ -101,6 +116,7 @@ export class DsoSymbols {
     }
     if (filename.startsWith('/')) paths.push(filename);
     let fallback: SymbolTable | undefined;
+    let plt: KernelSymbol[] | undefined;
     for (const p of paths) {
       if (!existsSync(p)) continue;
       let bytes: Buffer;
@@ -112,7 +128,12 @@ export class DsoSymbols {
       const elf = readElfSymbols(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
       if (!elf) continue;
       if (bid !== undefined && elf.buildId !== undefined && elf.buildId !== bid) continue;
-      const table = SymbolTable.of(demangle(elf.symbols));
+      // dso__synthesize_plt_symbols runs on the runtime file (the first with a real .dynsym)
+      if (plt === undefined) {
+        const p2 = pltSymbols(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+        if (p2.length > 0) plt = p2;
+      }
+      const table = withPlt(demangle(elf.symbols), plt);
       if (elf.fromSymtab) {
         this.symsrc.set(filename, p);
         return table;
