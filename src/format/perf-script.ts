@@ -32,8 +32,7 @@ import type { Symbolizer } from '../machine/symbolizer.js';
 import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
 import { ScriptFilter } from './script-filters.js';
 import { ScriptSymbols, symbolColumns } from './script-symbols.js';
-import { type ChainEntry, dwarfUnwinds, dwarfUserFrames, expandInlines } from './script-unwind.js';
-import { Addr2Line } from '../machine/addr2line.js';
+import { type ChainEntry, dwarfUnwinds, ScriptUnwinder } from './script-unwind.js';
 import { DsoSymbols } from '../machine/dso-symbols.js';
 import { jsonHex, jsonLine, jsonTime } from './json-lines.js';
 import type { TypeFields } from './script-field-specs.js';
@@ -248,8 +247,13 @@ export class ScriptPrinter {
     this.symbolResolver ??= new ScriptSymbols(this.dsoSymbols ?? new DsoSymbols({ buildIds: new Map() }), this.maps);
     return this.symbolResolver;
   }
-  /** Inlined functions of DWARF-unwound frames (perf asks addr2line). */
-  private a2l: Addr2Line | undefined;
+  /** `--call-graph dwarf` recordings (pipe mode: known once such an attr has passed): the user frames. */
+  private unwinder: ScriptUnwinder | undefined;
+  private dwarf(): ScriptUnwinder | undefined {
+    if (!this.unwinder && this.s.file.attrs.some((x) => dwarfUnwinds(x.attr)))
+      this.unwinder = new ScriptUnwinder(this.maps, () => this.symbols());
+    return this.unwinder;
+  }
   /** Some event type prints sym or dso: user maps and the kernel map are needed. */
   private wantSymbols = false;
 
@@ -333,6 +337,7 @@ export class ScriptPrinter {
         const rec = raw.decode() as Extract<PerfRecord, { kind: 'fork' }>;
         this.threads.onFork(rec.pid, rec.tid, rec.ppid, rec.ptid);
         this.maps.onFork(rec.pid, rec.ppid);
+        this.dwarf()?.onFork(rec.pid, rec.ppid);
         if (o.showTaskEvents) this.emitOther(raw, rec, [rec.pid, rec.tid], rec.time);
         return;
       }
@@ -351,6 +356,7 @@ export class ScriptPrinter {
         if (!o.showMmapEvents && ((kernel && !this.wantSymbols) || !this.needMaps)) return;
         const rec = raw.decode() as Extract<PerfRecord, { kind: 'mmap' | 'mmap2' }>;
         if (!kernel && this.needMaps) this.maps.onMmap(rec.pid, rec.addr, rec.len, rec.pgoff, rec.filename);
+        if (!kernel) this.dwarf()?.onMmap(rec.pid, rec.filename);
         if (kernel && this.wantSymbols) this.symbols().onKernelMmap(rec.filename, rec.addr, rec.len);
         if (o.showMmapEvents) this.emitOther(raw, rec, [rec.pid, rec.tid]);
         return;
@@ -466,12 +472,9 @@ export class ScriptPrinter {
     const hide = this.opts.hideCallGraph === true;
     let entries: ChainEntry[] | undefined =
       f.has('ip') && rec.callchain && !hide ? callchainEntries(rec.callchain, this.opts.maxStack) : undefined;
-    if (entries && a && dwarfUnwinds(a.attr)) {
-      const tables = this.symbols().dsos.unwindTables();
-      const user = dwarfUserFrames(rec, a.attr, sf.pid, this.maps, tables, this.opts.maxStack ?? 127);
-      this.a2l ??= new Addr2Line();
-      entries = entries.concat(expandInlines(user, sf.pid, this.symbols(), this.a2l));
-    }
+    const unwinder = entries && a ? this.dwarf() : undefined;
+    if (entries && a && unwinder)
+      entries = entries.concat(unwinder.frames(rec, a.attr, sf.pid, this.opts.maxStack ?? 127));
     const chain = entries?.map((e) => (e.user ? this.maps.printedAddress(sf.pid, e.ip) : e.ip));
     const cols = f.has('ip') ? symbolColumns(f) : undefined;
     const syms = cols ? this.symbols() : undefined;

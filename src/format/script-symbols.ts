@@ -30,6 +30,23 @@ export class ScriptSymbols {
     private readonly maps: UserMaps,
   ) {}
 
+  private kernelLoaded = false;
+  /**
+   * dso__load_kernel_sym after loading kallsyms (not kcore): map__fixup_start
+   * and map__fixup_end make the kernel map run from its first symbol to its
+   * last symbol's end, so init text above _etext (start_kernel,
+   * x86_64_start_kernel) is named from then on. perf loads on the first
+   * address found in the MMAP's range; that address was looked up before.
+   */
+  private fixupKernelMap(km: { start: bigint; end: bigint }, table: SymbolTable | undefined): void {
+    this.kernelLoaded = true;
+    const first = table?.symbols[0];
+    const last = table?.symbols[table.symbols.length - 1];
+    if (!first || !last || this.dsos.kernelFromKcore) return;
+    km.start = first.start;
+    km.end = last.end;
+  }
+
   /** A kernel MMAP: `[kernel.kallsyms]…` sets the kernel map (machine__process_kernel_mmap_event). */
   onKernelMmap(filename: string, start: bigint, len: bigint): void {
     if (filename.startsWith('[kernel.kallsyms]')) this.kernelMap = { start, end: start + len };
@@ -66,8 +83,10 @@ export class ScriptSymbols {
       const km = this.kernelMap;
       if (km && ip >= km.start && ip < km.end) {
         dso = '[kernel.kallsyms]';
-        const s = this.dsos.kernel()?.find(ip);
+        const table = this.dsos.kernel();
+        const s = table?.find(ip);
         if (s) [name, off] = [s.name, ip - s.start];
+        if (!this.kernelLoaded) this.fixupKernelMap(km, table);
       }
     } else {
       const hit = this.maps.lookup(pid, ip);

@@ -12,7 +12,7 @@ import type { SampleRecord } from '../perfdata/index.js';
 import type { UserMaps } from '../session/user-maps.js';
 import { unwindUser } from '../machine/dwarf-unwind.js';
 import type { DsoUnwindTables } from '../machine/unwind-elf.js';
-import type { Addr2Line } from '../machine/addr2line.js';
+import { Addr2Line } from '../machine/addr2line.js';
 import type { ScriptSymbols } from './script-symbols.js';
 
 const BOTH = SampleType.REGS_USER | SampleType.STACK_USER;
@@ -78,4 +78,39 @@ export function expandInlines(entries: ChainEntry[], pid: number, syms: ScriptSy
       out.push(r.fn === s.name ? { ip: e.ip, user: true } : { ip: e.ip, user: true, inlined: r.fn });
   }
   return out;
+}
+
+/**
+ * The DWARF unwinding state of `perf script` over a recording: perf unwinds a
+ * process's samples only once its maps hold a file whose ELF type perf can
+ * read (unwind__prepare_access, on each map inserted or cloned at fork:
+ * dso__type of an unknown or unreadable file registers no unwinder, so a
+ * process mapping only missing files prints no user frames).
+ */
+export class ScriptUnwinder {
+  private readonly ready = new Set<number>();
+  private a2l: Addr2Line | undefined;
+
+  constructor(
+    private readonly maps: UserMaps,
+    private readonly syms: () => ScriptSymbols,
+  ) {}
+
+  onMmap(pid: number, filename: string): void {
+    if (!this.ready.has(pid) && this.syms().dsos.unwindTables().get(filename)) this.ready.add(pid);
+  }
+
+  onFork(pid: number, ppid: number): void {
+    if (pid !== ppid && this.ready.has(ppid)) this.ready.add(pid);
+  }
+
+  /** The unwound user frames of a sample (inlined functions expanded), [] when perf unwinds none. */
+  frames(rec: SampleRecord, attr: EventAttr, pid: number, maxStack: number): ChainEntry[] {
+    if (!dwarfUnwinds(attr) || !this.ready.has(pid)) return [];
+    const syms = this.syms();
+    const user = dwarfUserFrames(rec, attr, pid, this.maps, syms.dsos.unwindTables(), maxStack);
+    if (user.length === 0) return user;
+    this.a2l ??= new Addr2Line();
+    return expandInlines(user, pid, syms, this.a2l);
+  }
 }

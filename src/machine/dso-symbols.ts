@@ -78,6 +78,11 @@ export class DsoSymbols {
     return this.unwind;
   }
 
+  /** The kernel symbols came from a kcore_dir (perf's maps are then kcore's segments). */
+  get kernelFromKcore(): boolean {
+    return this.opts.kernel !== undefined;
+  }
+
   /** The kernel's symbols, or undefined when perf would find none either. */
   kernel(): SymbolTable | undefined {
     if (this.kernelTable === undefined) this.kernelTable = this.loadKernel() ?? null;
