@@ -323,7 +323,8 @@ function run(
     loc += delta * cie.codeAlign;
     return target >= 0n && loc > target;
   };
-  const cfaReg = (): { reg: number; off: bigint } => (st.cfa.kind === 'reg' ? st.cfa : { reg: 7, off: 0n }); // a new offset after an expression: undefined in DWARF
+  // a new register or offset after a CFA expression is undefined in DWARF: start from rsp+0
+  const cfaReg = (): { reg: number; off: bigint } => (st.cfa.kind === 'reg' ? st.cfa : { reg: 7, off: 0n });
   while (c.pos < end) {
     const op = c.u8();
     const hi = op & 0xc0;
