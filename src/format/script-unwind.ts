@@ -69,7 +69,8 @@ export function expandInlines(entries: ChainEntry[], pid: number, syms: ScriptSy
   for (const e of entries) {
     const s = e.user ? syms.userSymbol(pid, e.ip) : undefined;
     const file = s ? syms.dsos.symsrcFile(s.filename) : undefined;
-    const recs = s && file && !file.startsWith('[') ? a2l.lookup(file, s.mapIp) : undefined;
+    const bias = s ? (syms.dsos.unwindTables().get(s.filename)?.objdumpBias ?? 0n) : 0n;
+    const recs = s && file && !file.startsWith('[') ? a2l.lookup(file, s.mapIp + bias) : undefined;
     if (!s || !recs || recs.length === 0) {
       out.push(e);
       continue;

@@ -116,8 +116,11 @@ export class DsoSymbols {
     const bid = this.opts.buildIds.get(filename) ?? (filename.startsWith('/') ? fileBuildId(filename) : undefined);
     const paths: string[] = [];
     if (bid !== undefined) {
+      // perf's DSO_BINARY_TYPE__BUILD_ID_CACHE: the .build-id link, which may name another path's copy
+      const base = filename === '[vdso]' ? 'vdso' : 'elf';
+      const link = join(this.cacheDir, '.build-id', bid.slice(0, 2), bid.slice(2));
       const dir = join(this.cacheDir, filename, bid);
-      paths.push(join(dir, filename === '[vdso]' ? 'vdso' : 'elf'), join(dir, 'debug'));
+      paths.push(join(link, base), join(link, 'debug'), join(dir, base), join(dir, 'debug'));
     }
     if (filename.startsWith('/')) paths.push(filename);
     let fallback: SymbolTable | undefined;

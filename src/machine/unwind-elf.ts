@@ -34,6 +34,11 @@ export class ElfUnwind {
     readonly bias: bigint,
     /** ET_EXEC: .debug_frame addresses are process addresses. */
     private readonly exec: boolean,
+    /**
+     * What perf's map__rip_2objdump adds to a file offset to ask addr2line:
+     * .text's address - offset for ET_EXEC files (adjust_symbols), else 0.
+     */
+    readonly objdumpBias: bigint,
   ) {}
 
   static parse(bytes: Uint8Array): ElfUnwind | undefined {
@@ -43,7 +48,9 @@ export class ElfUnwind {
     const eh = hdr ? secs.find((s) => s.name === '.eh_frame' && s.type !== SHT_NOBITS) : undefined;
     const debug = secs.find((s) => s.name === '.debug_frame' && s.type !== SHT_NOBITS);
     const exec = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint16(16, true) === 2;
-    return new ElfUnwind(bytes, eh, debug, hdr ? hdr.addr - BigInt(hdr.offset) : 0n, exec);
+    const text = exec ? secs.find((s) => s.name === '.text') : undefined;
+    const objdumpBias = text ? text.addr - BigInt(text.offset) : 0n;
+    return new ElfUnwind(bytes, eh, debug, hdr ? hdr.addr - BigInt(hdr.offset) : 0n, exec, objdumpBias);
   }
 
   /** Whether perf finds any table in this file (else it stops unwinding there). */
@@ -144,7 +151,12 @@ export class DsoUnwindTables {
   private load(filename: string): ElfUnwind | undefined {
     const bid = this.buildIds.get(filename);
     const paths: string[] = [];
-    if (bid !== undefined) paths.push(join(this.cacheDir, filename, bid, filename === '[vdso]' ? 'vdso' : 'elf'));
+    const base = filename === '[vdso]' ? 'vdso' : 'elf';
+    if (bid !== undefined)
+      paths.push(
+        join(this.cacheDir, '.build-id', bid.slice(0, 2), bid.slice(2), base),
+        join(this.cacheDir, filename, bid, base),
+      );
     if (filename.startsWith('/')) paths.push(filename);
     for (const p of paths) {
       if (!existsSync(p)) continue;
