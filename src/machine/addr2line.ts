@@ -1,5 +1,5 @@
 /**
- * binutils `addr2line -e FILE -i -f`, asked one address at a time and
+ * binutils `addr2line -e FILE -a -i -f`, asked one address at a time and
  * answered synchronously, the way perf 6.1 (built without libbfd, as
  * Debian's is) finds the inlined functions at a DWARF-unwound frame
  * (util/srcline.c addr2line: one long-lived addr2line per dso, each
@@ -27,7 +27,7 @@ const kids = new Map();
 function kid(file) {
   let k = kids.get(file);
   if (k) return k;
-  const p = spawn('addr2line', ['-e', file, '-i', '-f'], { stdio: ['pipe', 'pipe', 'ignore'] });
+  const p = spawn('addr2line', ['-e', file, '-a', '-i', '-f'], { stdio: ['pipe', 'pipe', 'ignore'] });
   k = { p, buf: '', waiting: null, dead: false };
   p.stdout.setEncoding('utf8');
   p.stdout.on('data', (d) => { k.buf += d; if (k.waiting) k.waiting(); });
@@ -49,27 +49,23 @@ function reply(v) {
 parentPort.on('message', ({ file, addr }) => {
   const k = kid(file);
   if (k.dead) return reply(null);
-  const recs = [];
-  let first = true;
-  let invalid = false;
+  // -a prints each question's address first: the answer is the lines between our address and the
+  // junk question's (0), so a stray line can never shift later answers
+  const want = '0x' + addr;
+  const lines = [];
+  let mine = false;
   const pump = () => {
     for (;;) {
       const i = k.buf.indexOf('\\n');
       if (i < 0) break;
-      const j = k.buf.indexOf('\\n', i + 1);
-      if (j < 0) break;
-      const fn = k.buf.slice(0, i).trim();
-      const where = k.buf.slice(i + 1, j).trim();
-      k.buf = k.buf.slice(j + 1);
-      const sentinel = fn === '??' && where === '??:0';
-      if (first) {
-        first = false;
-        if (sentinel) { invalid = true; continue; }
-        recs.push({ fn, where });
+      const line = k.buf.slice(0, i).trim();
+      k.buf = k.buf.slice(i + 1);
+      if (/^0x[0-9a-f]+$/.test(line)) {
+        if (line === want && !mine) { mine = true; continue; }
+        if (mine && line === '0x0000000000000000') { k.waiting = null; return reply(records(lines)); }
         continue;
       }
-      if (sentinel) { k.waiting = null; return reply(invalid ? [] : recs); }
-      if (!invalid) recs.push({ fn, where });
+      if (mine) lines.push(line);
     }
     if (k.dead) { k.waiting = null; reply(null); }
   };
@@ -77,6 +73,17 @@ parentPort.on('message', ({ file, addr }) => {
   k.p.stdin.write(addr + '\\n,\\n');
   pump();
 });
+// perf's read_addr2line_record: a record whose place is "??:0" (or has no ':') ends the answer;
+// when it is the first one the address has no answer at all
+function records(lines) {
+  const out = [];
+  for (let i = 0; i + 1 < lines.length; i += 2) {
+    const where = lines[i + 1];
+    if (where === '??:0' || !where.includes(':')) break;
+    out.push({ fn: lines[i], where });
+  }
+  return out;
+}
 `;
 
 export class Addr2Line {
@@ -100,6 +107,10 @@ export class Addr2Line {
     if (!this.worker) {
       this.worker = new Worker(WORKER, { eval: true, workerData: { sab: this.sab } });
       this.worker.unref();
+      // a worker that dies (no addr2line, a bug) leaves frames without inlined functions, never a crash
+      this.worker.on('error', () => {
+        this.broken = true;
+      });
     }
     Atomics.store(this.flag, 0, 0);
     this.worker.postMessage({ file, addr: addr.toString(16).padStart(16, '0') });
