@@ -207,10 +207,7 @@ for (const [key, rawArgs] of CASES) {
     const filtered = ['--cpu', '--comms', '--time', '--pid', '--tid', 'sw:'].some((f) => args.includes(f));
     if (perf.stdout.length === 0 && filtered) t.diagnostic(`perf printed nothing for ${args.join(' ')}`);
     else assert.ok(perf.stdout.length > 0, `perf printed something to compare: ${args.join(' ')}`);
-    // known difference (docs/script-stats.md): perf synthesizes "@plt" symbols for PLT entries, we print [unknown]
-    const plt = (text: string): string => text.replace(/ @plt(\+0x[0-9a-f]+)?( |$)/gm, ' [unknown]$2');
-    const theirs = plt(perf.stdout);
-    if (theirs !== perf.stdout) t.diagnostic('perf printed @plt symbols: compared as [unknown]');
+    const theirs = perf.stdout;
     assert.equal(firstDiff(mine.out, theirs), 'equal');
     assert.equal(mine.out, theirs);
   });

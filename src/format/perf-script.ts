@@ -25,6 +25,7 @@ import type { Symbolizer } from '../machine/symbolizer.js';
 import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
 import { ScriptFilter } from './script-filters.js';
 import { ScriptSymbols, symbolColumns } from './script-symbols.js';
+import { type ChainEntry, dwarfUnwinds, ScriptUnwinder } from './script-unwind.js';
 import { DsoSymbols } from '../machine/dso-symbols.js';
 import { jsonHex, jsonLine, jsonTime } from './json-lines.js';
 import type { TypeFields } from './script-field-specs.js';
@@ -213,6 +214,13 @@ export class ScriptPrinter {
     this.symbolResolver ??= new ScriptSymbols(this.dsoSymbols ?? new DsoSymbols({ buildIds: new Map() }), this.maps);
     return this.symbolResolver;
   }
+  /** `--call-graph dwarf` recordings (pipe mode: known once such an attr has passed): the user frames. */
+  private unwinder: ScriptUnwinder | undefined;
+  private dwarf(): ScriptUnwinder | undefined {
+    if (!this.unwinder && this.s.file.attrs.some((x) => dwarfUnwinds(x.attr)))
+      this.unwinder = new ScriptUnwinder(this.maps, () => this.symbols());
+    return this.unwinder;
+  }
   /** Some event type prints sym or dso: user maps and the kernel map are needed. */
   private wantSymbols = false;
 
@@ -312,6 +320,7 @@ export class ScriptPrinter {
         const rec = raw.decode() as Extract<PerfRecord, { kind: 'fork' }>;
         this.threads.onFork(rec.pid, rec.tid, rec.ppid, rec.ptid);
         this.maps.onFork(rec.pid, rec.ppid);
+        this.dwarf()?.onFork(rec.pid, rec.ppid);
         if (o.showTaskEvents) this.emitOther(raw, rec, [rec.pid, rec.tid], rec.time);
         return;
       }
@@ -330,6 +339,7 @@ export class ScriptPrinter {
         if (!o.showMmapEvents && ((kernel && !this.wantSymbols) || !this.needMaps)) return;
         const rec = raw.decode() as Extract<PerfRecord, { kind: 'mmap' | 'mmap2' }>;
         if (!kernel && this.needMaps) this.maps.onMmap(rec.pid, rec.addr, rec.len, rec.pgoff, rec.filename);
+        if (!kernel) this.dwarf()?.onMmap(rec.pid, rec.filename);
         if (kernel && this.wantSymbols) this.symbols().onKernelMmap(rec.filename, rec.addr, rec.len);
         if (o.showMmapEvents) this.emitOther(raw, rec, [rec.pid, rec.tid]);
         return;
@@ -450,8 +460,11 @@ export class ScriptPrinter {
     const period = periodOverride ?? rec.period ?? a?.attr.samplePeriod ?? 0n;
     if (this.filter.sampleSkipped(sf.cpu, sf.pid, sf.tid, comm, rec.time ?? NO_U64)) return;
     const hide = this.opts.hideCallGraph === true;
-    const entries =
+    let entries: ChainEntry[] | undefined =
       f.has('ip') && rec.callchain && !hide ? callchainEntries(rec.callchain, this.opts.maxStack) : undefined;
+    const unwinder = entries && a ? this.dwarf() : undefined;
+    if (entries && a && unwinder)
+      entries = entries.concat(unwinder.frames(rec, a.attr, sf.pid, this.opts.maxStack ?? 127));
     const chain = entries?.map((e) => (e.user ? this.maps.printedAddress(sf.pid, e.ip) : e.ip));
     const cols = f.has('ip') ? symbolColumns(f) : undefined;
     const syms = cols ? this.symbols() : undefined;
@@ -467,7 +480,10 @@ export class ScriptPrinter {
       callchainComm: fs.callchain && !hide,
       ns: this.opts.ns,
       ipSymbol: cols && syms && !entries ? syms.text(cols, sf.pid, rec.ip ?? 0n, kernelIp) : undefined,
-      chainSymbols: cols && syms && entries ? entries.map((e) => syms.text(cols, sf.pid, e.ip, !e.user)) : undefined,
+      // an inlined frame says so even without sym/dso columns
+      chainSymbols: entries?.map((e) =>
+        cols && syms ? syms.text(cols, sf.pid, e.ip, !e.user, e.inlined) : e.inlined === undefined ? '' : ' (inlined)',
+      ),
       trace: f.has('trace') ? this.trace(a?.attr, rec) : undefined,
     };
     this.out(this.opts.json ? sampleJson(rec, sf, l, raw.fileOffset) : sampleText(rec, sf, l));

@@ -26,9 +26,26 @@ export class ScriptSymbols {
   private kernelMap: { start: bigint; end: bigint } | undefined;
 
   constructor(
-    private readonly dsos: DsoSymbols,
+    readonly dsos: DsoSymbols,
     private readonly maps: UserMaps,
   ) {}
+
+  private kernelLoaded = false;
+  /**
+   * dso__load_kernel_sym after loading kallsyms (not kcore): map__fixup_start
+   * and map__fixup_end make the kernel map run from its first symbol to its
+   * last symbol's end, so init text above _etext (start_kernel,
+   * x86_64_start_kernel) is named from then on. perf loads on the first
+   * address found in the MMAP's range; that address was looked up before.
+   */
+  private fixupKernelMap(km: { start: bigint; end: bigint }, table: SymbolTable | undefined): void {
+    this.kernelLoaded = true;
+    const first = table?.symbols[0];
+    const last = table?.symbols[table.symbols.length - 1];
+    if (!first || !last || this.dsos.kernelFromKcore) return;
+    km.start = first.start;
+    km.end = last.end;
+  }
 
   /** A kernel MMAP: `[kernel.kallsyms]…` sets the kernel map (machine__process_kernel_mmap_event). */
   onKernelMmap(filename: string, start: bigint, len: bigint): void {
@@ -56,8 +73,20 @@ export class ScriptSymbols {
     return s ? { name: s.name, start: s.start } : undefined;
   }
 
-  /** " sym+0xoff (dso)" for ip, as the columns ask. */
-  text(c: SymbolColumns, pid: number, ip: bigint, kernel: boolean): string {
+  /** The symbol of a user address: its name, start (in mapIp's space), the map's file and ip's offset in it. */
+  userSymbol(pid: number, ip: bigint): { name: string; start: bigint; filename: string; mapIp: bigint } | undefined {
+    const hit = this.maps.lookup(pid, ip);
+    if (!hit || hit.identity || /^\/tmp\/perf-\d+\.map$/.test(hit.filename)) return undefined;
+    const s = this.dsos.user(hit.filename)?.find(hit.mapIp);
+    return s && { name: s.name, start: s.start, filename: hit.filename, mapIp: hit.mapIp };
+  }
+
+  /**
+   * " sym+0xoff (dso)" for ip, as the columns ask. `inlined`: the name of an
+   * inlined function at ip (perf prints it with the offset of the symbol
+   * around it, and "(inlined)" in place of the dso).
+   */
+  text(c: SymbolColumns, pid: number, ip: bigint, kernel: boolean, inlined?: string): string {
     let name: string | undefined;
     let off = 0n;
     let dso = '[unknown]';
@@ -65,8 +94,10 @@ export class ScriptSymbols {
       const km = this.kernelMap;
       if (km && ip >= km.start && ip < km.end) {
         dso = '[kernel.kallsyms]';
-        const s = this.dsos.kernel()?.find(ip);
+        const table = this.dsos.kernel();
+        const s = table?.find(ip);
         if (s) [name, off] = [s.name, ip - s.start];
+        if (!this.kernelLoaded) this.fixupKernelMap(km, table);
       }
     } else {
       const hit = this.maps.lookup(pid, ip);
@@ -79,8 +110,10 @@ export class ScriptSymbols {
         if (s) [name, off] = [s.name, hit.mapIp - s.start];
       }
     }
+    if (inlined !== undefined) name = inlined;
     let out = '';
     if (c.sym) out += name === undefined ? ' [unknown]' : c.symoff ? ` ${name}+0x${off.toString(16)}` : ` ${name}`;
+    if (inlined !== undefined) return `${out} (inlined)`;
     if (c.dso) out += ` (${dso})`;
     return out;
   }

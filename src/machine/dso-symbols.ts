@@ -25,6 +25,22 @@ import type { PerfFile } from '../perfdata/perf-file.js';
 import { readElfSymbols } from './elf-symbols.js';
 import { parseKallsyms } from './kallsyms.js';
 import { type KernelSymbol, SymbolTable } from './symbols.js';
+import { DsoUnwindTables } from './unwind-elf.js';
+import { pltSymbols } from './elf-plt.js';
+
+/**
+ * The file's symbols and perf's synthesized `name@plt` ones, sorted by start.
+ * perf inserts the PLT symbols after extending zero-size symbols to their
+ * successor, so one may lie inside `_init`; its rbtree search then meets the
+ * older symbol first (seen: `_init+0x50` for rand@plt): a PLT symbol is kept
+ * only where no other symbol covers it.
+ */
+function withPlt(syms: KernelSymbol[], plt: KernelSymbol[] | undefined): SymbolTable {
+  if (!plt) return SymbolTable.of(syms);
+  const base = SymbolTable.of(syms);
+  const free = plt.filter((p) => !base.find(p.start) && !base.find(p.end - 1n));
+  return SymbolTable.of([...syms, ...free].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0)));
+}
 
 export interface DsoSymbolOptions {
   /** filename → build-id (lowercase hex), from HEADER_BUILD_ID and MMAP2 records. */
@@ -43,6 +59,28 @@ export class DsoSymbols {
   constructor(private readonly opts: DsoSymbolOptions) {
     this.cacheDir = opts.cacheDir ?? join(homedir(), '.debug');
     if (opts.kernel) this.kernelTable = opts.kernel;
+  }
+
+  private unwind: DsoUnwindTables | undefined;
+  private readonly symsrc = new Map<string, string>();
+  /**
+   * The file the dso's symbols came from when it has a .symtab (perf's
+   * symsrc_filename), else the dso's own name (its long name); perf asks
+   * addr2line about this file.
+   */
+  symsrcFile(filename: string): string {
+    this.user(filename);
+    return this.symsrc.get(filename) ?? filename;
+  }
+  /** The unwind tables of user files, found where perf finds their data (dwarf callchains). */
+  unwindTables(): DsoUnwindTables {
+    this.unwind ??= new DsoUnwindTables(this.opts.buildIds, this.cacheDir);
+    return this.unwind;
+  }
+
+  /** The kernel symbols came from a kcore_dir (perf's maps are then kcore's segments). */
+  get kernelFromKcore(): boolean {
+    return this.opts.kernel !== undefined;
   }
 
   /** The kernel's symbols, or undefined when perf would find none either. */
@@ -78,11 +116,15 @@ export class DsoSymbols {
     const bid = this.opts.buildIds.get(filename) ?? (filename.startsWith('/') ? fileBuildId(filename) : undefined);
     const paths: string[] = [];
     if (bid !== undefined) {
+      // perf's DSO_BINARY_TYPE__BUILD_ID_CACHE: the .build-id link, which may name another path's copy
+      const base = filename === '[vdso]' ? 'vdso' : 'elf';
+      const link = join(this.cacheDir, '.build-id', bid.slice(0, 2), bid.slice(2));
       const dir = join(this.cacheDir, filename, bid);
-      paths.push(join(dir, filename === '[vdso]' ? 'vdso' : 'elf'), join(dir, 'debug'));
+      paths.push(join(link, base), join(link, 'debug'), join(dir, base), join(dir, 'debug'));
     }
     if (filename.startsWith('/')) paths.push(filename);
     let fallback: SymbolTable | undefined;
+    let plt: KernelSymbol[] | undefined;
     for (const p of paths) {
       if (!existsSync(p)) continue;
       let bytes: Buffer;
@@ -94,8 +136,16 @@ export class DsoSymbols {
       const elf = readElfSymbols(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
       if (!elf) continue;
       if (bid !== undefined && elf.buildId !== undefined && elf.buildId !== bid) continue;
-      const table = SymbolTable.of(demangle(elf.symbols));
-      if (elf.fromSymtab) return table;
+      // dso__synthesize_plt_symbols runs on the runtime file (the first with a real .dynsym)
+      if (plt === undefined) {
+        const p2 = pltSymbols(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+        if (p2.length > 0) plt = p2;
+      }
+      const table = withPlt(demangle(elf.symbols), plt);
+      if (elf.fromSymtab) {
+        this.symsrc.set(filename, p);
+        return table;
+      }
       fallback ??= table;
     }
     return fallback;

@@ -23,6 +23,8 @@ interface UserMap {
 export interface MapHit {
   filename: string;
   identity: boolean;
+  /** The map's first address. */
+  start: bigint;
   /** ip - start + pgoff (the ip itself for identity maps). */
   mapIp: bigint;
 }
@@ -112,7 +114,7 @@ export class UserMaps {
       else if (ip >= m.end) lo = mid + 1;
       else {
         const mapIp = m.identity ? ip : BigInt.asUintN(64, ip - m.start + m.pgoff);
-        return { filename: m.filename, identity: m.identity, mapIp };
+        return { filename: m.filename, identity: m.identity, start: m.start, mapIp };
       }
     }
     return undefined;
