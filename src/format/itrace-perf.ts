@@ -95,7 +95,8 @@ export interface PerfItraceOptions {
   timeConv?: PtTimeConv;
   /** `sym+0xoff` (or the name alone when `off` is false) and the dso name; '[unknown]' as perf prints. */
   symbol(addr: bigint): { name: string | undefined; start: bigint; dso: string };
-  task(cpu: number, tsc: bigint): ItraceTask;
+  /** The task of the CPU's queue now (perf's ptq->pid/tid and that thread's comm). */
+  task(cpu: number): ItraceTask;
   /** Which instructions are sampled (perf's i period). */
   period: ItracePeriod;
   /** Times with nanoseconds (perf's --ns, implied by --insn-trace). */
@@ -148,7 +149,7 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
   };
   const start = (cpu: number, tsc: bigint, event: string, n: bigint): string => {
     let s = '';
-    const task = f.has('comm') || f.has('tid') || f.has('pid') ? o.task(cpu, tsc) : undefined;
+    const task = f.has('comm') || f.has('tid') || f.has('pid') ? o.task(cpu) : undefined;
     if (task && f.has('comm')) s += `${task.comm.padStart(16)} `;
     if (task && f.has('pid') && f.has('tid')) s += `${String(task.pid).padStart(5)}/${String(task.tid).padEnd(5)} `;
     else if (task && f.has('pid')) s += `${String(task.pid).padStart(5)} `;
@@ -195,7 +196,7 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
         lastInsn.set(e.cpu, e.ip);
       }
       errors.push(e);
-      if (o.errors) line(perfErrorLine(e, tc));
+      if (o.errors) line(perfErrorLine(e, tc, o.task(e.cpu)));
     },
   };
   let events = 0;

@@ -7,20 +7,21 @@
  * image clock: the code as it was when the instruction was walked).
  */
 import type { PtRecording } from '../intelpt/flow/recording.js';
+import { QueueTasks } from '../intelpt/flow/queue-tasks.js';
 import { eventModifiers } from '../session/event-names.js';
 import { classifyInsn } from '../x86/classify.js';
 import type { ItraceSpec } from './itrace-options.js';
 import type { ItraceLineField, PerfItraceOptions } from './itrace-perf.js';
 
 const UNKNOWN = '[unknown]';
-const NO_TASK = { pid: -1, tid: -1, comm: ':-1' };
 
 export function perfItraceOptions(
   rec: PtRecording,
   spec: ItraceSpec,
   fields: { fields: Set<ItraceLineField>; userSet: boolean },
-  o: { cpu?: number | undefined; ns?: boolean; clock?: { time: bigint } } = {},
+  o: { cpu?: number | undefined; ns?: boolean; clock?: { time: bigint }; tasks?: QueueTasks } = {},
 ): PerfItraceOptions {
+  const tasks = o.tasks ?? new QueueTasks(rec.taskOptions);
   const cpu = o.cpu;
   const clock = o.clock ?? { time: -1n };
   const mods = rec.ptAttr ? eventModifiers(rec.ptAttr) : '';
@@ -63,7 +64,10 @@ export function perfItraceOptions(
       if (k) return { name: k.name, start: k.start, dso: k.name };
       return { name: undefined, start: 0n, dso: UNKNOWN };
     },
-    task: () => NO_TASK,
+    task(cpu) {
+      const t = tasks.task(cpu);
+      return { pid: t.pid, tid: t.tid, comm: tasks.comm(t) };
+    },
     bytes(ip, len) {
       return m.image.read(ip, len, clock.time);
     },

@@ -27,6 +27,7 @@ import { Rng } from './rng.js';
 import { SimPerfFileWriter, writeSampleId } from './perf-file.js';
 import { type PtTimeConv, tscToPerfTime } from '../intelpt/flow/time-conv.js';
 import { hex016 } from '../io/hex.js';
+import { planTasks, startComms, timedTaskRecords, type TaskPlan, type TaskRecord } from './tasks.js';
 
 export interface SimOptions {
   out: string;
@@ -56,6 +57,13 @@ export interface SimOptions {
   midBurstPsb?: boolean;
   /** Minimum ticks between INT3 write and TEXT_POKE (and again to the final write). */
   int3Window?: number;
+  /**
+   * Processes to schedule (src/sim/tasks.ts): with N > 0 the recording is `perf record -a`-like, with
+   * COMM, ITRACE_START and SWITCH_CPU_WIDE records (HAVE_SCHED_SWITCH 3). 0 (default): none.
+   */
+  tasks?: number;
+  /** Context switches per CPU when `tasks` > 0 (default 8). */
+  switches?: number;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -148,7 +156,19 @@ export function simulate(opts: SimOptions): SimSummary {
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(join(tmp, 'kcore_dir'), { recursive: true });
   writeKcoreDir(join(tmp, 'kcore_dir'), prog);
+  const plan = opts.tasks
+    ? planTasks({
+        seed,
+        cpus,
+        tasks: opts.tasks,
+        switchesPerCpu: opts.switches ?? 8,
+        startTsc,
+        endTsc: runs.reduce((a, r) => Math.max(a, r.chunks.at(-1)?.firstTsc ?? startTsc), endTsc),
+      })
+    : undefined;
   writeData(join(tmp, 'data'), prog, runs, flips, {
+    plan,
+    startTsc: startTsc - 100,
     textPokes,
     retCompression,
     cpus,
@@ -222,6 +242,8 @@ function writeData(
     lost: Set<number>;
     timeless: boolean;
     tramp: number | undefined;
+    plan: TaskPlan | undefined;
+    startTsc: number;
   },
 ): void {
   const sampleType = SampleType.IP | SampleType.TID | SampleType.TIME | SampleType.CPU | SampleType.IDENTIFIER;
@@ -256,6 +278,8 @@ function writeData(
     'exclude_hv',
   ] as const)
     f = withAttrFlag(f, n);
+  // perf record -a asks for context-switch records on its tracking event
+  if (o.plan) f = withAttrFlag(f, 'context_switch');
   dummy.flags = f;
   const ptIds = runs.map((r) => BigInt(1 + r.cpu));
   const dummyIds = runs.map((r) => BigInt(1001 + r.cpu));
@@ -295,7 +319,7 @@ function writeData(
       1n, // CAP_USER_TIME_ZERO (perf need 5)
       1n << BigInt(PT_CONFIG.tsc), // TSC_BIT: a config MASK (perf_pmu__format_bits), not a bit number
       1n << BigInt(PT_CONFIG.noretcomp), // NORETCOMP_BIT (mask)
-      0n, // HAVE_SCHED_SWITCH
+      o.plan ? 3n : 0n, // HAVE_SCHED_SWITCH (3: SWITCH_CPU_WIDE records)
       0n, // SNAPSHOT_MODE
       1n, // PER_CPU_MMAPS
       1n << BigInt(PT_CONFIG.mtc), // MTC_BIT (mask)
@@ -323,9 +347,26 @@ function writeData(
     w.record(RecordType.KSYMBOL, PERF_RECORD_MISC_KERNEL, b.finish().slice());
   }
 
+  const taskRecord = (r: TaskRecord): void => {
+    const b = body();
+    r.body(b);
+    const ids = r.sid.pt ? ptIds : dummyIds;
+    const id = ids[Math.min(r.sid.cpu, ids.length - 1)]!;
+    writeSampleId(b, {
+      pid: r.sid.pid,
+      tid: r.sid.tid,
+      time: r.tsc ? tscToPerfTime(BigInt(r.tsc), SIM_TIME_CONV) : 0n,
+      cpu: r.sid.cpu,
+      id,
+    });
+    w.record(r.type, r.misc, b.finish().slice());
+  };
+  if (o.plan) for (const r of startComms(o.plan)) taskRecord(r);
+
   // Side-band and AUX buffers merged in time order.
-  type Item = { tsc: number; kind: 0 | 1 | 2; flip?: Flip; run?: CpuRun; chunk?: number };
+  type Item = { tsc: number; kind: 0 | 1 | 2 | 3; flip?: Flip; run?: CpuRun; chunk?: number; task?: TaskRecord };
   const items: Item[] = [];
+  if (o.plan) for (const task of timedTaskRecords(o.plan, o.startTsc)) items.push({ tsc: task.tsc, kind: 3, task });
   if (o.tramp !== undefined) items.push({ tsc: o.tramp, kind: 2 });
   if (o.textPokes)
     flips.forEach((fl, i) => {
@@ -346,7 +387,8 @@ function writeData(
     curState[fl.site] = fl.to;
   }
   for (const it of items) {
-    if (it.kind === 2) {
+    if (it.kind === 3) taskRecord(it.task!);
+    else if (it.kind === 2) {
       // A new trampoline: KSYMBOL (OOL) then TEXT_POKE with old_len 0.
       const t = prog.trampoline;
       const addr = prog.base + BigInt(t.off);

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { loadPtRecording } from '../../intelpt/flow/recording.js';
+import { QueueTasks } from '../../intelpt/flow/queue-tasks.js';
 import { decodeFlow, type FlowResult } from '../../intelpt/flow/decode.js';
 import type { FlowError } from '../../intelpt/flow/cpu-flow.js';
 import { decodeJsonLines } from '../../format/itrace.js';
@@ -87,7 +88,8 @@ export function register(program: Command): void {
     const errors: FlowError[] = [];
     const json = !!o.json;
     const clock = { time: -1n };
-    const po = perfItraceOptions(rec, spec, fields, { cpu: onlyCpu, ns: !!(o.ns || o.insnTrace), clock });
+    const tasks = new QueueTasks(rec.taskOptions);
+    const po = perfItraceOptions(rec, spec, fields, { cpu: onlyCpu, ns: !!(o.ns || o.insnTrace), clock, tasks });
     if (json) Object.assign(po, { instructions: false, branches: false, errors: false });
     const sink = perfItraceSink(po, (l) => out.line(l), errors);
     const cpus = onlyCpu === undefined ? rec.cpus : rec.cpus.filter((c) => c.cpu === onlyCpu);
@@ -102,6 +104,7 @@ export function register(program: Command): void {
       // perf 6.1 (non-strict build) forgets the last IP after code it cannot read (ERR2 = NO_IP)
       errors: { afterUnreadableCode: 'forget-ip' },
       clock,
+      tasks: { events: rec.taskEvents, tracker: tasks },
       sink,
     });
     const seconds = (performance.now() - t0) / 1000;

@@ -36,6 +36,13 @@ export function register(program: Command): void {
     .option('--no-trampoline', 'do not create (and call) a trampoline during the run')
     .option('--mid-burst-psb', 'emit PSB+ (with FUP of the next instruction) inside kernel bursts too')
     .option('--timeless', 'no TSC bit in the intel_pt config: perf decodes untimed and applies every poke first')
+    .option(
+      '--tasks <n>',
+      'processes to schedule: COMM, ITRACE_START and SWITCH_CPU_WIDE records (perf record -a)',
+      int('--tasks', 0, 1000),
+      0,
+    )
+    .option('--switches <n>', 'context switches per CPU with --tasks', int('--switches', 0, 100000), 8)
     .option('--json', 'print the summary as JSON')
     .action(
       (o: {
@@ -52,6 +59,8 @@ export function register(program: Command): void {
         timeless?: boolean;
         midBurstPsb?: boolean;
         trampoline: boolean;
+        tasks: number;
+        switches: number;
         json?: boolean;
       }) => {
         const t0 = performance.now();
@@ -69,6 +78,8 @@ export function register(program: Command): void {
           timeless: o.timeless,
           midBurstPsb: o.midBurstPsb,
           trampoline: o.trampoline,
+          tasks: o.tasks,
+          switches: o.switches,
         });
         const secs = (performance.now() - t0) / 1000;
         if (o.json) {

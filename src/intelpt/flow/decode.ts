@@ -10,6 +10,7 @@ import { runWithPokes, type FlowPoke, type ImageClock } from './poke-schedule.js
 import { runTimeOrdered, type OrderEvent } from './queue-order.js';
 import type { PtTimeConv } from './time-conv.js';
 import type { TraceSource } from './trace-source.js';
+import type { QueueTasks, TaskEvent } from './queue-tasks.js';
 
 export type { FlowPoke } from './poke-schedule.js';
 
@@ -39,6 +40,11 @@ export interface FlowInput {
   eventTimes?: readonly bigint[];
   /** The code image time the decoder reads at, kept up to date for the caller (e.g. to read an instruction's bytes). */
   clock?: ImageClock;
+  /**
+   * Task attribution: the side-band records that move tasks (in file order) and the tracker that
+   * follows them as perf does; the sink reads `tracker.task(cpu)` for what it prints.
+   */
+  tasks?: { events: readonly TaskEvent[]; tracker: QueueTasks };
 }
 
 export interface FlowResult {
@@ -65,11 +71,22 @@ export function decodeFlow(input: FlowInput): FlowResult {
     if (input.eventTimes && input.timeConv) {
       const events: OrderEvent[] = input.pokes.map((poke) => ({ time: poke.time, poke }));
       for (const time of input.eventTimes) events.push({ time });
+      for (const task of input.tasks?.events ?? []) events.push({ time: task.time, task });
+      // stable: records of one time keep their file order (perf's ordered events)
       events.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
-      runTimeOrdered(flows, events, cache, clock, input.timeConv, (cpu) => {
+      const mute = (cpu: number | undefined): void => {
         muted = cpu;
-      });
-    } else runWithPokes(flows, input.pokes, cache, clock, input.timeConv);
+      };
+      runTimeOrdered(flows, events, cache, clock, input.timeConv, mute, input.tasks?.tracker);
+    } else {
+      // untimed, perf decodes at the end of the file (intel_pt_process_timeless_queues): the tasks are the last ones
+      const t = input.tasks;
+      if (t) {
+        for (const e of t.events) t.tracker.apply(e);
+        for (const f of flows) t.tracker.beginRun(f.cpu);
+      }
+      runWithPokes(flows, input.pokes, cache, clock, input.timeConv);
+    }
   } finally {
     for (const c of input.cpus) if (!(c.trace instanceof Uint8Array)) c.trace.close();
   }

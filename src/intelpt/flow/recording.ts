@@ -25,6 +25,8 @@ import type { FlowPoke } from './decode.js';
 import { INTEL_PT_PRIV } from '../auxtrace-info.js';
 import { AuxQueues, type AuxBuffer } from '../aux-queues.js';
 import { QueueTrace, type TraceSource } from './trace-source.js';
+import { taskEventOf } from './task-events.js';
+import type { TaskEvent, TaskOptions } from './queue-tasks.js';
 
 export interface PtBuffer {
   /** Offset of the AUXTRACE record in the file. */
@@ -47,6 +49,10 @@ export interface PtRecording {
   ptAttr?: EventAttr;
   /** perf times of the side-band records (every record but AUXTRACE that has a time), in file order. */
   eventTimes: bigint[];
+  /** The side-band records that move tasks (ITRACE_START, SWITCH*, COMM, FORK), in file order. */
+  taskEvents: TaskEvent[];
+  /** How perf reads them: AUXTRACE_INFO's HAVE_SCHED_SWITCH and PER_CPU_MMAPS. */
+  taskOptions: TaskOptions;
 }
 
 export async function loadPtRecording(input: string): Promise<PtRecording> {
@@ -72,6 +78,7 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
   };
   const keep = input === '-';
   const eventTimes: bigint[] = [];
+  const taskEvents: TaskEvent[] = [];
   try {
     // With perf's AUXTRACE index (HEADER_AUXTRACE) the buffers are found without reading the AUX data,
     // as perf queues them (auxtrace_queues__process_index); the record pass still collects the side-band
@@ -84,6 +91,8 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
       } else if (raw.type !== RecordType.AUXTRACE) {
         const t = raw.timestamp();
         if (t) eventTimes.push(t);
+        const te = taskEventOf(raw);
+        if (te) taskEvents.push(te);
       } else if (raw.type === RecordType.AUXTRACE && !indexed) {
         const r = raw.decode();
         if (r.kind !== 'auxtrace' || !raw.auxData) continue;
@@ -145,7 +154,22 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
     addr: pp.poke.addr,
     len: Math.max(pp.poke.oldBytes.length, pp.poke.newBytes.length),
   }));
-  return { machine, cpus, pokes, timeConv, retCompression, pmuType, eventTimes, ...(ptAttr ? { ptAttr } : {}) };
+  const taskOptions: TaskOptions = {
+    haveSchedSwitch: Number(p(INTEL_PT_PRIV.HAVE_SCHED_SWITCH)),
+    perCpuMmaps: p(INTEL_PT_PRIV.PER_CPU_MMAPS) !== 0n,
+  };
+  return {
+    machine,
+    cpus,
+    pokes,
+    timeConv,
+    retCompression,
+    pmuType,
+    eventTimes,
+    taskEvents,
+    taskOptions,
+    ...(ptAttr ? { ptAttr } : {}),
+  };
 }
 
 /** PERF_RECORD_AUXTRACE without its data: header, size, offset, reference, idx, tid, cpu, reserved. */
