@@ -6,8 +6,11 @@
  * bursts, HAVE_SCHED_SWITCH 3). Whole outputs are compared with perf 6.1's on
  * simulated recordings: timed with TEXT_POKEs, timed without them (errors,
  * which carry pid/tid too) with mid-burst PSBs on 3 CPUs, and timeless (perf
- * then attributes everything to each CPU's last task). perf is the
- * reference: the test fails under CI when it cannot run.
+ * then attributes everything to each CPU's last task). Recordings with a
+ * `cycles:k` event: its samples come out among the synthesized ones, in
+ * perf's order (and, untimed, first, with perf's 0.000000 time column on the
+ * synthesized ones). perf is the reference: the test fails under CI when it
+ * cannot run.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,6 +25,8 @@ const rec = {
   pokes: join(dir, 'pokes'),
   noPokes: join(dir, 'no-pokes'),
   timeless: join(dir, 'timeless'),
+  cycles: join(dir, 'cycles'),
+  cyclesTimeless: join(dir, 'cycles-timeless'),
 };
 simulate({ out: rec.pokes, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, switches: 10 });
 simulate({
@@ -38,6 +43,19 @@ simulate({
   switches: 20,
 });
 simulate({ out: rec.timeless, seed: 5, cpus: 2, flips: 4, size: 4000, truth: false, timeless: true, tasks: 2 });
+// another event's samples (cycles:k), which perf script prints among the synthesized ones
+simulate({ out: rec.cycles, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, samples: 20 });
+simulate({
+  out: rec.cyclesTimeless,
+  seed: 5,
+  cpus: 2,
+  flips: 4,
+  size: 4000,
+  truth: false,
+  timeless: true,
+  tasks: 2,
+  samples: 15,
+});
 
 const CASES: string[][] = [
   ['--itrace=i0ns'],
@@ -53,10 +71,12 @@ for (const [name, input] of Object.entries(rec)) {
   test(`decode names tasks as perf script --itrace does: ${name} recording`, { timeout: 600_000 }, (t) => {
     if (!needTool(t, 'perf')) return;
     // timeless: perf's default-period `i` differs on untimed files (a known gap, docs/intel-pt-flow.md)
-    const cases = name === 'timeless' ? CASES.filter((c) => !/^--itrace=i/.test(c[0]!)) : CASES;
+    const timeless = name === 'timeless' || name === 'cyclesTimeless';
+    const cases = timeless ? CASES.filter((c) => !/^--itrace=i/.test(c[0]!)) : CASES;
     let lines = 0;
     const comms = new Set<string>();
     const errorTasks = new Set<string>();
+    let cyclesLines = 0;
     for (const args of cases) {
       const p = runPerf(['script', '-i', input, ...args]);
       if (p === null || p.status !== 0) return cannotCompare(t, `perf script ${args.join(' ')}: ${p?.stderr ?? ''}`);
@@ -74,6 +94,7 @@ for (const [name, input] of Object.entries(rec)) {
       for (const l of b) {
         if (l.startsWith(' instruction trace error')) errorTasks.add(/ pid (-?\d+) tid (-?\d+) /.exec(l)?.[2] ?? '');
         else if (args.length === 1 && l) comms.add(l.slice(0, 16).trim());
+        if (l.includes(' cycles:k: ')) cyclesLines++;
       }
     }
     t.diagnostic(
@@ -81,7 +102,8 @@ for (const [name, input] of Object.entries(rec)) {
         `error tids: ${[...errorTasks].join(' ')}`,
     );
     // the scenario must really move tasks: several names in the timed files, one task per CPU when timeless
-    assert.ok(comms.size >= (name === 'timeless' ? 1 : 4), [...comms].join(' '));
+    assert.ok(comms.size >= (timeless ? 1 : 4), [...comms].join(' '));
+    if (name.startsWith('cycles')) assert.ok(cyclesLines > 0, 'no cycles sample printed');
     assert.ok(!comms.has(':-1'), 'perf attributed samples to no task');
     if (name === 'noPokes')
       assert.ok(

@@ -11,7 +11,10 @@ import { QueueTasks } from '../intelpt/flow/queue-tasks.js';
 import { eventModifiers } from '../session/event-names.js';
 import { classifyInsn } from '../x86/classify.js';
 import type { ItraceSpec } from './itrace-options.js';
-import type { ItraceLineField, PerfItraceOptions } from './itrace-perf.js';
+import { otherSampleLine, type ItraceLineField, type PerfItraceOptions } from './itrace-perf.js';
+import { FormatOptionError } from './errors.js';
+import { PerfType } from '../abi/event-attr.js';
+import { SampleType } from '../abi/sample-format.js';
 
 const UNKNOWN = '[unknown]';
 
@@ -52,6 +55,8 @@ export function perfItraceOptions(
     eventWidth,
     ...(cpu !== undefined ? { cpu } : {}),
     ...(tc ? { timeConv: tc } : {}),
+    // perf_session__check_output_opt looks at the first event of each output type (synthesized ones come last)
+    zeroTime: !tc && ((rec.attrs.find((a) => a.type === PerfType.HARDWARE)?.sampleType ?? 0n) & SampleType.TIME) !== 0n,
     period: spec.period,
     skip: spec.skip,
     ns: !!o.ns,
@@ -77,4 +82,32 @@ export function perfItraceOptions(
       return c ? b.subarray(0, c.length) : new Uint8Array(0);
     },
   };
+}
+
+/**
+ * The other events' samples of the recording, each printing its perf script line through `line` when
+ * the decoder reaches its time (decodeFlow's `others`). Samples with a callchain are refused: decode
+ * does not print callchains.
+ */
+export function otherSampleDeliveries(
+  rec: PtRecording,
+  po: PerfItraceOptions,
+  tasks: QueueTasks,
+  line: (s: string) => void,
+): { time: bigint; offset: number; deliver(): void }[] {
+  const withChain = rec.samples.find((s) => s.callchain);
+  if (withChain)
+    throw new FormatOptionError(
+      `${rec.eventNames[withChain.attrIndex] ?? 'an event'}: samples with callchains are not supported by decode yet`,
+    );
+  return rec.samples
+    .filter((s) => po.cpu === undefined || s.cpu === po.cpu)
+    .map((s) => ({
+      time: s.time,
+      offset: s.offset,
+      deliver: () => {
+        const comm = tasks.threads.comm(s.pid, s.tid);
+        line(otherSampleLine(po, s, rec.eventNames[s.attrIndex] ?? '[unknown]', comm));
+      },
+    }));
 }

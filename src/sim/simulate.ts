@@ -27,6 +27,7 @@ import { Rng } from './rng.js';
 import { SimPerfFileWriter, writeSampleId } from './perf-file.js';
 import { type PtTimeConv, tscToPerfTime } from '../intelpt/flow/time-conv.js';
 import { hex016 } from '../io/hex.js';
+import { cyclesAttr, cyclesSamples } from './samples.js';
 import { planTasks, startComms, timedTaskRecords, type TaskPlan, type TaskRecord } from './tasks.js';
 
 export interface SimOptions {
@@ -64,6 +65,8 @@ export interface SimOptions {
   tasks?: number;
   /** Context switches per CPU when `tasks` > 0 (default 8). */
   switches?: number;
+  /** `cycles:k` samples per CPU (src/sim/samples.ts), an event perf script prints among the itrace samples. */
+  samples?: number;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -142,7 +145,7 @@ export function simulate(opts: SimOptions): SimSummary {
         flips,
         psbPeriod: opts.psbPeriod,
         retCompression,
-        keepTruth,
+        keepTruth: keepTruth || !!opts.samples,
         midBurstPsb: opts.midBurstPsb,
         trampolineLive,
       }),
@@ -169,6 +172,8 @@ export function simulate(opts: SimOptions): SimSummary {
   writeData(join(tmp, 'data'), prog, runs, flips, {
     plan,
     startTsc: startTsc - 100,
+    samples: opts.samples ?? 0,
+    seed,
     textPokes,
     retCompression,
     cpus,
@@ -244,6 +249,8 @@ function writeData(
     tramp: number | undefined;
     plan: TaskPlan | undefined;
     startTsc: number;
+    samples: number;
+    seed: number;
   },
 ): void {
   const sampleType = SampleType.IP | SampleType.TID | SampleType.TIME | SampleType.CPU | SampleType.IDENTIFIER;
@@ -283,9 +290,11 @@ function writeData(
   dummy.flags = f;
   const ptIds = runs.map((r) => BigInt(1 + r.cpu));
   const dummyIds = runs.map((r) => BigInt(1001 + r.cpu));
+  const cyclesIds = runs.map((r) => BigInt(2001 + r.cpu));
   const w = new SimPerfFileWriter(path, [
     { attr: pt, ids: ptIds },
     { attr: dummy, ids: dummyIds },
+    ...(o.samples ? [{ attr: cyclesAttr(), ids: cyclesIds }] : []),
   ]);
 
   const body = (): ByteWriter => new ByteWriter(true, 256);
@@ -349,16 +358,13 @@ function writeData(
 
   const taskRecord = (r: TaskRecord): void => {
     const b = body();
-    r.body(b);
-    const ids = r.sid.pt ? ptIds : dummyIds;
-    const id = ids[Math.min(r.sid.cpu, ids.length - 1)]!;
-    writeSampleId(b, {
-      pid: r.sid.pid,
-      tid: r.sid.tid,
-      time: r.tsc ? tscToPerfTime(BigInt(r.tsc), SIM_TIME_CONV) : 0n,
-      cpu: r.sid.cpu,
-      id,
-    });
+    const time = r.tsc ? tscToPerfTime(BigInt(r.tsc), SIM_TIME_CONV) : 0n;
+    r.body(b, time);
+    if (r.sid) {
+      const ids = r.sid.pt ? ptIds : dummyIds;
+      const id = ids[Math.min(r.sid.cpu, ids.length - 1)]!;
+      writeSampleId(b, { pid: r.sid.pid, tid: r.sid.tid, time, cpu: r.sid.cpu, id });
+    }
     w.record(r.type, r.misc, b.finish().slice());
   };
   if (o.plan) for (const r of startComms(o.plan)) taskRecord(r);
@@ -367,6 +373,8 @@ function writeData(
   type Item = { tsc: number; kind: 0 | 1 | 2 | 3; flip?: Flip; run?: CpuRun; chunk?: number; task?: TaskRecord };
   const items: Item[] = [];
   if (o.plan) for (const task of timedTaskRecords(o.plan, o.startTsc)) items.push({ tsc: task.tsc, kind: 3, task });
+  const cyclesOpts = { seed: o.seed, perCpu: o.samples, base: prog.base, ids: cyclesIds, plan: o.plan };
+  if (o.samples) for (const task of cyclesSamples(runs, cyclesOpts)) items.push({ tsc: task.tsc, kind: 3, task });
   if (o.tramp !== undefined) items.push({ tsc: o.tramp, kind: 2 });
   if (o.textPokes)
     flips.forEach((fl, i) => {

@@ -90,15 +90,15 @@ export function planTasks(o: {
   return { threads, perCpu, exec };
 }
 
-/** One side-band record to write at a TSC: `emit` writes it through the caller's record writer. */
+/** One record to write at a TSC (its perf time is passed to `body`). */
 export interface TaskRecord {
   tsc: number;
   type: number;
   misc: number;
-  /** The body before the sample_id trailer. */
-  body: (b: ByteWriter) => void;
-  /** The trailer's task and CPU, and whether it is the intel_pt event's record (ITRACE_START). */
-  sid: { pid: number; tid: number; cpu: number; pt: boolean };
+  /** The body before the sample_id trailer (a SAMPLE: the whole body). */
+  body: (b: ByteWriter, time: bigint) => void;
+  /** The trailer's task and CPU, and whether it is the intel_pt event's record (ITRACE_START); none for a SAMPLE. */
+  sid?: { pid: number; tid: number; cpu: number; pt: boolean };
 }
 
 /** COMM records perf record synthesizes at the start (time 0): one per named thread. */

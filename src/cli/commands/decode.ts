@@ -6,7 +6,7 @@ import type { FlowError } from '../../intelpt/flow/cpu-flow.js';
 import { decodeJsonLines } from '../../format/itrace.js';
 import { parseItrace } from '../../format/itrace-options.js';
 import { parseItraceFields, perfItraceSink } from '../../format/itrace-perf.js';
-import { perfItraceOptions } from '../../format/itrace-recording.js';
+import { otherSampleDeliveries, perfItraceOptions } from '../../format/itrace-recording.js';
 import { FormatOptionError } from '../../format/errors.js';
 import { codeImageWarnings } from '../../machine/code-warnings.js';
 import { decodeRaw } from '../decode-raw.js';
@@ -92,6 +92,12 @@ export function register(program: Command): void {
     const po = perfItraceOptions(rec, spec, fields, { cpu: onlyCpu, ns: !!(o.ns || o.insnTrace), clock, tasks });
     if (json) Object.assign(po, { instructions: false, branches: false, errors: false });
     const sink = perfItraceSink(po, (l) => out.line(l), errors);
+    let others: ReturnType<typeof otherSampleDeliveries> = [];
+    try {
+      if (!json) others = otherSampleDeliveries(rec, po, tasks, (l) => out.line(l));
+    } catch (e) {
+      throw e instanceof FormatOptionError ? new UsageError(e.message) : e;
+    }
     const cpus = onlyCpu === undefined ? rec.cpus : rec.cpus.filter((c) => c.cpu === onlyCpu);
     const t0 = performance.now();
     const r: FlowResult = decodeFlow({
@@ -105,6 +111,7 @@ export function register(program: Command): void {
       errors: { afterUnreadableCode: 'forget-ip' },
       clock,
       tasks: { events: rec.taskEvents, tracker: tasks },
+      others,
       sink,
     });
     const seconds = (performance.now() - t0) / 1000;

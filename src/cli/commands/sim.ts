@@ -43,6 +43,12 @@ export function register(program: Command): void {
       0,
     )
     .option('--switches <n>', 'context switches per CPU with --tasks', int('--switches', 0, 100000), 8)
+    .option(
+      '--samples <n>',
+      'cycles:k samples per CPU (an event perf script prints among the itrace samples)',
+      int('--samples', 0, 1000000),
+      0,
+    )
     .option('--json', 'print the summary as JSON')
     .action(
       (o: {
@@ -61,6 +67,7 @@ export function register(program: Command): void {
         trampoline: boolean;
         tasks: number;
         switches: number;
+        samples: number;
         json?: boolean;
       }) => {
         const t0 = performance.now();
@@ -80,6 +87,7 @@ export function register(program: Command): void {
           trampoline: o.trampoline,
           tasks: o.tasks,
           switches: o.switches,
+          samples: o.samples,
         });
         const secs = (performance.now() - t0) / 1000;
         if (o.json) {

@@ -45,6 +45,8 @@ export interface FlowInput {
    * follows them as perf does; the sink reads `tracker.task(cpu)` for what it prints.
    */
   tasks?: { events: readonly TaskEvent[]; tracker: QueueTasks };
+  /** Other records to hand on in time order among the decoded output (perf script prints other events' samples). */
+  others?: readonly { time: bigint; offset: number; deliver(): void }[];
 }
 
 export interface FlowResult {
@@ -69,22 +71,29 @@ export function decodeFlow(input: FlowInput): FlowResult {
   const flows = input.cpus.map((c) => new CpuFlow(c.cpu, c.trace, cache, sink, opts));
   try {
     if (input.eventTimes && input.timeConv) {
-      const events: OrderEvent[] = input.pokes.map((poke) => ({ time: poke.time, poke }));
-      for (const time of input.eventTimes) events.push({ time });
-      for (const task of input.tasks?.events ?? []) events.push({ time: task.time, task });
-      // stable: records of one time keep their file order (perf's ordered events)
-      events.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
+      const events: OrderEvent[] = input.pokes.map((poke) => ({ time: poke.time, offset: -1, poke }));
+      for (const time of input.eventTimes) events.push({ time, offset: -1 });
+      for (const task of input.tasks?.events ?? []) events.push({ time: task.time, offset: task.offset, task });
+      for (const o of input.others ?? []) events.push({ time: o.time, offset: o.offset, deliver: () => o.deliver() });
+      // records of one time keep their file order (perf's ordered events)
+      events.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : a.offset - b.offset));
       const mute = (cpu: number | undefined): void => {
         muted = cpu;
       };
       runTimeOrdered(flows, events, cache, clock, input.timeConv, mute, input.tasks?.tracker);
     } else {
       // untimed, perf decodes at the end of the file (intel_pt_process_timeless_queues): the tasks are the last ones
+      // the side band first, in time order, other events' samples printed as they come
       const t = input.tasks;
-      if (t) {
-        for (const e of t.events) t.tracker.apply(e);
-        for (const f of flows) t.tracker.beginRun(f.cpu);
-      }
+      const side: { time: bigint; offset: number; run(): void }[] = (input.others ?? []).map((o) => ({
+        time: o.time,
+        offset: o.offset,
+        run: () => o.deliver(),
+      }));
+      for (const e of t?.events ?? []) side.push({ time: e.time, offset: e.offset, run: () => t?.tracker.apply(e) });
+      side.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : a.offset - b.offset));
+      for (const e of side) e.run();
+      if (t) for (const f of flows) t.tracker.beginRun(f.cpu);
       runWithPokes(flows, input.pokes, cache, clock, input.timeConv);
     }
   } finally {

@@ -76,8 +76,12 @@ export class AuxHeap {
 /** A side-band record's time (perf time); pokes and task moves are applied when their record is processed. */
 export interface OrderEvent {
   time: bigint;
+  /** File offset of the record, for records of one time (-1: a processing point only). */
+  offset: number;
   poke?: FlowPoke;
   task?: TaskEvent;
+  /** A record handed on after the queues were decoded up to its time (another event's sample). */
+  deliver?: () => void;
 }
 
 const MAX_TSC = NO_STOP;
@@ -130,6 +134,7 @@ export function runTimeOrdered(
       process(tsc);
     }
     if (e.task) tasks?.apply(e.task);
+    e.deliver?.();
     if (tsc && e.poke) {
       clock.time = e.poke.time;
       cache.invalidate(e.poke.addr, e.poke.addr + BigInt(Math.max(1, e.poke.len)));

@@ -20,11 +20,11 @@
 import { ThreadComms } from '../../session/threads.js';
 
 /** A side-band record that moves tasks, with the fields perf reads from it. */
-export type TaskEvent =
-  | { kind: 'itrace_start'; time: bigint; cpu: number; pid: number; tid: number }
+/** Every task event has its perf time and its record's file offset (records of one time keep file order). */
+export type TaskEvent = { time: bigint; offset: number } & (
+  | { kind: 'itrace_start'; cpu: number; pid: number; tid: number }
   | {
       kind: 'switch';
-      time: bigint;
       cpu: number;
       out: boolean;
       cpuWide: boolean;
@@ -35,8 +35,9 @@ export type TaskEvent =
       nextPrevPid: number;
       nextPrevTid: number;
     }
-  | { kind: 'comm'; time: bigint; pid: number; tid: number; comm: string }
-  | { kind: 'fork'; time: bigint; pid: number; tid: number; ppid: number; ptid: number };
+  | { kind: 'comm'; pid: number; tid: number; comm: string }
+  | { kind: 'fork'; pid: number; tid: number; ppid: number; ptid: number }
+);
 
 export interface QueueTask {
   pid: number;

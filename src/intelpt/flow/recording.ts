@@ -25,7 +25,8 @@ import type { FlowPoke } from './decode.js';
 import { INTEL_PT_PRIV } from '../auxtrace-info.js';
 import { AuxQueues, type AuxBuffer } from '../aux-queues.js';
 import { QueueTrace, type TraceSource } from './trace-source.js';
-import { taskEventOf } from './task-events.js';
+import { otherSampleOf, taskEventOf, type OtherSample } from './task-events.js';
+import { Session } from '../../session/session.js';
 import type { TaskEvent, TaskOptions } from './queue-tasks.js';
 
 export interface PtBuffer {
@@ -53,6 +54,11 @@ export interface PtRecording {
   taskEvents: TaskEvent[];
   /** How perf reads them: AUXTRACE_INFO's HAVE_SCHED_SWITCH and PER_CPU_MMAPS. */
   taskOptions: TaskOptions;
+  /** Samples of the file's other events (perf script prints them among the synthesized ones), in file order. */
+  samples: OtherSample[];
+  /** perf's name of each attr (evsel__name), and the attrs, in file order. */
+  eventNames: string[];
+  attrs: EventAttr[];
 }
 
 export async function loadPtRecording(input: string): Promise<PtRecording> {
@@ -79,6 +85,9 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
   const keep = input === '-';
   const eventTimes: bigint[] = [];
   const taskEvents: TaskEvent[] = [];
+  const samples: OtherSample[] = [];
+  const session = new Session(f);
+  if (!f.pipe) await session.loadNames();
   try {
     // With perf's AUXTRACE index (HEADER_AUXTRACE) the buffers are found without reading the AUX data,
     // as perf queues them (auxtrace_queues__process_index); the record pass still collects the side-band
@@ -93,6 +102,11 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
         if (t) eventTimes.push(t);
         const te = taskEventOf(raw);
         if (te) taskEvents.push(te);
+        else if (raw.type === RecordType.SAMPLE) {
+          const i = session.attrIndexOf(raw);
+          const a = f.attrs[i];
+          if (a && a.attr.type !== pmuTypeOf(priv)) samples.push(otherSampleOf(raw, i, a.attr.samplePeriod));
+        }
       } else if (raw.type === RecordType.AUXTRACE && !indexed) {
         const r = raw.decode();
         if (r.kind !== 'auxtrace' || !raw.auxData) continue;
@@ -168,6 +182,9 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
     eventTimes,
     taskEvents,
     taskOptions,
+    samples,
+    eventNames: session.eventNames(),
+    attrs: f.attrs.map((a) => a.attr),
     ...(ptAttr ? { ptAttr } : {}),
   };
 }
@@ -213,4 +230,9 @@ async function queueFromIndex(
   }
   for (const [r, at, data] of found) add(r, at, data);
   return true;
+}
+
+/** The intel_pt PMU type from AUXTRACE_INFO (read before any sample in perf's files); -1 before it. */
+function pmuTypeOf(priv: bigint[] | undefined): number {
+  return priv ? Number(priv[INTEL_PT_PRIV.PMU_TYPE] ?? -1n) : -1;
 }
