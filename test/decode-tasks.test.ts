@@ -9,7 +9,8 @@
  * then attributes everything to each CPU's last task). Recordings with a
  * `cycles:k` event: its samples come out among the synthesized ones, in
  * perf's order (and, untimed, first, with perf's 0.000000 time column on the
- * synthesized ones). perf is the reference: the test fails under CI when it
+ * synthesized ones). And with code missing from the image (kcore cut
+ * short): perf's errors and resyncs, each error with its task. perf is the reference: the test fails under CI when it
  * cannot run.
  */
 import { test } from 'node:test';
@@ -19,6 +20,7 @@ import { simulate } from '../src/sim/simulate.js';
 import { runCli, runPerf } from './cli.js';
 import { cannotCompare, needTool } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
+import { cutLoadSegments } from './kcore-cut.js';
 
 const dir = tempDir('perfpoke-decode-tasks-');
 const rec = {
@@ -27,6 +29,7 @@ const rec = {
   timeless: join(dir, 'timeless'),
   cycles: join(dir, 'cycles'),
   cyclesTimeless: join(dir, 'cycles-timeless'),
+  codeMissing: join(dir, 'code-missing'),
 };
 simulate({ out: rec.pokes, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, switches: 10 });
 simulate({
@@ -43,6 +46,9 @@ simulate({
   switches: 20,
 });
 simulate({ out: rec.timeless, seed: 5, cpus: 2, flips: 4, size: 4000, truth: false, timeless: true, tasks: 2 });
+// code missing from the image: errors 5 and the resyncs after them, each error naming its task
+simulate({ out: rec.codeMissing, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, switches: 10 });
+cutLoadSegments(join(rec.codeMissing, 'kcore_dir', 'kcore'), 0x600);
 // another event's samples (cycles:k), which perf script prints among the synthesized ones
 simulate({ out: rec.cycles, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, samples: 20 });
 simulate({
@@ -102,7 +108,7 @@ for (const [name, input] of Object.entries(rec)) {
         `error tids: ${[...errorTasks].join(' ')}`,
     );
     // the scenario must really move tasks: several names in the timed files, one task per CPU when timeless
-    assert.ok(comms.size >= (timeless ? 1 : 4), [...comms].join(' '));
+    assert.ok(comms.size >= (timeless ? 1 : name === 'codeMissing' ? 3 : 4), [...comms].join(' '));
     if (name.startsWith('cycles')) assert.ok(cyclesLines > 0, 'no cycles sample printed');
     assert.ok(!comms.has(':-1'), 'perf attributed samples to no task');
     if (name === 'noPokes')

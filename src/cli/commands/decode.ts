@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { loadPtRecording } from '../../intelpt/flow/recording.js';
-import { QueueTasks } from '../../intelpt/flow/queue-tasks.js';
+import { QueueTasks, syncSwitchWarning } from '../../intelpt/flow/queue-tasks.js';
 import { decodeFlow, type FlowResult } from '../../intelpt/flow/decode.js';
 import type { FlowError } from '../../intelpt/flow/cpu-flow.js';
 import { decodeJsonLines } from '../../format/itrace.js';
@@ -8,7 +8,7 @@ import { parseItrace } from '../../format/itrace-options.js';
 import { parseItraceFields, perfItraceSink } from '../../format/itrace-perf.js';
 import { otherSampleDeliveries, perfItraceOptions } from '../../format/itrace-recording.js';
 import { FormatOptionError } from '../../format/errors.js';
-import { codeImageWarnings } from '../../machine/code-warnings.js';
+import { codeImageWarnings, tracesKernel } from '../../machine/code-warnings.js';
 import { decodeRaw } from '../decode-raw.js';
 import { UsageError } from '../errors.js';
 import { jsonOption } from '../options.js';
@@ -115,8 +115,14 @@ export function register(program: Command): void {
       sink,
     });
     const seconds = (performance.now() - t0) / 1000;
-    for (const w of codeImageWarnings(rec.machine, { pmuType: rec.pmuType, errorIps: errors.map((e) => e.ip) }))
-      process.stderr.write(`perfpoke decode: warning: ${w}\n`);
+    const sync = syncSwitchWarning({
+      ...rec.taskOptions,
+      timed: tc !== undefined,
+      kernelTraced: tracesKernel(rec.machine, rec.pmuType),
+      hasSwitchTo: rec.machine.symbolizer.symbols.symbols.some((s) => s.name === '__switch_to'),
+    });
+    const warnings = codeImageWarnings(rec.machine, { pmuType: rec.pmuType, errorIps: errors.map((e) => e.ip) });
+    for (const w of sync ? [...warnings, sync] : warnings) process.stderr.write(`perfpoke decode: warning: ${w}\n`);
     if (json) {
       const buffers = (cpu: number) => rec.cpus.find((c) => c.cpu === cpu)?.buffers ?? [];
       for (const l of decodeJsonLines(r, errors, {

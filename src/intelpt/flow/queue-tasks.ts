@@ -128,12 +128,16 @@ export class QueueTasks {
 }
 
 /**
- * Whether perf 6.1 would decode this recording with sync_switch
- * (intel_pt_run_decoder): per-CPU mmaps, have_sched_switch 1 or 3, timed,
- * kernel traced, and a global `__switch_to` in the kernel map.
+ * perf 6.1 decodes with sync_switch (intel_pt_run_decoder) when the mmaps are per CPU, have_sched_switch
+ * is 1 or 3, the trace is timed, the kernel is traced and the kernel map has `__switch_to`: it then moves
+ * a CPU to the next task at the branch to `__switch_to`, not at the switch record. decode does not: a
+ * warning saying so, or undefined when perf would not use it either.
  */
-export function syncSwitchWanted(o: TaskOptions & { timed: boolean; kernelTraced: boolean; hasSwitchTo: boolean }) {
-  return (
-    o.perCpuMmaps && (o.haveSchedSwitch === 1 || o.haveSchedSwitch === 3) && o.timed && o.kernelTraced && o.hasSwitchTo
-  );
+export function syncSwitchWarning(o: TaskOptions & { timed: boolean; kernelTraced: boolean; hasSwitchTo: boolean }) {
+  const wanted =
+    o.perCpuMmaps && (o.haveSchedSwitch === 1 || o.haveSchedSwitch === 3) && o.timed && o.kernelTraced && o.hasSwitchTo;
+  return wanted
+    ? 'perf would switch tasks at the branch to __switch_to (sync_switch); decode switches at the ' +
+        'context-switch records, so samples near a switch may name the other task'
+    : undefined;
 }
