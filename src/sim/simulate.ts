@@ -13,7 +13,7 @@
  * (the numbered list in docs/design.md, "What perf 6.1 needs…") is met here;
  * the comments name the need by its number there.
  */
-import { mkdirSync, renameSync, rmSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import { ByteWriter } from '../io/byte-writer.js';
 import { emptyAttr, withAttrFlag, PerfType, PERF_COUNT_SW_DUMMY } from '../abi/event-attr.js';
@@ -28,6 +28,7 @@ import { SimPerfFileWriter, writeSampleId } from './perf-file.js';
 import { type PtTimeConv, tscToPerfTime } from '../intelpt/flow/time-conv.js';
 import { hex016 } from '../io/hex.js';
 import { cyclesAttr, cyclesSamples } from './samples.js';
+import { encodeTruth } from './truth.js';
 import { planTasks, startComms, timedTaskRecords, type TaskPlan, type TaskRecord } from './tasks.js';
 
 export interface SimOptions {
@@ -67,6 +68,8 @@ export interface SimOptions {
   switches?: number;
   /** `cycles:k` samples per CPU (src/sim/samples.ts), an event perf script prints among the itrace samples. */
   samples?: number;
+  /** Trace user mode too, in code the recording does not hold (executor.ts `userBase`). */
+  userCode?: boolean;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -90,6 +93,11 @@ export const SIM_PT_PMU_TYPE = 8;
 /** intel_pt PMU config bits (/sys/bus/event_source/devices/intel_pt/format). */
 export const PT_CONFIG = { pt: 0, tsc: 10, noretcomp: 11, branch: 13, mtc: 9, cyc: 1 } as const;
 const PERF_AUXTRACE_INTEL_PT = 1;
+
+/** Where the simulated user code sits (no map, no bytes in the recording). */
+export const SIM_USER_BASE = 0x401000n;
+
+export { encodeTruth, readTruth, type Truth } from './truth.js';
 
 export const SIM_TIME_CONV: PtTimeConv = { shift: 10, mult: 512, zero: 1_000_000_000n };
 
@@ -146,6 +154,7 @@ export function simulate(opts: SimOptions): SimSummary {
         psbPeriod: opts.psbPeriod,
         retCompression,
         keepTruth: keepTruth || !!opts.samples,
+        ...(opts.userCode ? { userBase: SIM_USER_BASE } : {}),
         midBurstPsb: opts.midBurstPsb,
         trampolineLive,
       }),
@@ -174,6 +183,7 @@ export function simulate(opts: SimOptions): SimSummary {
     startTsc: startTsc - 100,
     samples: opts.samples ?? 0,
     seed,
+    userCode: !!opts.userCode,
     textPokes,
     retCompression,
     cpus,
@@ -251,6 +261,7 @@ function writeData(
     startTsc: number;
     samples: number;
     seed: number;
+    userCode: boolean;
   },
 ): void {
   const sampleType = SampleType.IP | SampleType.TID | SampleType.TIME | SampleType.CPU | SampleType.IDENTIFIER;
@@ -265,7 +276,8 @@ function writeData(
   pt.samplePeriod = 1n;
   pt.sampleType = sampleType;
   let f = 0n;
-  for (const n of ['disabled', 'exclude_user', 'exclude_hv', 'sample_id_all'] as const) f = withAttrFlag(f, n);
+  for (const n of ['disabled', 'exclude_hv', 'sample_id_all'] as const) f = withAttrFlag(f, n);
+  if (!o.userCode) f = withAttrFlag(f, 'exclude_user');
   pt.flags = f;
   const dummy = emptyAttr();
   dummy.type = PerfType.SOFTWARE;
@@ -442,53 +454,4 @@ function writeData(
     }
   }
   w.close();
-}
-
-/** truth.bin: "PPTRUTH1", u64 base, u32 ncpus, per CPU {u32 cpu, u32 n, u32 off[n], f64 tsc[n]}. */
-export function encodeTruth(base: bigint, runs: CpuRun[]): Uint8Array {
-  const w = new ByteWriter(true, 1 << 20);
-  w.bytes(Buffer.from('PPTRUTH1')).u64(base).u32(runs.length);
-  for (const r of runs) {
-    const n = r.truthOff?.length ?? 0;
-    w.u32(r.cpu).u32(n);
-    if (n) {
-      w.bytes(new Uint8Array(r.truthOff!.buffer, r.truthOff!.byteOffset, n * 4));
-      w.alignTo(8);
-      w.bytes(new Uint8Array(r.truthTsc!.buffer, r.truthTsc!.byteOffset, n * 8));
-    }
-  }
-  return w.finish();
-}
-
-export interface Truth {
-  base: bigint;
-  cpus: { cpu: number; off: Uint32Array; tsc: Float64Array }[];
-}
-
-export function readTruth(dir: string): Truth {
-  const p = join(dir, 'truth.bin');
-  if (!existsSync(p)) throw new Error(`${p}: no ground truth (simulated with --no-truth?)`);
-  const b = readFileSync(p);
-  if (b.subarray(0, 8).toString('latin1') !== 'PPTRUTH1') throw new Error(`${p}: not a perfpoke truth file`);
-  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const base = dv.getBigUint64(8, true);
-  const n = dv.getUint32(16, true);
-  let pos = 20;
-  const cpus: Truth['cpus'] = [];
-  for (let i = 0; i < n; i++) {
-    const cpu = dv.getUint32(pos, true);
-    const cnt = dv.getUint32(pos + 4, true);
-    pos += 8;
-    const off = new Uint32Array(cnt);
-    const tsc = new Float64Array(cnt);
-    if (cnt) {
-      off.set(new Uint32Array(b.buffer.slice(b.byteOffset + pos, b.byteOffset + pos + cnt * 4)));
-      pos += cnt * 4;
-      pos = (pos + 7) & ~7;
-      tsc.set(new Float64Array(b.buffer.slice(b.byteOffset + pos, b.byteOffset + pos + cnt * 8)));
-      pos += cnt * 8;
-    }
-    cpus.push({ cpu, off, tsc });
-  }
-  return { base, cpus };
 }

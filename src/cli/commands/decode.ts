@@ -99,6 +99,9 @@ export function register(program: Command): void {
       throw e instanceof FormatOptionError ? new UsageError(e.message) : e;
     }
     const cpus = onlyCpu === undefined ? rec.cpus : rec.cpus.filter((c) => c.cpu === onlyCpu);
+    // machine__kernel_start: the kernel map's start, else 1 << 63
+    let kernelStart = 1n << 63n;
+    for (const k of rec.machine.kernelMaps) if (k.start < kernelStart) kernelStart = k.start;
     const t0 = performance.now();
     const r: FlowResult = decodeFlow({
       cpus,
@@ -112,6 +115,7 @@ export function register(program: Command): void {
       clock,
       tasks: { events: rec.taskEvents, tracker: tasks },
       others,
+      kernelStart,
       sink,
     });
     const seconds = (performance.now() - t0) / 1000;

@@ -49,6 +49,7 @@ export function register(program: Command): void {
       int('--samples', 0, 1000000),
       0,
     )
+    .option('--user-code', 'trace user mode too, in code the recording does not hold (no ELF)')
     .option('--json', 'print the summary as JSON')
     .action(
       (o: {
@@ -68,6 +69,7 @@ export function register(program: Command): void {
         tasks: number;
         switches: number;
         samples: number;
+        userCode?: boolean;
         json?: boolean;
       }) => {
         const t0 = performance.now();
@@ -88,6 +90,7 @@ export function register(program: Command): void {
           tasks: o.tasks,
           switches: o.switches,
           samples: o.samples,
+          userCode: o.userCode,
         });
         const secs = (performance.now() - t0) / 1000;
         if (o.json) {

@@ -45,6 +45,8 @@ export interface FlowInput {
    * follows them as perf does; the sink reads `tracker.task(cpu)` for what it prints.
    */
   tasks?: { events: readonly TaskEvent[]; tracker: QueueTasks };
+  /** perf's kernel_start (machine__kernel_start): returns to user space below it take the estimated time. */
+  kernelStart?: bigint;
   /** Other records to hand on in time order among the decoded output (perf script prints other events' samples). */
   others?: readonly { time: bigint; offset: number; deliver(): void }[];
 }
@@ -65,7 +67,12 @@ export function decodeFlow(input: FlowInput): FlowResult {
     const b = input.code.read(addr, len, clock.time);
     return b.length ? b : undefined;
   });
-  const opts = { retCompression: input.retCompression ?? true, errors: input.errors, window: input.window };
+  const opts = {
+    retCompression: input.retCompression ?? true,
+    errors: input.errors,
+    window: input.window,
+    ...(input.timeConv && input.kernelStart !== undefined ? { kernelStart: input.kernelStart } : {}),
+  };
   let muted: number | undefined;
   const sink = input.eventTimes && input.timeConv ? mutable(input.sink, () => muted) : input.sink;
   const flows = input.cpus.map((c) => new CpuFlow(c.cpu, c.trace, cache, sink, opts));
