@@ -9,12 +9,13 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { simulate } from '../src/sim/simulate.js';
 import { runCli, runPerf } from './cli.js';
 import { cannotCompare, needTool } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
+import { cutLoadSegments } from './kcore-cut.js';
 
 const dir = tempDir('perfpoke-decode-perf-');
 const rec = {
@@ -40,20 +41,6 @@ simulate({
 // Code missing from the image (error 5, "Failed to get instruction"): kcore's segments cut short.
 cpSync(rec.pokes, rec.codeMissing, { recursive: true });
 cutLoadSegments(join(rec.codeMissing, 'kcore_dir', 'kcore'), 0x600);
-
-/** Cut every PT_LOAD segment of an ELF64 (little-endian) core to `size` bytes. */
-function cutLoadSegments(path: string, size: number): void {
-  const b = readFileSync(path);
-  const phoff = Number(b.readBigUInt64LE(0x20));
-  const phentsize = b.readUInt16LE(0x36);
-  for (let i = 0; i < b.readUInt16LE(0x38); i++) {
-    const o = phoff + i * phentsize;
-    if (b.readUInt32LE(o) !== 1) continue;
-    b.writeBigUInt64LE(BigInt(size), o + 32); // p_filesz
-    b.writeBigUInt64LE(BigInt(size), o + 40); // p_memsz
-  }
-  writeFileSync(path, b);
-}
 
 /** The option sets compared: perf's spelling, which decode takes as is. */
 const CASES: string[][] = [

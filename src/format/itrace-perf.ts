@@ -93,9 +93,15 @@ export interface PerfItraceOptions {
   eventWidth: number;
   cpu?: number;
   timeConv?: PtTimeConv;
+  /**
+   * Untimed decoding: perf still prints a time column (0.000000) when the file's first hardware event
+   * has TIME, since perf script checks each output type's fields against its first event only.
+   */
+  zeroTime?: boolean;
   /** `sym+0xoff` (or the name alone when `off` is false) and the dso name; '[unknown]' as perf prints. */
   symbol(addr: bigint): { name: string | undefined; start: bigint; dso: string };
-  task(cpu: number, tsc: bigint): ItraceTask;
+  /** The task of the CPU's queue now (perf's ptq->pid/tid and that thread's comm). */
+  task(cpu: number): ItraceTask;
   /** Which instructions are sampled (perf's i period). */
   period: ItracePeriod;
   /** Times with nanoseconds (perf's --ns, implied by --insn-trace). */
@@ -132,6 +138,65 @@ function branchFlags(kind: string, op: string | undefined, from: bigint, to: big
   return f;
 }
 
+/** perf_sample__fprintf_start: comm, tid/pid, cpu, time, period, event, as -F asks; `time` in perf ns. */
+function lineStart(
+  o: PerfItraceOptions,
+  cpu: number,
+  time: bigint | undefined,
+  event: string,
+  n: bigint,
+  task: ItraceTask | undefined,
+): string {
+  const f = o.fields;
+  let s = '';
+  if (task && f.has('comm')) s += `${task.comm.padStart(16)} `;
+  if (task && f.has('pid') && f.has('tid')) s += `${String(task.pid).padStart(5)}/${String(task.tid).padEnd(5)} `;
+  else if (task && f.has('pid')) s += `${String(task.pid).padStart(5)} `;
+  else if (task && f.has('tid')) s += `${String(task.tid).padStart(5)} `;
+  if (f.has('cpu')) s += `[${zeroPad3(cpu)}] `;
+  if (f.has('time') && time !== undefined) {
+    s += o.ns ? `${formatNsTime(time).padStart(15)}: ` : `${formatPerfTime(time).padStart(12)}: `;
+  }
+  if (f.has('period')) s += `${String(n).padStart(10)} `;
+  if (f.has('event')) s += `${event.padStart(o.eventWidth)}: `;
+  return s;
+}
+
+/** sample__fprintf_sym / perf_sample__fprintf_addr after the address. */
+function symText(o: PerfItraceOptions, addr: bigint): string {
+  const f = o.fields;
+  let s = '';
+  if (!f.has('sym') && !f.has('dso')) return s;
+  const r = o.symbol(addr);
+  if (f.has('sym')) {
+    s += ' ';
+    if (!r.name) s += '[unknown]';
+    else s += f.has('symoff') ? `${r.name}+0x${(addr - r.start).toString(16)}` : r.name;
+  }
+  if (f.has('dso')) s += ` (${r.dso})`;
+  return s;
+}
+
+/**
+ * perf script's line for a sample of another event in the recording (a hardware or software event
+ * without callchain): the same default fields as the synthesized samples, from the sample itself.
+ */
+export function otherSampleLine(
+  o: PerfItraceOptions,
+  s: { cpu: number; time: bigint; pid: number; tid: number; ip: bigint; period: bigint },
+  event: string,
+  comm: string,
+): string {
+  const f = o.fields;
+  const task = { pid: s.pid, tid: s.tid, comm };
+  // its own time, printed even when the trace is decoded timeless
+  let line = lineStart(o, s.cpu, s.time, event, s.period, task);
+  // perf lets -F addr through on AUXTRACE files (allow_user_set): a sample without ADDR prints 0
+  if (f.has('addr')) line += hex16(0n);
+  if (f.has('ip')) line += ` ${hex16(s.ip)}${symText(o, s.ip)}`;
+  return line;
+}
+
 /** A sink printing perf script's default-format itrace lines (samples and errors, as perf interleaves them). */
 export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, errors: FlowError[] = []): FlowSink {
   const f = o.fields;
@@ -146,35 +211,16 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
     }
     return t;
   };
-  const start = (cpu: number, tsc: bigint, event: string, n: bigint): string => {
-    let s = '';
-    const task = f.has('comm') || f.has('tid') || f.has('pid') ? o.task(cpu, tsc) : undefined;
-    if (task && f.has('comm')) s += `${task.comm.padStart(16)} `;
-    if (task && f.has('pid') && f.has('tid')) s += `${String(task.pid).padStart(5)}/${String(task.tid).padEnd(5)} `;
-    else if (task && f.has('pid')) s += `${String(task.pid).padStart(5)} `;
-    else if (task && f.has('tid')) s += `${String(task.tid).padStart(5)} `;
-    if (f.has('cpu')) s += `[${zeroPad3(cpu)}] `;
-    if (f.has('time') && tc) {
-      const t = tscToPerfTime(tsc, tc);
-      s += o.ns ? `${formatNsTime(t).padStart(15)}: ` : `${formatPerfTime(t).padStart(12)}: `;
-    }
-    if (f.has('period')) s += `${String(n).padStart(10)} `;
-    if (f.has('event')) s += `${event.padStart(o.eventWidth)}: `;
-    return s;
-  };
-  /** sample__fprintf_sym / perf_sample__fprintf_addr after the address. */
-  const sym = (addr: bigint): string => {
-    let s = '';
-    if (!f.has('sym') && !f.has('dso')) return s;
-    const r = o.symbol(addr);
-    if (f.has('sym')) {
-      s += ' ';
-      if (!r.name) s += '[unknown]';
-      else s += f.has('symoff') ? `${r.name}+0x${(addr - r.start).toString(16)}` : r.name;
-    }
-    if (f.has('dso')) s += ` (${r.dso})`;
-    return s;
-  };
+  const start = (cpu: number, tsc: bigint, event: string, n: bigint): string =>
+    lineStart(
+      o,
+      cpu,
+      tc ? tscToPerfTime(tsc, tc) : o.zeroTime ? 0n : undefined,
+      event,
+      n,
+      f.has('comm') || f.has('tid') || f.has('pid') ? o.task(cpu) : undefined,
+    );
+  const sym = (addr: bigint): string => symText(o, addr);
   const insnText = (ip: bigint, len: number, bytes?: Uint8Array): string => {
     let s = '';
     if (f.has('insnlen')) s += ` ilen: ${len}`;
@@ -195,7 +241,7 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
         lastInsn.set(e.cpu, e.ip);
       }
       errors.push(e);
-      if (o.errors) line(perfErrorLine(e, tc));
+      if (o.errors) line(perfErrorLine(e, tc, o.task(e.cpu)));
     },
   };
   let events = 0;

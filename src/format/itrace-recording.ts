@@ -7,20 +7,24 @@
  * image clock: the code as it was when the instruction was walked).
  */
 import type { PtRecording } from '../intelpt/flow/recording.js';
+import { QueueTasks } from '../intelpt/flow/queue-tasks.js';
 import { eventModifiers } from '../session/event-names.js';
 import { classifyInsn } from '../x86/classify.js';
 import type { ItraceSpec } from './itrace-options.js';
-import type { ItraceLineField, PerfItraceOptions } from './itrace-perf.js';
+import { otherSampleLine, type ItraceLineField, type PerfItraceOptions } from './itrace-perf.js';
+import { FormatOptionError } from './errors.js';
+import { PerfType } from '../abi/event-attr.js';
+import { SampleType } from '../abi/sample-format.js';
 
 const UNKNOWN = '[unknown]';
-const NO_TASK = { pid: -1, tid: -1, comm: ':-1' };
 
 export function perfItraceOptions(
   rec: PtRecording,
   spec: ItraceSpec,
   fields: { fields: Set<ItraceLineField>; userSet: boolean },
-  o: { cpu?: number | undefined; ns?: boolean; clock?: { time: bigint } } = {},
+  o: { cpu?: number | undefined; ns?: boolean; clock?: { time: bigint }; tasks?: QueueTasks } = {},
 ): PerfItraceOptions {
+  const tasks = o.tasks ?? new QueueTasks(rec.taskOptions);
   const cpu = o.cpu;
   const clock = o.clock ?? { time: -1n };
   const mods = rec.ptAttr ? eventModifiers(rec.ptAttr) : '';
@@ -51,6 +55,8 @@ export function perfItraceOptions(
     eventWidth,
     ...(cpu !== undefined ? { cpu } : {}),
     ...(tc ? { timeConv: tc } : {}),
+    // perf_session__check_output_opt looks at the first event of each output type (synthesized ones come last)
+    zeroTime: !tc && ((rec.attrs.find((a) => a.type === PerfType.HARDWARE)?.sampleType ?? 0n) & SampleType.TIME) !== 0n,
     period: spec.period,
     skip: spec.skip,
     ns: !!o.ns,
@@ -63,7 +69,10 @@ export function perfItraceOptions(
       if (k) return { name: k.name, start: k.start, dso: k.name };
       return { name: undefined, start: 0n, dso: UNKNOWN };
     },
-    task: () => NO_TASK,
+    task(cpu) {
+      const t = tasks.task(cpu);
+      return { pid: t.pid, tid: t.tid, comm: tasks.comm(t) };
+    },
     bytes(ip, len) {
       return m.image.read(ip, len, clock.time);
     },
@@ -73,4 +82,32 @@ export function perfItraceOptions(
       return c ? b.subarray(0, c.length) : new Uint8Array(0);
     },
   };
+}
+
+/**
+ * The other events' samples of the recording, each printing its perf script line through `line` when
+ * the decoder reaches its time (decodeFlow's `others`). Samples with a callchain are refused: decode
+ * does not print callchains.
+ */
+export function otherSampleDeliveries(
+  rec: PtRecording,
+  po: PerfItraceOptions,
+  tasks: QueueTasks,
+  line: (s: string) => void,
+): { time: bigint; offset: number; deliver(): void }[] {
+  const withChain = rec.samples.find((s) => s.callchain);
+  if (withChain)
+    throw new FormatOptionError(
+      `${rec.eventNames[withChain.attrIndex] ?? 'an event'}: samples with callchains are not supported by decode yet`,
+    );
+  return rec.samples
+    .filter((s) => po.cpu === undefined || s.cpu === po.cpu)
+    .map((s) => ({
+      time: s.time,
+      offset: s.offset,
+      deliver: () => {
+        const comm = tasks.threads.comm(s.pid, s.tid);
+        line(otherSampleLine(po, s, rec.eventNames[s.attrIndex] ?? '[unknown]', comm));
+      },
+    }));
 }

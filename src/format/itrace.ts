@@ -17,11 +17,16 @@ export const ITRACE_FIELDS = ['cpu', 'time', 'ip', 'addr'] as const;
 export type ItraceField = (typeof ITRACE_FIELDS)[number];
 
 /** perf's error line (perf_event__fprintf_auxtrace_error). */
-export function perfErrorLine(e: FlowError, tc: PtTimeConv | undefined): string {
+export function perfErrorLine(
+  e: FlowError,
+  tc: PtTimeConv | undefined,
+  task: { pid: number; tid: number } = { pid: -1, tid: -1 },
+): string {
   // Timeless decoding: perf prints "time 0".
   const time = tc ? ` time ${formatNsTime(tscToPerfTime(e.estTsc, tc))}` : ' time 0';
   return (
-    ` instruction trace error type 1${time} cpu ${e.cpu} pid -1 tid -1 ip 0x${e.ip.toString(16)} code ` +
+    ` instruction trace error type 1${time} cpu ${e.cpu} pid ${task.pid} tid ${task.tid} ` +
+    `ip 0x${e.ip.toString(16)} code ` +
     `${e.code}: ${e.message}`
   );
 }

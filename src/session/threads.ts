@@ -33,6 +33,16 @@ export class ThreadComms {
     return t;
   }
 
+  /** machine__findnew_thread for its side effects: the thread exists afterwards (machine__set_current_tid). */
+  ensure(pid: number, tid: number): void {
+    this.findNew(pid, tid);
+  }
+
+  /** machine__find_thread(-1, tid)'s pid: the thread's pid, undefined when no thread has that tid. */
+  pidOf(tid: number): number | undefined {
+    return this.byTid.get(tid)?.pid;
+  }
+
   /** The name perf prints for a thread (creating it as perf does). */
   comm(pid: number, tid: number): string {
     return this.findNew(pid, tid).comm;

@@ -76,6 +76,12 @@ export interface ExecOptions {
   trampolineLive?: number;
   /** User-mode ticks between bursts: [min, max]. */
   gap?: [number, number];
+  /**
+   * Trace user mode too, in code at this address whose bytes the recording does not hold (a user
+   * binary without its ELF): tracing stays on between bursts, sysret is a TIP into it, the next
+   * syscall a TIP out of it, with TNT bits and indirect branches of the unknown code in between.
+   */
+  userBase?: bigint;
 }
 
 class Growable {
@@ -128,6 +134,18 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
   let insns = 0;
   let bursts = 0;
   let traps = 0;
+  const user = o.userBase;
+  /** In user mode with tracing on: the user IP (undefined before tracing starts). */
+  let userIp: bigint | undefined;
+  const userGap = (): void => {
+    if (user === undefined || userIp === undefined) return;
+    // the unknown user code's branches: TNT bits and now and then an indirect branch
+    for (let n = rng.int(0, 12); n > 0; n--) enc.branch(rng.chance(0.5));
+    if (rng.chance(0.4)) {
+      userIp = user + BigInt(rng.int(0, 0xfff));
+      enc.tip(userIp);
+    }
+  };
 
   while (true) {
     tsc += rng.int(gapMin, gapMax);
@@ -141,16 +159,33 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
         chunkTsc = -1;
       }
       lastPsb = enc.pos;
+      enc.flushTnt();
       enc.psb();
       enc.tsc(BigInt(tsc));
+      if (userIp !== undefined) {
+        // tracing is on in user mode: the PSB+ names where it is
+        enc.modeExec(true);
+        enc.fup(userIp);
+      }
       enc.psbend();
     } else {
       enc.tsc(BigInt(tsc));
     }
+    userGap();
     if (chunkTsc < 0) chunkTsc = tsc;
     bursts++;
-    enc.modeExec(true);
-    enc.tipPge(base + BigInt(p.entry));
+    if (userIp !== undefined)
+      enc.tip(base + BigInt(p.entry)); // the syscall
+    else {
+      enc.modeExec(true);
+      if (user !== undefined) {
+        // tracing starts in user mode, before the first syscall
+        userIp = user + BigInt(rng.int(0, 0xfff));
+        enc.tipPge(userIp);
+        userGap();
+        enc.tip(base + BigInt(p.entry));
+      } else enc.tipPge(base + BigInt(p.entry));
+    }
     let ip = p.entry;
     let sp = 0;
     let depth = 0; // compressible calls outstanding
@@ -244,7 +279,10 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
           enc.tip(base + BigInt(ip));
           break;
         case Kind.sysret:
-          enc.tipPgd(null);
+          if (user !== undefined) {
+            userIp = user + BigInt(rng.int(0, 0xfff));
+            enc.tip(userIp);
+          } else enc.tipPgd(null);
           break;
         default:
           throw new Error(`sim: unknown instruction kind ${k}`);

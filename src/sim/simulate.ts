@@ -13,7 +13,7 @@
  * (the numbered list in docs/design.md, "What perf 6.1 needs…") is met here;
  * the comments name the need by its number there.
  */
-import { mkdirSync, renameSync, rmSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import { ByteWriter } from '../io/byte-writer.js';
 import { emptyAttr, withAttrFlag, PerfType, PERF_COUNT_SW_DUMMY } from '../abi/event-attr.js';
@@ -27,6 +27,9 @@ import { Rng } from './rng.js';
 import { SimPerfFileWriter, writeSampleId } from './perf-file.js';
 import { type PtTimeConv, tscToPerfTime } from '../intelpt/flow/time-conv.js';
 import { hex016 } from '../io/hex.js';
+import { cyclesAttr, cyclesSamples } from './samples.js';
+import { encodeTruth } from './truth.js';
+import { planTasks, startComms, timedTaskRecords, type TaskPlan, type TaskRecord } from './tasks.js';
 
 export interface SimOptions {
   out: string;
@@ -56,6 +59,17 @@ export interface SimOptions {
   midBurstPsb?: boolean;
   /** Minimum ticks between INT3 write and TEXT_POKE (and again to the final write). */
   int3Window?: number;
+  /**
+   * Processes to schedule (src/sim/tasks.ts): with N > 0 the recording is `perf record -a`-like, with
+   * COMM, ITRACE_START and SWITCH_CPU_WIDE records (HAVE_SCHED_SWITCH 3). 0 (default): none.
+   */
+  tasks?: number;
+  /** Context switches per CPU when `tasks` > 0 (default 8). */
+  switches?: number;
+  /** `cycles:k` samples per CPU (src/sim/samples.ts), an event perf script prints among the itrace samples. */
+  samples?: number;
+  /** Trace user mode too, in code the recording does not hold (executor.ts `userBase`). */
+  userCode?: boolean;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -79,6 +93,11 @@ export const SIM_PT_PMU_TYPE = 8;
 /** intel_pt PMU config bits (/sys/bus/event_source/devices/intel_pt/format). */
 export const PT_CONFIG = { pt: 0, tsc: 10, noretcomp: 11, branch: 13, mtc: 9, cyc: 1 } as const;
 const PERF_AUXTRACE_INTEL_PT = 1;
+
+/** Where the simulated user code sits (no map, no bytes in the recording). */
+export const SIM_USER_BASE = 0x401000n;
+
+export { encodeTruth, readTruth, type Truth } from './truth.js';
 
 export const SIM_TIME_CONV: PtTimeConv = { shift: 10, mult: 512, zero: 1_000_000_000n };
 
@@ -134,7 +153,8 @@ export function simulate(opts: SimOptions): SimSummary {
         flips,
         psbPeriod: opts.psbPeriod,
         retCompression,
-        keepTruth,
+        keepTruth: keepTruth || !!opts.samples,
+        ...(opts.userCode ? { userBase: SIM_USER_BASE } : {}),
         midBurstPsb: opts.midBurstPsb,
         trampolineLive,
       }),
@@ -148,7 +168,22 @@ export function simulate(opts: SimOptions): SimSummary {
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(join(tmp, 'kcore_dir'), { recursive: true });
   writeKcoreDir(join(tmp, 'kcore_dir'), prog);
+  const plan = opts.tasks
+    ? planTasks({
+        seed,
+        cpus,
+        tasks: opts.tasks,
+        switchesPerCpu: opts.switches ?? 8,
+        startTsc,
+        endTsc: runs.reduce((a, r) => Math.max(a, r.chunks.at(-1)?.firstTsc ?? startTsc), endTsc),
+      })
+    : undefined;
   writeData(join(tmp, 'data'), prog, runs, flips, {
+    plan,
+    startTsc: startTsc - 100,
+    samples: opts.samples ?? 0,
+    seed,
+    userCode: !!opts.userCode,
     textPokes,
     retCompression,
     cpus,
@@ -222,6 +257,11 @@ function writeData(
     lost: Set<number>;
     timeless: boolean;
     tramp: number | undefined;
+    plan: TaskPlan | undefined;
+    startTsc: number;
+    samples: number;
+    seed: number;
+    userCode: boolean;
   },
 ): void {
   const sampleType = SampleType.IP | SampleType.TID | SampleType.TIME | SampleType.CPU | SampleType.IDENTIFIER;
@@ -236,7 +276,8 @@ function writeData(
   pt.samplePeriod = 1n;
   pt.sampleType = sampleType;
   let f = 0n;
-  for (const n of ['disabled', 'exclude_user', 'exclude_hv', 'sample_id_all'] as const) f = withAttrFlag(f, n);
+  for (const n of ['disabled', 'exclude_hv', 'sample_id_all'] as const) f = withAttrFlag(f, n);
+  if (!o.userCode) f = withAttrFlag(f, 'exclude_user');
   pt.flags = f;
   const dummy = emptyAttr();
   dummy.type = PerfType.SOFTWARE;
@@ -256,12 +297,16 @@ function writeData(
     'exclude_hv',
   ] as const)
     f = withAttrFlag(f, n);
+  // perf record -a asks for context-switch records on its tracking event
+  if (o.plan) f = withAttrFlag(f, 'context_switch');
   dummy.flags = f;
   const ptIds = runs.map((r) => BigInt(1 + r.cpu));
   const dummyIds = runs.map((r) => BigInt(1001 + r.cpu));
+  const cyclesIds = runs.map((r) => BigInt(2001 + r.cpu));
   const w = new SimPerfFileWriter(path, [
     { attr: pt, ids: ptIds },
     { attr: dummy, ids: dummyIds },
+    ...(o.samples ? [{ attr: cyclesAttr(), ids: cyclesIds }] : []),
   ]);
 
   const body = (): ByteWriter => new ByteWriter(true, 256);
@@ -295,7 +340,7 @@ function writeData(
       1n, // CAP_USER_TIME_ZERO (perf need 5)
       1n << BigInt(PT_CONFIG.tsc), // TSC_BIT: a config MASK (perf_pmu__format_bits), not a bit number
       1n << BigInt(PT_CONFIG.noretcomp), // NORETCOMP_BIT (mask)
-      0n, // HAVE_SCHED_SWITCH
+      o.plan ? 3n : 0n, // HAVE_SCHED_SWITCH (3: SWITCH_CPU_WIDE records)
       0n, // SNAPSHOT_MODE
       1n, // PER_CPU_MMAPS
       1n << BigInt(PT_CONFIG.mtc), // MTC_BIT (mask)
@@ -323,9 +368,25 @@ function writeData(
     w.record(RecordType.KSYMBOL, PERF_RECORD_MISC_KERNEL, b.finish().slice());
   }
 
+  const taskRecord = (r: TaskRecord): void => {
+    const b = body();
+    const time = r.tsc ? tscToPerfTime(BigInt(r.tsc), SIM_TIME_CONV) : 0n;
+    r.body(b, time);
+    if (r.sid) {
+      const ids = r.sid.pt ? ptIds : dummyIds;
+      const id = ids[Math.min(r.sid.cpu, ids.length - 1)]!;
+      writeSampleId(b, { pid: r.sid.pid, tid: r.sid.tid, time, cpu: r.sid.cpu, id });
+    }
+    w.record(r.type, r.misc, b.finish().slice());
+  };
+  if (o.plan) for (const r of startComms(o.plan)) taskRecord(r);
+
   // Side-band and AUX buffers merged in time order.
-  type Item = { tsc: number; kind: 0 | 1 | 2; flip?: Flip; run?: CpuRun; chunk?: number };
+  type Item = { tsc: number; kind: 0 | 1 | 2 | 3; flip?: Flip; run?: CpuRun; chunk?: number; task?: TaskRecord };
   const items: Item[] = [];
+  if (o.plan) for (const task of timedTaskRecords(o.plan, o.startTsc)) items.push({ tsc: task.tsc, kind: 3, task });
+  const cyclesOpts = { seed: o.seed, perCpu: o.samples, base: prog.base, ids: cyclesIds, plan: o.plan };
+  if (o.samples) for (const task of cyclesSamples(runs, cyclesOpts)) items.push({ tsc: task.tsc, kind: 3, task });
   if (o.tramp !== undefined) items.push({ tsc: o.tramp, kind: 2 });
   if (o.textPokes)
     flips.forEach((fl, i) => {
@@ -346,7 +407,8 @@ function writeData(
     curState[fl.site] = fl.to;
   }
   for (const it of items) {
-    if (it.kind === 2) {
+    if (it.kind === 3) taskRecord(it.task!);
+    else if (it.kind === 2) {
       // A new trampoline: KSYMBOL (OOL) then TEXT_POKE with old_len 0.
       const t = prog.trampoline;
       const addr = prog.base + BigInt(t.off);
@@ -392,53 +454,4 @@ function writeData(
     }
   }
   w.close();
-}
-
-/** truth.bin: "PPTRUTH1", u64 base, u32 ncpus, per CPU {u32 cpu, u32 n, u32 off[n], f64 tsc[n]}. */
-export function encodeTruth(base: bigint, runs: CpuRun[]): Uint8Array {
-  const w = new ByteWriter(true, 1 << 20);
-  w.bytes(Buffer.from('PPTRUTH1')).u64(base).u32(runs.length);
-  for (const r of runs) {
-    const n = r.truthOff?.length ?? 0;
-    w.u32(r.cpu).u32(n);
-    if (n) {
-      w.bytes(new Uint8Array(r.truthOff!.buffer, r.truthOff!.byteOffset, n * 4));
-      w.alignTo(8);
-      w.bytes(new Uint8Array(r.truthTsc!.buffer, r.truthTsc!.byteOffset, n * 8));
-    }
-  }
-  return w.finish();
-}
-
-export interface Truth {
-  base: bigint;
-  cpus: { cpu: number; off: Uint32Array; tsc: Float64Array }[];
-}
-
-export function readTruth(dir: string): Truth {
-  const p = join(dir, 'truth.bin');
-  if (!existsSync(p)) throw new Error(`${p}: no ground truth (simulated with --no-truth?)`);
-  const b = readFileSync(p);
-  if (b.subarray(0, 8).toString('latin1') !== 'PPTRUTH1') throw new Error(`${p}: not a perfpoke truth file`);
-  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const base = dv.getBigUint64(8, true);
-  const n = dv.getUint32(16, true);
-  let pos = 20;
-  const cpus: Truth['cpus'] = [];
-  for (let i = 0; i < n; i++) {
-    const cpu = dv.getUint32(pos, true);
-    const cnt = dv.getUint32(pos + 4, true);
-    pos += 8;
-    const off = new Uint32Array(cnt);
-    const tsc = new Float64Array(cnt);
-    if (cnt) {
-      off.set(new Uint32Array(b.buffer.slice(b.byteOffset + pos, b.byteOffset + pos + cnt * 4)));
-      pos += cnt * 4;
-      pos = (pos + 7) & ~7;
-      tsc.set(new Float64Array(b.buffer.slice(b.byteOffset + pos, b.byteOffset + pos + cnt * 8)));
-      pos += cnt * 8;
-    }
-    cpus.push({ cpu, off, tsc });
-  }
-  return { base, cpus };
 }

@@ -1,13 +1,14 @@
 import type { Command } from 'commander';
 import { loadPtRecording } from '../../intelpt/flow/recording.js';
+import { QueueTasks, syncSwitchWarning } from '../../intelpt/flow/queue-tasks.js';
 import { decodeFlow, type FlowResult } from '../../intelpt/flow/decode.js';
 import type { FlowError } from '../../intelpt/flow/cpu-flow.js';
 import { decodeJsonLines } from '../../format/itrace.js';
 import { parseItrace } from '../../format/itrace-options.js';
 import { parseItraceFields, perfItraceSink } from '../../format/itrace-perf.js';
-import { perfItraceOptions } from '../../format/itrace-recording.js';
+import { otherSampleDeliveries, perfItraceOptions } from '../../format/itrace-recording.js';
 import { FormatOptionError } from '../../format/errors.js';
-import { codeImageWarnings } from '../../machine/code-warnings.js';
+import { codeImageWarnings, tracesKernel } from '../../machine/code-warnings.js';
 import { decodeRaw } from '../decode-raw.js';
 import { UsageError } from '../errors.js';
 import { jsonOption } from '../options.js';
@@ -87,10 +88,20 @@ export function register(program: Command): void {
     const errors: FlowError[] = [];
     const json = !!o.json;
     const clock = { time: -1n };
-    const po = perfItraceOptions(rec, spec, fields, { cpu: onlyCpu, ns: !!(o.ns || o.insnTrace), clock });
+    const tasks = new QueueTasks(rec.taskOptions);
+    const po = perfItraceOptions(rec, spec, fields, { cpu: onlyCpu, ns: !!(o.ns || o.insnTrace), clock, tasks });
     if (json) Object.assign(po, { instructions: false, branches: false, errors: false });
     const sink = perfItraceSink(po, (l) => out.line(l), errors);
+    let others: ReturnType<typeof otherSampleDeliveries> = [];
+    try {
+      if (!json) others = otherSampleDeliveries(rec, po, tasks, (l) => out.line(l));
+    } catch (e) {
+      throw e instanceof FormatOptionError ? new UsageError(e.message) : e;
+    }
     const cpus = onlyCpu === undefined ? rec.cpus : rec.cpus.filter((c) => c.cpu === onlyCpu);
+    // machine__kernel_start: the kernel map's start, else 1 << 63
+    let kernelStart = 1n << 63n;
+    for (const k of rec.machine.kernelMaps) if (k.start < kernelStart) kernelStart = k.start;
     const t0 = performance.now();
     const r: FlowResult = decodeFlow({
       cpus,
@@ -102,11 +113,20 @@ export function register(program: Command): void {
       // perf 6.1 (non-strict build) forgets the last IP after code it cannot read (ERR2 = NO_IP)
       errors: { afterUnreadableCode: 'forget-ip' },
       clock,
+      tasks: { events: rec.taskEvents, tracker: tasks },
+      others,
+      kernelStart,
       sink,
     });
     const seconds = (performance.now() - t0) / 1000;
-    for (const w of codeImageWarnings(rec.machine, { pmuType: rec.pmuType, errorIps: errors.map((e) => e.ip) }))
-      process.stderr.write(`perfpoke decode: warning: ${w}\n`);
+    const sync = syncSwitchWarning({
+      ...rec.taskOptions,
+      timed: tc !== undefined,
+      kernelTraced: tracesKernel(rec.machine, rec.pmuType),
+      hasSwitchTo: rec.machine.symbolizer.symbols.symbols.some((s) => s.name === '__switch_to'),
+    });
+    const warnings = codeImageWarnings(rec.machine, { pmuType: rec.pmuType, errorIps: errors.map((e) => e.ip) });
+    for (const w of sync ? [...warnings, sync] : warnings) process.stderr.write(`perfpoke decode: warning: ${w}\n`);
     if (json) {
       const buffers = (cpu: number) => rec.cpus.find((c) => c.cpu === cpu)?.buffers ?? [];
       for (const l of decodeJsonLines(r, errors, {

@@ -36,6 +36,20 @@ export function register(program: Command): void {
     .option('--no-trampoline', 'do not create (and call) a trampoline during the run')
     .option('--mid-burst-psb', 'emit PSB+ (with FUP of the next instruction) inside kernel bursts too')
     .option('--timeless', 'no TSC bit in the intel_pt config: perf decodes untimed and applies every poke first')
+    .option(
+      '--tasks <n>',
+      'processes to schedule: COMM, ITRACE_START and SWITCH_CPU_WIDE records (perf record -a)',
+      int('--tasks', 0, 1000),
+      0,
+    )
+    .option('--switches <n>', 'context switches per CPU with --tasks', int('--switches', 0, 100000), 8)
+    .option(
+      '--samples <n>',
+      'cycles:k samples per CPU (an event perf script prints among the itrace samples)',
+      int('--samples', 0, 1000000),
+      0,
+    )
+    .option('--user-code', 'trace user mode too, in code the recording does not hold (no ELF)')
     .option('--json', 'print the summary as JSON')
     .action(
       (o: {
@@ -52,6 +66,10 @@ export function register(program: Command): void {
         timeless?: boolean;
         midBurstPsb?: boolean;
         trampoline: boolean;
+        tasks: number;
+        switches: number;
+        samples: number;
+        userCode?: boolean;
         json?: boolean;
       }) => {
         const t0 = performance.now();
@@ -69,6 +87,10 @@ export function register(program: Command): void {
           timeless: o.timeless,
           midBurstPsb: o.midBurstPsb,
           trampoline: o.trampoline,
+          tasks: o.tasks,
+          switches: o.switches,
+          samples: o.samples,
+          userCode: o.userCode,
         });
         const secs = (performance.now() - t0) / 1000;
         if (o.json) {

@@ -37,7 +37,7 @@ export class FlowWalker {
   /** The branch instruction the last walk stopped at. */
   protected lastInsn: Insn | undefined;
   /** The block whose last instruction (the branch a walk stopped at) is not reported yet. */
-  private pending: readonly Insn[] | undefined;
+  protected pending: readonly Insn[] | undefined;
   /**
    * perf's queue timestamp after an error: the error's estimated TSC, until a
    * TSC packet passes it (intel-pt.c sets ptq->timestamp = est_timestamp and
@@ -54,7 +54,7 @@ export class FlowWalker {
   constructor(
     readonly cpu: number,
     protected readonly reader: PacketReader,
-    private readonly blocks: BlockSource,
+    protected readonly blocks: BlockSource,
     protected readonly sink: FlowSink,
     protected readonly resync: ResyncStates,
   ) {}

@@ -25,6 +25,7 @@
  * each text poke at the first TSC at or after its time, as perf does.
  */
 import { PT } from '../packets/kinds.js';
+import type { Insn } from '../../x86/block-cache.js';
 import { PtErr, resyncStates, type FlowErrorOptions } from './flow-errors.js';
 import { FlowSync, NO_STOP } from './flow-sync.js';
 import { BranchKind, FlowState, Step, WalkStop, type BlockSource, type FlowSink } from './flow-types.js';
@@ -48,6 +49,11 @@ export interface CpuFlowOptions {
   errors?: FlowErrorOptions;
   /** Bytes of a TraceSource's trace held at a time (default TRACE_WINDOW, 256 KiB); a Uint8Array is used whole. */
   window?: number;
+  /**
+   * perf's kernel_start (timed decoding only): a branch from the kernel to below it (a return to user
+   * space) takes the estimated time, and the queue yields there when that reaches the stop time.
+   */
+  kernelStart?: bigint;
 }
 
 export class CpuFlow extends FlowSync {
@@ -67,13 +73,32 @@ export class CpuFlow extends FlowSync {
     const src = trace instanceof Uint8Array ? memoryTrace(trace) : trace;
     super(cpu, new PacketReader(src, o.window), blocks, sink, resyncStates(o.errors));
     this.retCompression = o.retCompression ?? true;
+    this.kernelStart = o.kernelStart;
   }
+
+  private readonly kernelStart: bigint | undefined;
+  /** A return to user space not reported yet: run() stopped there, its sample comes first on the next run. */
+  private pendingUser:
+    | { from: bigint; to: bigint; op: string | undefined; est: bigint; insns: readonly Insn[] | undefined }
+    | undefined;
 
   /** The TSC of the timing point run() paused before (the time its next output will carry). */
   pausedTsc(): bigint | undefined {
+    if (this.pendingUser) return this.pendingUser.est;
     const t = this.reader.timingTscAhead();
     const e = this.errTsc;
     return e === undefined || (t !== undefined && t > e) ? t : e;
+  }
+
+  /**
+   * perf yields only at a decoder state: in sync at code the image does not hold, the walk fails at the
+   * next packet and its error comes before any yield (an error is no state; a PSB+ or OVF is one).
+   */
+  protected override atStop(): boolean {
+    if (!super.atStop()) return false;
+    if (this.st !== FlowState.InSync || this.ip === 0n || this.reader.nextIsPsbOrOvf()) return true;
+    const b = this.blocks.get(this.ip);
+    return b.insns.length > 0 || (b.stop !== 'invalid' && b.stop !== 'nomap');
   }
 
   get done(): boolean {
@@ -86,6 +111,7 @@ export class CpuFlow extends FlowSync {
    */
   run(stopTsc: bigint = NO_STOP): boolean {
     this.stopTsc = stopTsc;
+    this.flushUserReturn();
     for (;;) {
       let r: Step = Step.Ok;
       switch (this.st) {
@@ -276,14 +302,29 @@ export class CpuFlow extends FlowSync {
     if (c === WalkStop.Error) return Step.Error;
     if (c === WalkStop.Conditional)
       return this.fail(PtErr.MISMAT, 'Conditional branch when expecting indirect branch', FlowState.ErrResync);
-    this.commit();
-    const from = this.ip;
     const pgd = this.st === FlowState.TipPgd;
+    const from = this.ip;
+    const to = this.tipIpc ? this.reader.last.ip : 0n;
+    const op = this.lastInsn?.op;
+    const ks = this.kernelStart;
+    if (!pgd && ks !== undefined && from >= ks && to !== 0n && to < ks) {
+      // intel_pt_run_decoder: "Use estimated TSC upon return to user space": the queue's time becomes the
+      // estimate, and perf yields before this state's samples (the branch and its instruction) once that
+      // reaches the stop (not while setting the queue up)
+      const est = this.tsc + 2n * BigInt(this.sinceTsc);
+      this.st = FlowState.InSync;
+      this.ip = to;
+      const insns = this.pending;
+      this.pending = undefined;
+      this.pendingUser = { from, to, op, est, insns };
+      if (this.stopTsc !== NO_STOP && this.stopTsc > 1n && est >= this.stopTsc) return Step.Pause;
+      this.flushUserReturn();
+      return Step.Ok;
+    }
+    this.commit();
     this.st = FlowState.InSync;
     if (pgd) this.pge = false;
     if (this.tipIpc !== 0) this.ip = this.reader.last.ip;
-    const to = this.tipIpc ? this.ip : 0n;
-    const op = this.lastInsn?.op;
     if (pgd) {
       this.sink.branch?.(this.cpu, from, to, BranchKind.traceEnd, this.tsc, op);
       this.sink.event?.(this.cpu, 'disabled', to, this.reader.lastOffset);
@@ -291,6 +332,18 @@ export class CpuFlow extends FlowSync {
       this.sink.branch?.(this.cpu, from, to, BranchKind.indirect, this.tsc, op);
     }
     return Step.Ok;
+  }
+
+  /** Report the return to user space walkTip kept: its instruction (counted already), then the branch. */
+  private flushUserReturn(): void {
+    const p = this.pendingUser;
+    if (!p) return;
+    this.pendingUser = undefined;
+    if (p.insns) {
+      this.insnCount++;
+      this.sink.insns?.(this.cpu, p.insns, p.insns.length - 1, p.insns.length, p.est);
+    }
+    this.sink.branch?.(this.cpu, p.from, p.to, BranchKind.indirect, p.est, p.op);
   }
 
   /** Walk to the FUP's IP (the last IP): Step.Again when reached, the TIP comes next. */

@@ -10,6 +10,7 @@ import { runWithPokes, type FlowPoke, type ImageClock } from './poke-schedule.js
 import { runTimeOrdered, type OrderEvent } from './queue-order.js';
 import type { PtTimeConv } from './time-conv.js';
 import type { TraceSource } from './trace-source.js';
+import type { QueueTasks, TaskEvent } from './queue-tasks.js';
 
 export type { FlowPoke } from './poke-schedule.js';
 
@@ -39,6 +40,15 @@ export interface FlowInput {
   eventTimes?: readonly bigint[];
   /** The code image time the decoder reads at, kept up to date for the caller (e.g. to read an instruction's bytes). */
   clock?: ImageClock;
+  /**
+   * Task attribution: the side-band records that move tasks (in file order) and the tracker that
+   * follows them as perf does; the sink reads `tracker.task(cpu)` for what it prints.
+   */
+  tasks?: { events: readonly TaskEvent[]; tracker: QueueTasks };
+  /** perf's kernel_start (machine__kernel_start): returns to user space below it take the estimated time. */
+  kernelStart?: bigint;
+  /** Other records to hand on in time order among the decoded output (perf script prints other events' samples). */
+  others?: readonly { time: bigint; offset: number; deliver(): void }[];
 }
 
 export interface FlowResult {
@@ -57,19 +67,42 @@ export function decodeFlow(input: FlowInput): FlowResult {
     const b = input.code.read(addr, len, clock.time);
     return b.length ? b : undefined;
   });
-  const opts = { retCompression: input.retCompression ?? true, errors: input.errors, window: input.window };
+  const opts = {
+    retCompression: input.retCompression ?? true,
+    errors: input.errors,
+    window: input.window,
+    ...(input.timeConv && input.kernelStart !== undefined ? { kernelStart: input.kernelStart } : {}),
+  };
   let muted: number | undefined;
   const sink = input.eventTimes && input.timeConv ? mutable(input.sink, () => muted) : input.sink;
   const flows = input.cpus.map((c) => new CpuFlow(c.cpu, c.trace, cache, sink, opts));
   try {
     if (input.eventTimes && input.timeConv) {
-      const events: OrderEvent[] = input.pokes.map((poke) => ({ time: poke.time, poke }));
-      for (const time of input.eventTimes) events.push({ time });
-      events.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
-      runTimeOrdered(flows, events, cache, clock, input.timeConv, (cpu) => {
+      const events: OrderEvent[] = input.pokes.map((poke) => ({ time: poke.time, offset: -1, poke }));
+      for (const time of input.eventTimes) events.push({ time, offset: -1 });
+      for (const task of input.tasks?.events ?? []) events.push({ time: task.time, offset: task.offset, task });
+      for (const o of input.others ?? []) events.push({ time: o.time, offset: o.offset, deliver: () => o.deliver() });
+      // records of one time keep their file order (perf's ordered events)
+      events.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : a.offset - b.offset));
+      const mute = (cpu: number | undefined): void => {
         muted = cpu;
-      });
-    } else runWithPokes(flows, input.pokes, cache, clock, input.timeConv);
+      };
+      runTimeOrdered(flows, events, cache, clock, input.timeConv, mute, input.tasks?.tracker);
+    } else {
+      // untimed, perf decodes at the end of the file (intel_pt_process_timeless_queues): the tasks are the last ones
+      // the side band first, in time order, other events' samples printed as they come
+      const t = input.tasks;
+      const side: { time: bigint; offset: number; run(): void }[] = (input.others ?? []).map((o) => ({
+        time: o.time,
+        offset: o.offset,
+        run: () => o.deliver(),
+      }));
+      for (const e of t?.events ?? []) side.push({ time: e.time, offset: e.offset, run: () => t?.tracker.apply(e) });
+      side.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : a.offset - b.offset));
+      for (const e of side) e.run();
+      if (t) for (const f of flows) t.tracker.beginRun(f.cpu);
+      runWithPokes(flows, input.pokes, cache, clock, input.timeConv);
+    }
   } finally {
     for (const c of input.cpus) if (!(c.trace instanceof Uint8Array)) c.trace.close();
   }

@@ -94,7 +94,9 @@ export class FlowSync extends FlowWalker {
     if (!rd.syncToPsb(true)) return Step.End;
     if (this.atStop()) return Step.Pause;
     rd.last.haveIp = true;
-    this.st = FlowState.NoIp;
+    // perf 6.1 keeps the PSB's last IP (0, valid) while it looks for an IP after a PSB+ without FUP: a
+    // TIP.PGE compressed against it gives an IP (measured: tracing that starts in user space)
+    this.st = FlowState.ErrResync;
     const r = this.walkPsb();
     if (r !== Step.Ok) return r;
     if (this.ip) this.st = FlowState.InSync;

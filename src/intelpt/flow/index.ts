@@ -3,3 +3,4 @@ export * from './cpu-flow.js';
 export * from './trace-source.js';
 export * from './decode.js';
 export * from './recording.js';
+export * from './queue-tasks.js';

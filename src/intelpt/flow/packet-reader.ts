@@ -200,6 +200,16 @@ export class PacketReader {
     return this.timingTscAt(p);
   }
 
+  /** The next packet (PADs skipped) is a PSB or an OVF (or the trace ends). */
+  nextIsPsbOrOvf(): boolean {
+    let c = this.cursor;
+    if (!this.complete && this.len - c.pos < PROBE) c = this.fill(this.base + c.pos, this.base + c.pos + PROBE);
+    const b = c.bytes;
+    let p = c.pos;
+    while (p < this.len && b[p] === 0) p++;
+    return p + 1 >= this.len || (b[p] === 0x02 && (b[p + 1] === 0x82 || b[p + 1] === 0xf3));
+  }
+
   /** timingTscAhead for a packet starting at p, or PADs running past the window's end. */
   private timingTscAt(at: number): bigint | undefined {
     let c = this.cursor;

@@ -17,6 +17,7 @@ import type { CpuFlow } from './cpu-flow.js';
 import { NO_STOP } from './flow-sync.js';
 import type { FlowPoke, ImageClock } from './poke-schedule.js';
 import { perfTimeToTsc, type PtTimeConv } from './time-conv.js';
+import type { QueueTasks, TaskEvent } from './queue-tasks.js';
 
 interface HeapItem {
   q: number;
@@ -72,10 +73,15 @@ export class AuxHeap {
   }
 }
 
-/** A side-band record's time (perf time); pokes are applied when their record is processed. */
+/** A side-band record's time (perf time); pokes and task moves are applied when their record is processed. */
 export interface OrderEvent {
   time: bigint;
+  /** File offset of the record, for records of one time (-1: a processing point only). */
+  offset: number;
   poke?: FlowPoke;
+  task?: TaskEvent;
+  /** A record handed on after the queues were decoded up to its time (another event's sample). */
+  deliver?: () => void;
 }
 
 const MAX_TSC = NO_STOP;
@@ -91,6 +97,7 @@ export function runTimeOrdered(
   clock: ImageClock,
   tc: PtTimeConv,
   mute: (cpu: number | undefined) => void,
+  tasks?: QueueTasks,
 ): void {
   const heap = new AuxHeap();
   let setUp = false;
@@ -114,16 +121,21 @@ export function runTimeOrdered(
       const next = heap.items[0];
       const stop = next === undefined ? ts : minBig(next.ord + 1n, ts);
       const f = flows[top.q]!;
+      tasks?.beginRun(f.cpu);
       if (f.run(minBig(stop, NO_STOP))) continue;
       heap.add(top.q, f.pausedTsc() ?? stop);
     }
   };
   for (const e of events) {
-    const tsc = perfTimeToTsc(e.time, tc);
-    if (!tsc) continue;
-    if (!setUp) setup();
-    process(tsc);
-    if (e.poke) {
+    // perf decodes up to a record's time only when it has one (intel_pt_process_event: time 0 is none)
+    const tsc = e.time ? perfTimeToTsc(e.time, tc) : 0n;
+    if (tsc) {
+      if (!setUp) setup();
+      process(tsc);
+    }
+    if (e.task) tasks?.apply(e.task);
+    e.deliver?.();
+    if (tsc && e.poke) {
       clock.time = e.poke.time;
       cache.invalidate(e.poke.addr, e.poke.addr + BigInt(Math.max(1, e.poke.len)));
     }

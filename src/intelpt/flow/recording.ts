@@ -25,6 +25,9 @@ import type { FlowPoke } from './decode.js';
 import { INTEL_PT_PRIV } from '../auxtrace-info.js';
 import { AuxQueues, type AuxBuffer } from '../aux-queues.js';
 import { QueueTrace, type TraceSource } from './trace-source.js';
+import { otherSampleOf, taskEventOf, type OtherSample } from './task-events.js';
+import { Session } from '../../session/session.js';
+import type { TaskEvent, TaskOptions } from './queue-tasks.js';
 
 export interface PtBuffer {
   /** Offset of the AUXTRACE record in the file. */
@@ -47,6 +50,15 @@ export interface PtRecording {
   ptAttr?: EventAttr;
   /** perf times of the side-band records (every record but AUXTRACE that has a time), in file order. */
   eventTimes: bigint[];
+  /** The side-band records that move tasks (ITRACE_START, SWITCH*, COMM, FORK), in file order. */
+  taskEvents: TaskEvent[];
+  /** How perf reads them: AUXTRACE_INFO's HAVE_SCHED_SWITCH and PER_CPU_MMAPS. */
+  taskOptions: TaskOptions;
+  /** Samples of the file's other events (perf script prints them among the synthesized ones), in file order. */
+  samples: OtherSample[];
+  /** perf's name of each attr (evsel__name), and the attrs, in file order. */
+  eventNames: string[];
+  attrs: EventAttr[];
 }
 
 export async function loadPtRecording(input: string): Promise<PtRecording> {
@@ -72,6 +84,10 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
   };
   const keep = input === '-';
   const eventTimes: bigint[] = [];
+  const taskEvents: TaskEvent[] = [];
+  const samples: OtherSample[] = [];
+  const session = new Session(f);
+  if (!f.pipe) await session.loadNames();
   try {
     // With perf's AUXTRACE index (HEADER_AUXTRACE) the buffers are found without reading the AUX data,
     // as perf queues them (auxtrace_queues__process_index); the record pass still collects the side-band
@@ -84,6 +100,13 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
       } else if (raw.type !== RecordType.AUXTRACE) {
         const t = raw.timestamp();
         if (t) eventTimes.push(t);
+        const te = taskEventOf(raw);
+        if (te) taskEvents.push(te);
+        else if (raw.type === RecordType.SAMPLE) {
+          const i = session.attrIndexOf(raw);
+          const a = f.attrs[i];
+          if (a && a.attr.type !== pmuTypeOf(priv)) samples.push(otherSampleOf(raw, i, a.attr.samplePeriod));
+        }
       } else if (raw.type === RecordType.AUXTRACE && !indexed) {
         const r = raw.decode();
         if (r.kind !== 'auxtrace' || !raw.auxData) continue;
@@ -145,7 +168,25 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
     addr: pp.poke.addr,
     len: Math.max(pp.poke.oldBytes.length, pp.poke.newBytes.length),
   }));
-  return { machine, cpus, pokes, timeConv, retCompression, pmuType, eventTimes, ...(ptAttr ? { ptAttr } : {}) };
+  const taskOptions: TaskOptions = {
+    haveSchedSwitch: Number(p(INTEL_PT_PRIV.HAVE_SCHED_SWITCH)),
+    perCpuMmaps: p(INTEL_PT_PRIV.PER_CPU_MMAPS) !== 0n,
+  };
+  return {
+    machine,
+    cpus,
+    pokes,
+    timeConv,
+    retCompression,
+    pmuType,
+    eventTimes,
+    taskEvents,
+    taskOptions,
+    samples,
+    eventNames: session.eventNames(),
+    attrs: f.attrs.map((a) => a.attr),
+    ...(ptAttr ? { ptAttr } : {}),
+  };
 }
 
 /** PERF_RECORD_AUXTRACE without its data: header, size, offset, reference, idx, tid, cpu, reserved. */
@@ -189,4 +230,9 @@ async function queueFromIndex(
   }
   for (const [r, at, data] of found) add(r, at, data);
   return true;
+}
+
+/** The intel_pt PMU type from AUXTRACE_INFO (read before any sample in perf's files); -1 before it. */
+function pmuTypeOf(priv: bigint[] | undefined): number {
+  return priv ? Number(priv[INTEL_PT_PRIV.PMU_TYPE] ?? -1n) : -1;
 }

@@ -1,0 +1,130 @@
+/**
+ * Task attribution: `perfpoke decode` names the task of every sample and
+ * error as `perf script --itrace=…` does, from the side band of a `perf
+ * record -a`-like recording (COMM at the start and one exec during the run,
+ * ITRACE_START per CPU, SWITCH_CPU_WIDE out/in pairs in and between kernel
+ * bursts, HAVE_SCHED_SWITCH 3). Whole outputs are compared with perf 6.1's on
+ * simulated recordings: timed with TEXT_POKEs, timed without them (errors,
+ * which carry pid/tid too) with mid-burst PSBs on 3 CPUs, and timeless (perf
+ * then attributes everything to each CPU's last task). Recordings with a
+ * `cycles:k` event: its samples come out among the synthesized ones, in
+ * perf's order (and, untimed, first, with perf's 0.000000 time column on the
+ * synthesized ones). And with code missing from the image (kcore cut
+ * short) or user code traced without its binary: perf's errors and resyncs,
+ * each error with its task. perf is the reference: the test fails under CI when it
+ * cannot run.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { simulate } from '../src/sim/simulate.js';
+import { runCli, runPerf } from './cli.js';
+import { cannotCompare, needTool } from './require-tool.js';
+import { tempDir } from './temp-dir.js';
+import { cutLoadSegments } from './kcore-cut.js';
+
+const dir = tempDir('perfpoke-decode-tasks-');
+const rec = {
+  pokes: join(dir, 'pokes'),
+  noPokes: join(dir, 'no-pokes'),
+  timeless: join(dir, 'timeless'),
+  cycles: join(dir, 'cycles'),
+  cyclesTimeless: join(dir, 'cycles-timeless'),
+  codeMissing: join(dir, 'code-missing'),
+  userCode: join(dir, 'user-code'),
+};
+simulate({ out: rec.pokes, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, switches: 10 });
+simulate({
+  out: rec.noPokes,
+  seed: 3,
+  cpus: 3,
+  flips: 4,
+  size: 9000,
+  truth: false,
+  textPokes: false,
+  midBurstPsb: true,
+  psbPeriod: 300,
+  tasks: 4,
+  switches: 20,
+});
+simulate({ out: rec.timeless, seed: 5, cpus: 2, flips: 4, size: 4000, truth: false, timeless: true, tasks: 2 });
+// code missing from the image: errors 5 and the resyncs after them, each error naming its task
+simulate({ out: rec.codeMissing, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, switches: 10 });
+cutLoadSegments(join(rec.codeMissing, 'kcore_dir', 'kcore'), 0x600);
+// user code traced but not in the recording (no ELF): an error at each return to user space, resync at the
+// next syscall; perf's estimated time on returns to user space decides the order
+simulate({ out: rec.userCode, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, userCode: true });
+// another event's samples (cycles:k), which perf script prints among the synthesized ones
+simulate({ out: rec.cycles, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, samples: 20 });
+simulate({
+  out: rec.cyclesTimeless,
+  seed: 5,
+  cpus: 2,
+  flips: 4,
+  size: 4000,
+  truth: false,
+  timeless: true,
+  tasks: 2,
+  samples: 15,
+});
+
+const CASES: string[][] = [
+  ['--itrace=i0ns'],
+  ['--itrace=ibe'],
+  ['--itrace=e'],
+  ['--itrace=cre'],
+  ['--itrace=i100ns'],
+  ['--itrace=ibe', '-F', 'comm,pid,tid,cpu,time,ip,sym,dso,addr'],
+  ['--itrace=be', '-F', 'pid,cpu,ip'],
+];
+
+for (const [name, input] of Object.entries(rec)) {
+  test(`decode names tasks as perf script --itrace does: ${name} recording`, { timeout: 600_000 }, (t) => {
+    if (!needTool(t, 'perf')) return;
+    // timeless: perf's default-period `i` differs on untimed files (a known gap, docs/intel-pt-flow.md)
+    const timeless = name === 'timeless' || name === 'cyclesTimeless';
+    // user code: i100ns still differs from perf there (docs/intel-pt-flow.md)
+    const cases = timeless
+      ? CASES.filter((c) => !/^--itrace=i/.test(c[0]!))
+      : name === 'userCode'
+        ? CASES.filter((c) => c[0] !== '--itrace=i100ns')
+        : CASES;
+    let lines = 0;
+    const comms = new Set<string>();
+    const errorTasks = new Set<string>();
+    let cyclesLines = 0;
+    for (const args of cases) {
+      const p = runPerf(['script', '-i', input, ...args]);
+      if (p === null || p.status !== 0) return cannotCompare(t, `perf script ${args.join(' ')}: ${p?.stderr ?? ''}`);
+      const ours = runCli(['decode', '-i', input, ...args]);
+      assert.equal(ours.status, 0, ours.stderr);
+      const a = ours.stdout.split('\n');
+      const b = p.stdout.split('\n');
+      const first = a.findIndex((l, i) => l !== b[i]);
+      assert.equal(
+        ours.stdout,
+        p.stdout,
+        `${args.join(' ')} on ${name}: first difference at line ${first + 1}:\n  ours: ${a[first]}\n  perf: ${b[first]}`,
+      );
+      lines += b.length - 1;
+      for (const l of b) {
+        if (l.startsWith(' instruction trace error')) errorTasks.add(/ pid (-?\d+) tid (-?\d+) /.exec(l)?.[2] ?? '');
+        else if (args.length === 1 && l) comms.add(l.slice(0, 16).trim());
+        if (l.includes(' cycles:k: ')) cyclesLines++;
+      }
+    }
+    t.diagnostic(
+      `${cases.length} option sets, ${lines} lines equal perf's; comms: ${[...comms].join(' ')}; ` +
+        `error tids: ${[...errorTasks].join(' ')}`,
+    );
+    // the scenario must really move tasks: several names in the timed files, one task per CPU when timeless
+    assert.ok(comms.size >= (timeless ? 1 : name === 'codeMissing' ? 3 : 4), [...comms].join(' '));
+    if (name.startsWith('cycles')) assert.ok(cyclesLines > 0, 'no cycles sample printed');
+    assert.ok(!comms.has(':-1'), 'perf attributed samples to no task');
+    if (name === 'noPokes')
+      assert.ok(
+        [...errorTasks].some((tid) => tid !== '-1'),
+        'no error carries a task',
+      );
+  });
+}
