@@ -244,9 +244,19 @@ export class PokeStore {
   /** Poke i as an object (the same object on every call). Its byte arrays are shared: read-only. */
   poke(i: number): Poke {
     this.objects ??= [];
-    const hit = this.objects[i];
+    const p = this.peek(i);
+    this.objects[i] = p;
+    return p;
+  }
+
+  /**
+   * Poke i as an object without keeping it: poke(i)'s object when one was
+   * made, else a fresh one. For a pass over every poke in bounded memory.
+   */
+  peek(i: number): Poke {
+    const hit = this.objects?.[i];
     if (hit) return hit;
-    const p: Poke = {
+    return {
       time: this.time(i),
       cpu: this.cpu[i]!,
       addr: this.addr(i),
@@ -256,8 +266,6 @@ export class PokeStore {
       misc: this.misc[i]!,
       id: this.hasId[i] ? u64(this.idHi[i]!, this.idLo[i]!) : undefined,
     };
-    this.objects[i] = p;
-    return p;
   }
 
   /** Every poke as an object, in store order. */
