@@ -59,28 +59,29 @@ export class ImageSite implements Site {
 
 const HOST_LE = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
-/** Every site's times (both copies) from the store's halves, no bigint per poke; each seq's kOf on the way. */
+/**
+ * Every site's times (both copies) from the store's halves, no bigint per
+ * poke, and each seq's kOf. Walks the pokes in apply order (the columns'
+ * order) and writes each at its place: posOf[q] = q's index in members.
+ */
 export function fillTimes(
   st: PokeStore,
   order: Int32Array,
-  members: Int32Array,
-  first: Int32Array,
+  g: { siteOf: Int32Array; first: Int32Array; posOf: Int32Array },
   times: BigInt64Array,
   timesF: Float64Array,
   kOf: Int32Array,
 ): void {
   const halves = new Uint32Array(times.buffer, times.byteOffset, times.length * 2);
-  const [loAt, hiAt] = HOST_LE ? [0, 1] : [1, 0];
-  for (let s = 0; s + 1 < first.length; s++) {
-    const f = first[s]!;
-    for (let x = f; x < first[s + 1]!; x++) {
-      const q = members[x]!;
-      const i = order[q]!;
-      halves[2 * x + loAt] = st.timeLo[i]!;
-      halves[2 * x + hiAt] = st.timeHi[i]!;
-      timesF[x] = st.timeF(i);
-      kOf[q] = x - f;
-    }
+  const loAt = HOST_LE ? 0 : 1;
+  const hiAt = 1 - loAt;
+  for (let q = 0; q < order.length; q++) {
+    const i = order[q]!;
+    const x = g.posOf[q]!;
+    halves[2 * x + loAt] = st.timeLo[i]!;
+    halves[2 * x + hiAt] = st.timeHi[i]!;
+    timesF[x] = st.timeF(i);
+    kOf[q] = x - g.first[g.siteOf[q]!]!;
   }
 }
 
@@ -166,6 +167,8 @@ export interface SiteGroups {
   /** Members of site s: members[first[s] .. first[s + 1]). */
   first: Int32Array;
   members: Int32Array;
+  /** Index of each seq in members. */
+  posOf: Int32Array;
 }
 
 /** Merge overlapping poke ranges into disjoint sites. O(n) over the pokes plus a sort of the distinct addresses. */
@@ -232,10 +235,13 @@ export function groupSites(st: PokeStore, order: Int32Array): SiteGroups {
   for (let s = 0; s < starts.length; s++) first[s + 1] = first[s + 1]! + first[s]!;
   const fill = first.slice(0, starts.length);
   const members = new Int32Array(order.length);
+  const posOf = new Int32Array(order.length);
   for (let q = 0; q < order.length; q++) {
     const s = siteOf[q]!;
-    members[fill[s]!] = q;
-    fill[s] = fill[s]! + 1;
+    const x = fill[s]!;
+    members[x] = q;
+    posOf[q] = x;
+    fill[s] = x + 1;
   }
-  return { starts, ends, siteOf, first, members };
+  return { starts, ends, siteOf, first, members, posOf };
 }

@@ -180,7 +180,7 @@ export class CodeImage implements CodeReader {
     const rows = new Uint8Array(base[nSites]!);
     const times = new BigInt64Array(order.length);
     const timesF = new Float64Array(order.length);
-    fillTimes(st, order, g.members, g.first, times, timesF, img.kOf);
+    fillTimes(st, order, g, times, timesF, img.kOf);
     const sites: Site[] = [];
     const known = new Uint8Array(width.reduce((m, w) => Math.max(m, w), 0));
     for (let s = 0; s < nSites; s++) {

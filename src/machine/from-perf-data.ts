@@ -1,6 +1,5 @@
 import { statSync } from 'node:fs';
 import { PerfFile } from '../perfdata/perf-file.js';
-import { trailerEndOf } from '../perfdata/records/index.js';
 import { RecordType } from '../abi/record-type.js';
 import { SampleType } from '../abi/sample-format.js';
 import type { RawRecord } from '../perfdata/raw-record.js';
@@ -90,11 +89,17 @@ function fastPoke(raw: RawRecord, view: WindowView, store: PokeStore): number {
   const newLen = dv.getUint16(o + 18, le);
   const trailer = L?.trailerSize ?? 0;
   if (20 + oldLen + newLen > size - trailer) return -1;
-  // Linux 6.1's inflated records keep their sample_id mid-record: let the full decoder place it
-  if (trailerEndOf(RecordType.TEXT_POKE, b.subarray(0, size), le, trailer) !== size) return -1;
-  // u64 at byte offset at, as halves: [hi, lo]
-  const lo = (at: number): number => dv.getUint32(o + at + (le ? 0 : 4), le);
-  const hi = (at: number): number => dv.getUint32(o + at + (le ? 4 : 0), le);
+  // Linux 6.1's inflated records keep their sample_id mid-record (right after the body, zeros
+  // after it: see bodyEndOf in perfdata/records): let the full decoder place it
+  const sidEnd = 8 + ((12 + oldLen + newLen + 7) & ~7) + trailer;
+  if (sidEnd < size) {
+    let zeros = true;
+    for (let j = sidEnd; j < size && zeros; j++) if (b[j] !== 0) zeros = false;
+    if (zeros) return -1;
+  }
+  // u64 fields as u32 halves: lo at +LO, hi at +HI
+  const LO = le ? 0 : 4;
+  const HI = le ? 4 : 0;
   let cpu = -1;
   let tHi = 0;
   let tLo = 0;
@@ -106,8 +111,8 @@ function fastPoke(raw: RawRecord, view: WindowView, store: PokeStore): number {
       cpu = dv.getUint32(o + size - fromEnd, le);
     }
     if (L.trailerTimeFromEnd > 0) {
-      tHi = hi(size - L.trailerTimeFromEnd);
-      tLo = lo(size - L.trailerTimeFromEnd);
+      tHi = dv.getUint32(o + size - L.trailerTimeFromEnd + HI, le);
+      tLo = dv.getUint32(o + size - L.trailerTimeFromEnd + LO, le);
     }
     if (L.isPos > 0) {
       hasId = true;
@@ -118,8 +123,8 @@ function fastPoke(raw: RawRecord, view: WindowView, store: PokeStore): number {
     tHi,
     tLo,
     cpu,
-    hi(8),
-    lo(8),
+    dv.getUint32(o + 8 + HI, le),
+    dv.getUint32(o + 8 + LO, le),
     b,
     20,
     oldLen,
@@ -128,9 +133,22 @@ function fastPoke(raw: RawRecord, view: WindowView, store: PokeStore): number {
     raw.fileOffset,
     raw.misc,
     hasId,
-    hasId ? hi(idAt) : 0,
-    hasId ? lo(idAt) : 0,
+    hasId ? dv.getUint32(o + idAt + HI, le) : 0,
+    hasId ? dv.getUint32(o + idAt + LO, le) : 0,
   );
+}
+
+/**
+ * Grow the store to the pokes the whole data section will likely hold, from
+ * the share read so far (at most 64× at once, and no more than the bytes left
+ * could hold): one or two allocations instead of a doubling every time.
+ */
+function reserveAhead(store: PokeStore, raw: RawRecord, dataOffset: number, dataSize: number): void {
+  const done = raw.fileOffset + raw.size - dataOffset;
+  if (done <= 0) return;
+  const est = Math.ceil(((store.length + 1) * dataSize * 1.05) / done);
+  const room = store.length + Math.ceil((dataSize - done) / 24) + 1;
+  store.reserve(Math.min(est, store.length * 64, room));
 }
 
 /** The first applied poke (apply order) with start ≤ addr < end, compared on u32 halves (no bigint per poke). */
@@ -164,6 +182,7 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
   const view = new WindowView();
   const evidence = new EvidenceCollector();
   const h = f.header;
+  const dataSize = f.pipe ? 0 : h.data.size;
   if (!f.pipe && h.data.size === 0 && dataFile !== '-' && h.data.offset < statSync(dataFile).size)
     evidence.truncated = {
       offset: 40,
@@ -174,6 +193,7 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
       const t = raw.type;
       if (opts.onProgress && (++n & 0xfff) === 0) opts.onProgress(raw.fileOffset);
       if (t === RecordType.TEXT_POKE && opts.textPokeAbi !== 'rfc' && !opts.noFastPath) {
+        if (store.length === store.capacity && dataSize > 0) reserveAhead(store, raw, h.data.offset, dataSize);
         const i = fastPoke(raw, view, store);
         if (i >= 0) {
           evidence.seenPoke(store.cpu[i]!, store.timeHi[i]!, store.timeLo[i]!);

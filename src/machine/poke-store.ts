@@ -73,7 +73,13 @@ export class PokeStore {
     return s;
   }
 
-  private reserve(n: number): void {
+  /** How many pokes fit before the columns grow. */
+  get capacity(): number {
+    return this.timeHi.length;
+  }
+
+  /** Room for at least n pokes (a caller that can estimate the count saves the doublings). */
+  reserve(n: number): void {
     if (n <= this.timeHi.length) return;
     this.timeHi = grow(this.timeHi, n);
     this.timeLo = grow(this.timeLo, n);
