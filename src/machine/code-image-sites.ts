@@ -173,34 +173,41 @@ export interface SiteGroups {
 
 /** Merge overlapping poke ranges into disjoint sites. O(n) over the pokes plus a sort of the distinct addresses. */
 export function groupSites(st: PokeStore, order: Int32Array): SiteGroups {
-  // distinct addresses: keyed by the low half (kernel addresses share the high one), with the high
-  // half checked; the rare second high half for the same low half goes to a string-keyed map
-  const byLo = new Map<number, number>();
-  const other = new Map<string, number>();
+  // distinct addresses in an open-addressing table over the u32 halves (no map entry, no
+  // string, no heap number per poke); slot = group + 1, 0 = empty; grown at half full
+  let slots = new Int32Array(1 << 12);
+  let mask = slots.length - 1;
   const gHi: number[] = [];
   const gLo: number[] = [];
   const gSpan: number[] = [];
+  const slotOf = (hi: number, lo: number): number => {
+    let x = (Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1) >>> 7) & mask;
+    for (;;) {
+      const g = slots[x]! - 1;
+      if (g < 0 || (gLo[g] === lo && gHi[g] === hi)) return x;
+      x = (x + 1) & mask;
+    }
+  };
   const groupOf = new Int32Array(order.length);
   for (let q = 0; q < order.length; q++) {
     const i = order[q]!;
     const hi = st.addrHi[i]!;
     const lo = st.addrLo[i]!;
-    let g = byLo.get(lo | 0); // an int32 key: a small integer to the map, not a heap number
-    if (g === undefined) {
+    let x = slotOf(hi, lo);
+    let g = slots[x]! - 1;
+    if (g < 0) {
       g = gHi.length;
-      byLo.set(lo | 0, g);
       gHi.push(hi);
       gLo.push(lo);
       gSpan.push(0);
-    } else if (gHi[g] !== hi) {
-      const key = `${hi}:${lo}`;
-      g = other.get(key);
-      if (g === undefined) {
-        g = gHi.length;
-        other.set(key, g);
-        gHi.push(hi);
-        gLo.push(lo);
-        gSpan.push(0);
+      slots[x] = g + 1;
+      if (2 * gHi.length > slots.length) {
+        slots = new Int32Array(slots.length * 2);
+        mask = slots.length - 1;
+        for (let k = 0; k < gHi.length; k++) {
+          x = slotOf(gHi[k]!, gLo[k]!);
+          slots[x] = k + 1;
+        }
       }
     }
     const span = st.span(i);
