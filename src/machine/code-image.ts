@@ -84,12 +84,18 @@ export class CodeImage implements CodeReader {
   private placed: (PlacedPoke | undefined)[] = [];
   private allPlaced: PlacedPoke[] | undefined;
 
-  private constructor(segments: CoreSegment[], store: PokeStore, order: Int32Array, ignored: Int32Array) {
+  private constructor(
+    segments: CoreSegment[],
+    store: PokeStore,
+    order: Int32Array,
+    ignored: Int32Array,
+    siteOf: Int32Array,
+  ) {
     this.segments = segments;
     this.store = store;
     this.order = order;
     this.ignored = ignored;
-    this.siteOf = new Int32Array(order.length);
+    this.siteOf = siteOf;
     this.kOf = new Int32Array(order.length);
     this.consistentAt = new Uint8Array(order.length);
     this.segStarts = segments.map((s) => s.vaddr);
@@ -138,8 +144,7 @@ export class CodeImage implements CodeReader {
     const st = pokes instanceof PokeStore ? pokes : PokeStore.of(pokes);
     const { order, ignored } = applyOrder(st);
     const g = groupSites(st, order);
-    const img = new CodeImage(segs, st, order, ignored);
-    img.siteOf.set(g.siteOf);
+    const img = new CodeImage(segs, st, order, ignored, g.siteOf);
     // each site stores (pokes + 1) × width bytes (twice when code appears or
     // disappears): refuse inputs that would need more than MAX_IMAGE_BYTES
     // instead of allocating it (real sites are a few bytes, trampolines a few KiB)
