@@ -3,6 +3,7 @@ import { PerfFile } from '../perfdata/perf-file.js';
 import { RecordType } from '../abi/record-type.js';
 import { SampleType } from '../abi/sample-format.js';
 import type { RawRecord } from '../perfdata/raw-record.js';
+import type { AttrLayout } from '../perfdata/layout.js';
 import { FormatError } from '../io/errors.js';
 import { CodeImage } from './code-image.js';
 import { foldCopies, type PokeCopy } from './double-delivery.js';
@@ -57,16 +58,31 @@ export interface LoadOptions {
   partial?: boolean;
 }
 
-/** A DataView over the whole buffer behind a record (reused while the reader's window stays the same). */
+/**
+ * A DataView over the whole buffer behind a record (reused while the reader's
+ * window stays the same), and where the last layout keeps the cpu in the
+ * sample_id trailer (bytes from the end, 0 = none): computed once per layout,
+ * as it takes bigint masks.
+ */
 class WindowView {
   private buf: ArrayBufferLike | undefined;
   private dv: DataView | undefined;
+  private layout: AttrLayout | undefined;
+  private cpuAt = 0;
   of(b: Uint8Array): DataView {
     if (b.buffer !== this.buf) {
       this.buf = b.buffer;
       this.dv = new DataView(b.buffer);
     }
     return this.dv!;
+  }
+  cpuFromEnd(L: AttrLayout): number {
+    if (L !== this.layout) {
+      this.layout = L;
+      this.cpuAt =
+        (L.sampleType & SampleType.CPU) !== 0n ? ((L.sampleType & SampleType.IDENTIFIER) !== 0n ? 8 : 0) + 8 : 0;
+    }
+    return this.cpuAt;
   }
 }
 
@@ -106,10 +122,8 @@ function fastPoke(raw: RawRecord, view: WindowView, store: PokeStore): number {
   let hasId = false;
   let idAt = 0;
   if (L?.sampleIdAll) {
-    if ((L.sampleType & SampleType.CPU) !== 0n) {
-      const fromEnd = ((L.sampleType & SampleType.IDENTIFIER) !== 0n ? 8 : 0) + 8;
-      cpu = dv.getUint32(o + size - fromEnd, le);
-    }
+    const fromEnd = view.cpuFromEnd(L);
+    if (fromEnd > 0) cpu = dv.getUint32(o + size - fromEnd, le);
     if (L.trailerTimeFromEnd > 0) {
       tHi = dv.getUint32(o + size - L.trailerTimeFromEnd + HI, le);
       tLo = dv.getUint32(o + size - L.trailerTimeFromEnd + LO, le);
