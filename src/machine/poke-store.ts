@@ -55,8 +55,8 @@ export class PokeStore {
   bytes = new Uint8Array(1 << 16);
   private used = 0;
   /** Interned short strings: an open-addressing table of (offset + 1, length) slots, hashed on the bytes. */
-  private readonly slotAt = new Int32Array(INTERN_SLOTS);
-  private readonly slotLen = new Uint8Array(INTERN_SLOTS);
+  private slotAt = new Int32Array(1024);
+  private slotLen = new Uint8Array(1024);
   private interned = 0;
   /** poke(i)'s objects, so each index gives one object (identity matters to callers that key maps by poke). */
   private objects: (Poke | undefined)[] | undefined;
@@ -101,20 +101,9 @@ export class PokeStore {
   private take(src: Uint8Array, from: number, n: number): number {
     let slot = -1;
     if (n <= 6) {
-      let h = n;
-      for (let i = 0; i < n; i++) h = Math.imul(h ^ src[from + i]!, 0x9e3779b1);
-      slot = (h >>> 12) & (INTERN_SLOTS - 1);
-      const bytes = this.bytes;
-      for (;;) {
-        const at = this.slotAt[slot]! - 1;
-        if (at < 0) break;
-        if (this.slotLen[slot] === n) {
-          let j = 0;
-          while (j < n && bytes[at + j] === src[from + j]) j++;
-          if (j === n) return at;
-        }
-        slot = (slot + 1) & (INTERN_SLOTS - 1);
-      }
+      slot = this.slotFor(src, from, n);
+      const at = this.slotAt[slot]! - 1;
+      if (at >= 0) return at;
     }
     if (this.used + n > this.bytes.length) {
       const b = new Uint8Array(Math.max(this.bytes.length * 2, this.used + n));
@@ -130,8 +119,43 @@ export class PokeStore {
       this.slotAt[slot] = at + 1;
       this.slotLen[slot] = n;
       this.interned++;
+      // the table starts small (its size follows the input) and doubles at half full
+      if (2 * this.interned > this.slotAt.length && this.slotAt.length < INTERN_SLOTS) this.rehash();
     }
     return at;
+  }
+
+  /** The slot holding src[from, from+n) in the interning table, or the empty slot where it goes. */
+  private slotFor(src: Uint8Array, from: number, n: number): number {
+    const mask = this.slotAt.length - 1;
+    let h = n;
+    for (let i = 0; i < n; i++) h = Math.imul(h ^ src[from + i]!, 0x9e3779b1);
+    let slot = (h >>> 12) & mask;
+    const bytes = this.bytes;
+    for (;;) {
+      const at = this.slotAt[slot]! - 1;
+      if (at < 0) return slot;
+      if (this.slotLen[slot] === n) {
+        let j = 0;
+        while (j < n && bytes[at + j] === src[from + j]) j++;
+        if (j === n) return slot;
+      }
+      slot = (slot + 1) & mask;
+    }
+  }
+
+  private rehash(): void {
+    const oldAt = this.slotAt;
+    const oldLen = this.slotLen;
+    this.slotAt = new Int32Array(oldAt.length * 2);
+    this.slotLen = new Uint8Array(oldAt.length * 2);
+    for (let k = 0; k < oldAt.length; k++) {
+      const at = oldAt[k]! - 1;
+      if (at < 0) continue;
+      const slot = this.slotFor(this.bytes, at, oldLen[k]!);
+      this.slotAt[slot] = at + 1;
+      this.slotLen[slot] = oldLen[k]!;
+    }
   }
 
   /**
