@@ -15,7 +15,7 @@ export const FUZZ_WINDOW = 1 << 16;
 /**
  * Buffers whose size does not depend on the file, left out of the allocation
  * check: PerfFile's default 4 MiB window (loadMachine takes no window option),
- * the machine's 1 MiB poke arena (also stats' 1 MiB reads), and stats' 256 KiB
+ * stats' 1 MiB reads, and stats' 256 KiB
  * table of sample ids below 2^16 (src/session/fast-count.ts). Every other
  * allocation must fit in the file's size (or the fuzzer's 64 KiB window).
  */

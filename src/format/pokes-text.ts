@@ -65,7 +65,6 @@ export function pokeViews(m: Machine, opts: { site?: bigint; allCopies?: boolean
 
 /** pokeViews one at a time, so a caller can print a million pokes without holding their text. */
 export function* eachPokeView(m: Machine, opts: { site?: bigint; allCopies?: boolean } = {}): Generator<PokeView> {
-  const list = opts.site !== undefined ? m.image.pokesIn(opts.site, opts.site + 1n) : m.image.pokes;
   const copiesOf = new Map<Poke, Poke[]>();
   if (opts.allCopies)
     for (const c of m.copies) {
@@ -73,9 +72,17 @@ export function* eachPokeView(m: Machine, opts: { site?: bigint; allCopies?: boo
       if (l) l.push(c.copy);
       else copiesOf.set(c.of, [c.copy]);
     }
-  for (const pp of list) {
-    yield viewPoke(m, pp.poke, pp.consistent);
-    for (const c of copiesOf.get(pp.poke) ?? []) yield viewPoke(m, c, pp.consistent, pp.poke);
+  const one = function* (p: Poke, consistent: boolean): Generator<PokeView> {
+    yield viewPoke(m, p, consistent);
+    for (const c of copiesOf.get(p) ?? []) yield viewPoke(m, c, consistent, p);
+  };
+  if (opts.site !== undefined)
+    for (const pp of m.image.pokesIn(opts.site, opts.site + 1n)) yield* one(pp.poke, pp.consistent);
+  else {
+    // every poke, from the image's columns: one transient object per poke, none kept (a poke with
+    // copies is the store's own object, so copiesOf finds it)
+    const { order, store, consistentAt } = m.image;
+    for (let q = 0; q < order.length; q++) yield* one(store.peek(order[q]!), consistentAt[q] === 1);
   }
   if (opts.site === undefined) for (const p of m.image.ignoredPokes) yield viewPoke(m, p, false);
 }

@@ -16,9 +16,7 @@
  */
 import { checkImage, type CheckReport } from './check.js';
 import type { Machine } from './from-perf-data.js';
-import type { PlacedPoke, Site } from './code-image.js';
 import type { Loss } from './evidence.js';
-import { isKernelPoke, pokeEnd } from './poke.js';
 import { formatPerfTime } from './time-format.js';
 import { FormatError } from '../io/errors.js';
 
@@ -82,32 +80,49 @@ function coverage(m: Machine): { checked: number; n: number; first?: bigint } {
   let n = 0;
   let checked = 0;
   let first: bigint | undefined;
-  // kcore is fixed: one answer per site for its usual (address, length), not two searches per poke
-  const memo = new Map<Site, { addr: bigint; span: number; inBase: boolean }>();
-  const inBase = (pp: PlacedPoke, span: number): boolean => {
-    const p = pp.poke;
-    const c = memo.get(pp.site);
-    if (c && c.addr === p.addr && c.span === span) return c.inBase;
-    const r = m.image.inBase(p.addr) && m.image.inBase(p.addr + BigInt(span) - 1n);
-    memo.set(pp.site, { addr: p.addr, span, inBase: r });
+  const image = m.image;
+  const st = image.store;
+  // kcore is fixed: one answer per site for its usual (address, length), kept
+  // on the store's u32 halves: no object and no bigint for the usual poke
+  const memoHi = new Float64Array(image.sites.length).fill(-1);
+  const memoLo = new Float64Array(image.sites.length);
+  const memoSpan = new Float64Array(image.sites.length);
+  const memoIn = new Uint8Array(image.sites.length);
+  const inBase = (q: number, i: number, span: number): boolean => {
+    const s = image.siteOf[q]!;
+    const hi = st.addrHi[i]!;
+    const lo = st.addrLo[i]!;
+    if (memoHi[s] === hi && memoLo[s] === lo && memoSpan[s] === span) return memoIn[s] === 1;
+    const a = st.addr(i);
+    const r = image.inBase(a) && image.inBase(a + BigInt(span) - 1n);
+    memoHi[s] = hi;
+    memoLo[s] = lo;
+    memoSpan[s] = span;
+    memoIn[s] = r ? 1 : 0;
     return r;
   };
-  for (const pp of m.image.pokes) {
-    const p = pp.poke;
-    if (p.oldBytes.length === 0) {
-      created.push({ start: p.addr, end: p.addr + BigInt(p.newBytes.length) });
+  // every applied poke is a kernel poke (the image ignores the others)
+  for (let q = 0; q < image.order.length; q++) {
+    const i = image.order[q]!;
+    const ol = st.oldLen[i]!;
+    const nl = st.newLen[i]!;
+    if (ol === 0) {
+      const a = st.addr(i);
+      created.push({ start: a, end: a + BigInt(nl) });
       continue;
     }
-    if (!isKernelPoke(p)) continue;
-    if (
-      inBase(pp, Math.max(p.oldBytes.length, p.newBytes.length)) ||
-      (created.length > 0 && created.some((c) => p.addr >= c.start && pokeEnd(p) <= c.end))
-    ) {
+    if (inBase(q, i, Math.max(ol, nl))) {
+      checked++;
+      continue;
+    }
+    const a = st.addr(i);
+    const e = a + BigInt(Math.max(ol, nl));
+    if (created.length > 0 && created.some((c) => a >= c.start && e <= c.end)) {
       checked++;
       continue;
     }
     n++;
-    first ??= p.addr;
+    first ??= a;
   }
   return { checked, n, first };
 }
@@ -119,14 +134,14 @@ export function judgeMachine(m: Machine): CheckOutcome {
   });
   const ev = m.evidence;
   const reasons: CheckReason[] = [];
-  const total = m.image.pokes.length;
+  const total = m.image.order.length;
   if (ev.textPokeEvents.length === 0)
     reasons.push({
       code: 'no-text-poke-attr',
       why: 'no event in the recording has attr.text_poke set, so the kernel wrote no TEXT_POKE records',
       hint: 'record with `perf record --kcore -e dummy …` (perf adds a text_poke event) or `perfpoke record --kcore`',
     });
-  else if (m.pokes.length === 0)
+  else if (m.image.store.length === 0)
     reasons.push({
       code: 'no-text-poke-records',
       why:

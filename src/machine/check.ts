@@ -1,4 +1,4 @@
-import { CodeImage, type PlacedPoke, type Site } from './code-image.js';
+import { CodeImage } from './code-image.js';
 import { isKernelPoke, pokeEnd, type KernelSymbolEvent, type Poke } from './poke.js';
 import { hex2 } from '../io/hex.js';
 
@@ -82,28 +82,30 @@ function hexOrGap(b: Uint8Array, live: Uint8Array): string {
 export function checkImage(image: CodeImage, opts: CheckOptions = {}): CheckReport {
   const disagreements: SiteDisagreement[] = [];
   let stale = 0;
+  // the consistency flags are columns: objects are made only for the disagreeing pokes
+  const ok = image.consistentAt;
   for (const site of image.sites) {
+    const members = site.members;
     let first: SiteDisagreement | undefined;
-    let prev: PlacedPoke | undefined;
-    for (const pp of site.pokes) {
-      if (!pp.consistent) {
-        stale++;
-        if (!first) {
-          first = {
-            siteStart: site.start,
-            siteEnd: site.end,
-            stale: 0,
-            poke: summarizePoke(pp.poke),
-            expected: ((b) => hexOrGap(b.bytes, b.live))(CodeImage.bytesBefore(pp)),
-            actual: hexOrGap(pp.poke.oldBytes, new Uint8Array(pp.poke.oldBytes.length).fill(1)),
-            windowAfter: prev?.poke.time,
-            windowBefore: pp.poke.time,
-          };
-          disagreements.push(first);
-        }
-        first.stale++;
+    for (let k = 0; k < members.length; k++) {
+      const q = members[k]!;
+      if (ok[q]) continue;
+      stale++;
+      if (!first) {
+        const pp = image.placedAt(q);
+        first = {
+          siteStart: site.start,
+          siteEnd: site.end,
+          stale: 0,
+          poke: summarizePoke(pp.poke),
+          expected: ((b) => hexOrGap(b.bytes, b.live))(CodeImage.bytesBefore(pp)),
+          actual: hexOrGap(pp.poke.oldBytes, new Uint8Array(pp.poke.oldBytes.length).fill(1)),
+          windowAfter: k > 0 ? image.placedAt(members[k - 1]!).poke.time : undefined,
+          windowBefore: pp.poke.time,
+        };
+        disagreements.push(first);
       }
-      prev = pp;
+      first.stale++;
     }
   }
 
@@ -127,48 +129,62 @@ export function checkImage(image: CodeImage, opts: CheckOptions = {}): CheckRepo
   };
   const haveMaps = ranges.length > 0;
   // the maps are fixed, so a site's pokes (same address, same length, over and
-  // over) share one answer: remembered per site, no bigint end per poke
-  const memo = new Map<Site, { addr: bigint; span: number; inMaps: boolean }>();
-  const inMaps = (pp: PlacedPoke, span: number): boolean => {
-    const p = pp.poke;
-    const m = memo.get(pp.site);
-    if (m && m.addr === p.addr && m.span === span) return m.inMaps;
-    const r = inRanges(ranges, p.addr, p.addr + BigInt(span));
-    memo.set(pp.site, { addr: p.addr, span, inMaps: r });
+  // over) share one answer: remembered per site, compared on the store's u32
+  // halves, so the usual poke costs no object and no bigint
+  const st = image.store;
+  const memoHi = new Float64Array(image.sites.length).fill(-1);
+  const memoLo = new Float64Array(image.sites.length);
+  const memoSpan = new Float64Array(image.sites.length);
+  const memoIn = new Uint8Array(image.sites.length);
+  const inMaps = (q: number, i: number, span: number): boolean => {
+    const s = image.siteOf[q]!;
+    const hi = st.addrHi[i]!;
+    const lo = st.addrLo[i]!;
+    if (memoHi[s] === hi && memoLo[s] === lo && memoSpan[s] === span) return memoIn[s] === 1;
+    const a = st.addr(i);
+    const r = inRanges(ranges, a, a + BigInt(span));
+    memoHi[s] = hi;
+    memoLo[s] = lo;
+    memoSpan[s] = span;
+    memoIn[s] = r ? 1 : 0;
     return r;
   };
-  for (const pp of image.pokes) {
-    const p = pp.poke;
-    const ol = p.oldBytes.length;
-    const nl = p.newBytes.length;
+  for (let q = 0; q < image.order.length; q++) {
+    const i = image.order[q]!;
+    const ol = st.oldLen[i]!;
+    const nl = st.newLen[i]!;
+    if (ol !== 0 && nl !== 0) {
+      if (haveMaps && !inMaps(q, i, Math.max(ol, nl))) {
+        const p = st.poke(i);
+        if (!inCreated(p.addr, pokeEnd(p))) outsideMaps.push(summarizePoke(p));
+      }
+      continue;
+    }
+    const p = st.poke(i);
     if (ol === 0) {
       created.set(p.addr, { len: nl, live: true });
       continue;
     }
-    if (nl === 0) {
-      const t = created.get(p.addr);
-      if (t?.live) {
-        t.live = false;
-        if (t.len !== ol)
-          badRemovals.push({ poke: summarizePoke(p), reason: `removes ${ol} bytes, trampoline created with ${t.len}` });
-        else if (!pp.consistent)
-          badRemovals.push({
-            poke: summarizePoke(p),
-            reason: 'old bytes differ from the trampoline as created and poked',
-          });
-      } else if (!image.inBase(p.addr) && !inRanges(ranges, p.addr, pokeEnd(p))) {
+    const t = created.get(p.addr);
+    if (t?.live) {
+      t.live = false;
+      if (t.len !== ol)
+        badRemovals.push({ poke: summarizePoke(p), reason: `removes ${ol} bytes, trampoline created with ${t.len}` });
+      else if (!image.consistentAt[q])
         badRemovals.push({
           poke: summarizePoke(p),
-          reason: t ? 'trampoline already removed' : 'no trampoline created at this address',
+          reason: 'old bytes differ from the trampoline as created and poked',
         });
-      }
-      continue;
+    } else if (!image.inBase(p.addr) && !inRanges(ranges, p.addr, pokeEnd(p))) {
+      badRemovals.push({
+        poke: summarizePoke(p),
+        reason: t ? 'trampoline already removed' : 'no trampoline created at this address',
+      });
     }
-    if (haveMaps && !inMaps(pp, Math.max(ol, nl)) && !inCreated(p.addr, pokeEnd(p))) outsideMaps.push(summarizePoke(p));
   }
-  const consistent = image.pokes.length - stale;
+  const consistent = image.order.length - stale;
   return {
-    pokes: image.pokes.length + image.ignoredPokes.length,
+    pokes: image.order.length + image.ignored.length,
     sites: image.sites.length,
     consistent,
     stale,

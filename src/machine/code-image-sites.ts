@@ -1,10 +1,13 @@
 /**
- * The code image's inner workings, apart from its public class: grouping
- * pokes into sites (overlapping ranges merge), the apply order (time, then
- * file order), filling a site's rows in one pass, and the binary searches
- * that find the version of a site at a time.
+ * The code image's inner workings, apart from its public class: the apply
+ * order (time, then file order), grouping pokes into sites (overlapping
+ * ranges merge), and the binary searches that find the version of a site at
+ * a time. Everything works on the columns of a PokeStore (poke-store.ts):
+ * indices and typed arrays, no object or bigint per poke.
  */
+import { PERF_RECORD_MISC_CPUMODE_MASK, PERF_RECORD_MISC_KERNEL } from '../abi/record-type.js';
 import type { Poke } from './poke.js';
+import type { PokeStore } from './poke-store.js';
 
 /** A poke once placed in the image. */
 export interface PlacedPoke {
@@ -21,8 +24,10 @@ export interface PlacedPoke {
 export interface Site {
   start: bigint;
   end: bigint;
-  /** Pokes of this site in apply order. */
-  pokes: PlacedPoke[];
+  /** Pokes of this site in apply order (built on first use: see members). */
+  readonly pokes: PlacedPoke[];
+  /** The apply-order positions (seq) of the site's pokes, in apply order. */
+  members: Int32Array;
   /** time of pokes[k] at k (sorted). */
   times: BigInt64Array;
   /** The same times as doubles (rounded, still sorted): searched first, so reads allocate no bigints. */
@@ -33,31 +38,54 @@ export interface Site {
   live: Uint8Array | null;
 }
 
-export const EMPTY = new Uint8Array(0);
+/** A site of the image: its pokes as PlacedPoke objects are made on first use. */
+export class ImageSite implements Site {
+  private placed: PlacedPoke[] | undefined;
+  constructor(
+    private readonly image: { placedAt(seq: number): PlacedPoke },
+    readonly start: bigint,
+    readonly end: bigint,
+    readonly members: Int32Array,
+    readonly states: Uint8Array,
+    readonly live: Uint8Array | null,
+    readonly times: BigInt64Array,
+    readonly timesF: Float64Array,
+  ) {}
+  get pokes(): PlacedPoke[] {
+    this.placed ??= Array.from(this.members, (q) => this.image.placedAt(q));
+    return this.placed;
+  }
+}
+
+const HOST_LE = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
 /**
- * Row k+1 of a fast site (every byte exists, the poke keeps its length) from
- * row k and the site's k-th poke: what fillSite does for such sites.
+ * Every site's times (both copies) from the store's halves, no bigint per
+ * poke, and each seq's kOf. Walks the pokes in apply order (the columns'
+ * order) and writes each at its place: posOf[q] = q's index in members.
  */
-export function applyFast(site: Site, p: Poke, seq: number, k: number): PlacedPoke {
-  const states = site.states;
-  const width = site.pokes.length === 0 ? 0 : states.length / (site.pokes.length + 1);
-  const prev = k * width;
-  const row = prev + width;
-  if (width <= 32) for (let j = 0; j < width; j++) states[row + j] = states[prev + j]!;
-  else states.copyWithin(row, prev, row);
-  const off = p.addr === site.start ? 0 : Number(p.addr - site.start);
-  const old = p.oldBytes;
-  const nb = p.newBytes;
-  let ok = true;
-  for (let j = 0; j < old.length; j++) if (states[prev + off + j] !== old[j]) ok = false;
-  for (let j = 0; j < nb.length; j++) states[row + off + j] = nb[j]!;
-  site.times[k] = p.time;
-  site.timesF[k] = Number(p.time);
-  const pp: PlacedPoke = { poke: p, seq, site, k, consistent: ok };
-  site.pokes[k] = pp;
-  return pp;
+export function fillTimes(
+  st: PokeStore,
+  order: Int32Array,
+  g: { siteOf: Int32Array; first: Int32Array; posOf: Int32Array },
+  times: BigInt64Array,
+  timesF: Float64Array,
+  kOf: Int32Array,
+): void {
+  const halves = new Uint32Array(times.buffer, times.byteOffset, times.length * 2);
+  const loAt = HOST_LE ? 0 : 1;
+  const hiAt = 1 - loAt;
+  for (let q = 0; q < order.length; q++) {
+    const i = order[q]!;
+    const x = g.posOf[q]!;
+    halves[2 * x + loAt] = st.timeLo[i]!;
+    halves[2 * x + hiAt] = st.timeHi[i]!;
+    timesF[x] = st.timeF(i);
+    kOf[q] = x - g.first[g.siteOf[q]!]!;
+  }
 }
+
+export const EMPTY = new Uint8Array(0);
 
 export function prefix(bytes: Uint8Array, live: Uint8Array, len: number): Uint8Array {
   let n = 0;
@@ -106,59 +134,121 @@ export function upperBound(a: bigint[], x: bigint): number {
   return lo;
 }
 
-/** ordered-events order: time, then file offset (stable for the rest). */
-export function sortInApplyOrder(p: Poke[]): void {
+/** The kernel pokes (cpumode KERNEL) that change bytes, in apply order: perf's ordered-events order, time then file offset. */
+export function applyOrder(st: PokeStore): { order: Int32Array; ignored: Int32Array } {
+  let nIgnored = 0;
+  let nApplied = 0;
+  const kernel = (i: number): boolean => (st.misc[i]! & PERF_RECORD_MISC_CPUMODE_MASK) === PERF_RECORD_MISC_KERNEL;
+  for (let i = 0; i < st.length; i++) {
+    if (!kernel(i)) nIgnored++;
+    else if (st.oldLen[i]! + st.newLen[i]! > 0) nApplied++;
+  }
+  const o = new Int32Array(nApplied);
+  const ignored = new Int32Array(nIgnored);
+  let a = 0;
+  let g = 0;
+  for (let i = 0; i < st.length; i++) {
+    if (!kernel(i)) ignored[g++] = i;
+    else if (st.oldLen[i]! + st.newLen[i]! > 0) o[a++] = i;
+  }
+  const before = (i: number, j: number): number => st.cmpTime(i, j) || st.fileOffset[i]! - st.fileOffset[j]! || i - j;
   let sorted = true;
-  for (let i = 1; i < p.length && sorted; i++) {
-    const a = p[i - 1]!;
-    const b = p[i]!;
-    if (a.time > b.time || (a.time === b.time && a.fileOffset > b.fileOffset)) sorted = false;
-  }
-  if (sorted) return;
-  p.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : a.fileOffset - b.fileOffset));
+  for (let k = 1; k < o.length && sorted; k++) if (before(o[k - 1]!, o[k]!) > 0) sorted = false;
+  if (!sorted) o.sort(before);
+  return { order: o, ignored };
 }
 
-export interface SiteGroup {
-  start: bigint;
-  end: bigint;
-  members: number[];
-  site?: Site;
+/** Disjoint sites in address order: where their pokes touch, and which pokes (seqs, in apply order) are theirs. */
+export interface SiteGroups {
+  starts: bigint[];
+  ends: bigint[];
+  /** Site of each seq. */
+  siteOf: Int32Array;
+  /** Members of site s: members[first[s] .. first[s + 1]). */
+  first: Int32Array;
+  members: Int32Array;
+  /** Index of each seq in members. */
+  posOf: Int32Array;
 }
 
-/** Merge overlapping poke ranges into disjoint sites; members stay in apply order. */
-export function groupSites(applied: Poke[]): SiteGroup[] {
-  // the widest poke per address, as a length: one bigint end per address, not per poke
-  const byAddr = new Map<bigint, { end: bigint; span: number; members: number[] }>();
-  for (let i = 0; i < applied.length; i++) {
-    const p = applied[i]!;
-    const span = Math.max(p.oldBytes.length, p.newBytes.length);
-    const g = byAddr.get(p.addr);
-    if (g) {
-      if (span > g.span) g.span = span;
-      g.members.push(i);
-    } else byAddr.set(p.addr, { end: p.addr, span, members: [i] });
-  }
-  for (const [a, g] of byAddr) g.end = a + BigInt(g.span);
-  const addrs = [...byAddr.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const out: SiteGroup[] = [];
-  let cur: SiteGroup | undefined;
-  let parts: number[][] = [];
-  const flush = (): void => {
-    if (!cur) return;
-    cur.members = parts.length === 1 ? parts[0]! : parts.flat().sort((a, b) => a - b);
-    out.push(cur);
-  };
-  for (const a of addrs) {
-    const g = byAddr.get(a)!;
-    if (cur && a < cur.end) {
-      if (g.end > cur.end) cur.end = g.end;
-      parts.push(g.members);
-    } else {
-      flush();
-      cur = { start: a, end: g.end, members: [] };
-      parts = [g.members];
+/** Merge overlapping poke ranges into disjoint sites. O(n) over the pokes plus a sort of the distinct addresses. */
+export function groupSites(st: PokeStore, order: Int32Array): SiteGroups {
+  // distinct addresses in an open-addressing table over the u32 halves (no map entry, no
+  // string, no heap number per poke); slot = group + 1, 0 = empty; grown at half full
+  let slots = new Int32Array(1 << 12);
+  let mask = slots.length - 1;
+  const gHi: number[] = [];
+  const gLo: number[] = [];
+  const gSpan: number[] = [];
+  const slotOf = (hi: number, lo: number): number => {
+    let x = (Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1) >>> 7) & mask;
+    for (;;) {
+      const g = slots[x]! - 1;
+      if (g < 0 || (gLo[g] === lo && gHi[g] === hi)) return x;
+      x = (x + 1) & mask;
     }
+  };
+  const groupOf = new Int32Array(order.length);
+  for (let q = 0; q < order.length; q++) {
+    const i = order[q]!;
+    const hi = st.addrHi[i]!;
+    const lo = st.addrLo[i]!;
+    let x = slotOf(hi, lo);
+    let g = slots[x]! - 1;
+    if (g < 0) {
+      g = gHi.length;
+      gHi.push(hi);
+      gLo.push(lo);
+      gSpan.push(0);
+      slots[x] = g + 1;
+      if (2 * gHi.length > slots.length) {
+        slots = new Int32Array(slots.length * 2);
+        mask = slots.length - 1;
+        for (let k = 0; k < gHi.length; k++) {
+          x = slotOf(gHi[k]!, gLo[k]!);
+          slots[x] = k + 1;
+        }
+      }
+    }
+    const span = st.span(i);
+    if (span > gSpan[g]!) gSpan[g] = span;
+    groupOf[q] = g;
   }
-  flush();
-  return out;
+  const n = gHi.length;
+  const byAddr = Array.from({ length: n }, (_, g) => g).sort((a, b) => gHi[a]! - gHi[b]! || gLo[a]! - gLo[b]!);
+  const siteOfGroup = new Int32Array(n);
+  const starts: bigint[] = [];
+  const ends: bigint[] = [];
+  for (const g of byAddr) {
+    const a = (BigInt(gHi[g]!) << 32n) | BigInt(gLo[g]!);
+    const e = a + BigInt(gSpan[g]!);
+    const last = ends.length - 1;
+    if (last >= 0 && a < ends[last]!) {
+      if (e > ends[last]!) ends[last] = e;
+    } else {
+      starts.push(a);
+      ends.push(e);
+    }
+    siteOfGroup[g] = starts.length - 1;
+  }
+  // members by site, in apply order (a counting sort over seq)
+  const siteOf = new Int32Array(order.length);
+  const first = new Int32Array(starts.length + 1);
+  for (let q = 0; q < order.length; q++) {
+    const s = siteOfGroup[groupOf[q]!]!;
+    siteOf[q] = s;
+    first[s + 1] = first[s + 1]! + 1;
+  }
+  for (let s = 0; s < starts.length; s++) first[s + 1] = first[s + 1]! + first[s]!;
+  const fill = first.slice(0, starts.length);
+  const members = new Int32Array(order.length);
+  const posOf = new Int32Array(order.length);
+  for (let q = 0; q < order.length; q++) {
+    const s = siteOf[q]!;
+    const x = fill[s]!;
+    members[x] = q;
+    posOf[q] = x;
+    fill[s] = x + 1;
+  }
+  return { starts, ends, siteOf, first, members, posOf };
 }

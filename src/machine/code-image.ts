@@ -1,15 +1,17 @@
 import type { CoreSegment } from './elf-core.js';
 import { FormatError } from '../io/errors.js';
-import { isKernelPoke, pokeEnd, type Poke } from './poke.js';
+import { pokeEnd, type Poke } from './poke.js';
+import { PokeStore } from './poke-store.js';
 import {
   EMPTY,
-  applyFast,
   prefix,
   versionAt,
   lowerBoundTime,
   upperBound,
-  sortInApplyOrder,
+  applyOrder,
   groupSites,
+  fillTimes,
+  ImageSite,
   type PlacedPoke,
   type Site,
 } from './code-image-sites.js';
@@ -66,133 +68,195 @@ export const MAX_IMAGE_BYTES = 1 << 30;
 
 export class CodeImage implements CodeReader {
   readonly segments: readonly CoreSegment[];
-  readonly sites: readonly Site[];
-  /** Every applied poke, in apply order. */
-  readonly pokes: readonly PlacedPoke[];
-  /** Pokes perf would not apply (non-kernel cpumode), in input order. */
-  readonly ignoredPokes: readonly Poke[];
+  readonly sites: readonly Site[] = [];
+  /** The pokes, as columns: every input poke, applied or not. */
+  readonly store: PokeStore;
+  /** Apply order (time, then file order): order[seq] = the store index of the seq-th applied poke. */
+  readonly order: Int32Array;
+  /** Per seq: index of its site in `sites`, its position in the site, whether it is consistent (1). */
+  readonly siteOf: Int32Array;
+  readonly kOf: Int32Array;
+  readonly consistentAt: Uint8Array;
+  /** Store indices of the pokes perf would not apply (non-kernel cpumode), in input order. */
+  readonly ignored: Int32Array;
   private readonly segStarts: bigint[];
-  private readonly siteStarts: bigint[];
+  private siteStarts: bigint[] = [];
+  private placed: (PlacedPoke | undefined)[] = [];
+  private allPlaced: PlacedPoke[] | undefined;
 
-  private constructor(segments: CoreSegment[], sites: Site[], pokes: PlacedPoke[], ignored: Poke[]) {
+  private constructor(
+    segments: CoreSegment[],
+    store: PokeStore,
+    order: Int32Array,
+    ignored: Int32Array,
+    siteOf: Int32Array,
+  ) {
     this.segments = segments;
-    this.sites = sites;
-    this.pokes = pokes;
-    this.ignoredPokes = ignored;
+    this.store = store;
+    this.order = order;
+    this.ignored = ignored;
+    this.siteOf = siteOf;
+    this.kOf = new Int32Array(order.length);
+    this.consistentAt = new Uint8Array(order.length);
     this.segStarts = segments.map((s) => s.vaddr);
-    this.siteStarts = sites.map((s) => s.start);
+  }
+
+  /** Every applied poke, in apply order (objects made on first use: on big inputs prefer the columns). */
+  get pokes(): readonly PlacedPoke[] {
+    if (!this.allPlaced) {
+      const out: PlacedPoke[] = [];
+      for (let q = 0; q < this.order.length; q++) out.push(this.placedAt(q));
+      this.allPlaced = out;
+    }
+    return this.allPlaced;
+  }
+
+  /** Pokes perf would not apply (non-kernel cpumode), in input order. */
+  get ignoredPokes(): readonly Poke[] {
+    return Array.from(this.ignored, (i) => this.store.poke(i));
+  }
+
+  /** The seq-th applied poke as an object (the same object on every call). */
+  placedAt(seq: number): PlacedPoke {
+    const hit = this.placed[seq];
+    if (hit) return hit;
+    const pp: PlacedPoke = {
+      poke: this.store.poke(this.order[seq]!),
+      seq,
+      site: this.sites[this.siteOf[seq]!]!,
+      k: this.kOf[seq]!,
+      consistent: this.consistentAt[seq] === 1,
+    };
+    this.placed[seq] = pp;
+    return pp;
   }
 
   /**
    * Build the image from base segments (kcore; may be empty) and pokes in
-   * any order. Throws FormatError 'unsupported' (at the first poke of the
-   * site) when overlapping pokes would need version tables over
-   * MAX_IMAGE_BYTES — only a crafted file can ask for that. Cost: O(n log n)
-   * for n pokes (a sort, skipped when they come already in time order) plus
-   * O(total poked bytes).
+   * any order (objects, or a PokeStore's columns). Throws FormatError
+   * 'unsupported' (at the first poke of the site) when overlapping pokes
+   * would need version tables over MAX_IMAGE_BYTES — only a crafted file can
+   * ask for that. Cost: O(n log n) for n pokes (a sort, skipped when they
+   * come already in time order) plus O(total poked bytes).
    */
-  static build(segments: CoreSegment[], pokes: Iterable<Poke>): CodeImage {
+  static build(segments: CoreSegment[], pokes: Iterable<Poke> | PokeStore): CodeImage {
     const segs = [...segments].sort((a, b) => (a.vaddr < b.vaddr ? -1 : a.vaddr > b.vaddr ? 1 : 0));
-    const applied: Poke[] = [];
-    const ignored: Poke[] = [];
-    for (const p of pokes) {
-      if (!isKernelPoke(p)) ignored.push(p);
-      else if (p.oldBytes.length + p.newBytes.length > 0) applied.push(p);
-    }
-    sortInApplyOrder(applied);
-    const sites = groupSites(applied);
-    const img = new CodeImage(segs, [], [], ignored);
-    // apply order → (site, k), so the flat list is built by appending (a
-    // large pre-sized array filled out of order would go to dictionary mode)
-    const siteOf = new Int32Array(applied.length);
-    const kOf = new Int32Array(applied.length);
+    const st = pokes instanceof PokeStore ? pokes : PokeStore.of(pokes);
+    const { order, ignored } = applyOrder(st);
+    const g = groupSites(st, order);
+    const img = new CodeImage(segs, st, order, ignored, g.siteOf);
     // each site stores (pokes + 1) × width bytes (twice when code appears or
     // disappears): refuse inputs that would need more than MAX_IMAGE_BYTES
     // instead of allocating it (real sites are a few bytes, trampolines a few KiB)
     let total = 0;
-    for (const g of sites) {
-      total += (g.members.length + 1) * Number(g.end - g.start) * 2;
+    const nSites = g.starts.length;
+    for (let s = 0; s < nSites; s++) {
+      const n = g.first[s + 1]! - g.first[s]!;
+      const width = g.ends[s]! - g.starts[s]!;
+      total += (n + 1) * Number(width) * 2;
       if (total > MAX_IMAGE_BYTES) {
-        const p = applied[g.members[0]!]!;
         throw new FormatError({
           kind: 'unsupported',
-          offset: p.fileOffset,
+          offset: st.fileOffset[order[g.members[g.first[s]!]!]!]!,
           structure: 'TEXT_POKE (20)',
-          actual: `${g.members.length} pokes over ${g.end - g.start} overlapping bytes at 0x${g.start.toString(16)}`,
+          actual: `${n} pokes over ${width} overlapping bytes at 0x${g.starts[s]!.toString(16)}`,
           expected: `a code image under ${MAX_IMAGE_BYTES >> 20} MiB`,
         });
       }
     }
-    sites.forEach((g, si) => {
-      g.members.forEach((i, k) => {
-        siteOf[i] = si;
-        kOf[i] = k;
-      });
-    });
     // Most sites lie inside kcore and every poke there keeps its length (jump
-    // labels, static calls): their rows are filled in one pass in apply order,
-    // which walks the pokes in the order they sit in memory. Walking site by
-    // site instead jumps across the whole poke list, and on a million pokes
-    // the cache misses cost more than the work. Other sites (code that
-    // appears or disappears, bytes kcore lacks) take fillSite.
-    const slow = new Uint8Array(sites.length);
-    for (let i = 0; i < applied.length; i++) {
-      const p = applied[i]!;
-      if (p.oldBytes.length !== p.newBytes.length) slow[siteOf[i]!] = 1;
+    // labels, static calls): their rows are filled in one pass in apply order
+    // (fillFast). Other sites (code that appears or disappears, bytes kcore
+    // lacks) take fillSite.
+    const slow = new Uint8Array(nSites);
+    for (let q = 0; q < order.length; q++) {
+      const i = order[q]!;
+      if (st.oldLen[i] !== st.newLen[i]) slow[g.siteOf[q]!] = 1;
     }
-    const fast: (Site | undefined)[] = new Array(sites.length);
-    sites.forEach((g, si) => {
-      if (!slow[si]) {
-        const site = img.fastSite(g.start, g.end, g.members.length);
-        if (site) {
-          g.site = site;
-          fast[si] = site;
-          return;
+    // one buffer each for the rows, times and widths of all sites (a site's
+    // arrays are views into them): the row pass below then touches a few
+    // small arrays per poke, not a scattered object and array per site
+    const width = new Int32Array(nSites);
+    const base = new Float64Array(nSites + 1);
+    for (let s = 0; s < nSites; s++) {
+      width[s] = Number(g.ends[s]! - g.starts[s]!);
+      base[s + 1] = base[s]! + (slow[s] ? 0 : (g.first[s + 1]! - g.first[s]! + 1) * width[s]!);
+    }
+    const rows = new Uint8Array(base[nSites]!);
+    const times = new BigInt64Array(order.length);
+    const timesF = new Float64Array(order.length);
+    fillTimes(st, order, g, times, timesF, img.kOf);
+    const sites: Site[] = [];
+    const known = new Uint8Array(width.reduce((m, w) => Math.max(m, w), 0));
+    for (let s = 0; s < nSites; s++) {
+      const members = g.members.subarray(g.first[s]!, g.first[s + 1]!);
+      const start = g.starts[s]!;
+      const w = width[s]!;
+      const ts = times.subarray(g.first[s]!, g.first[s + 1]!);
+      const tf = timesF.subarray(g.first[s]!, g.first[s + 1]!);
+      const states = rows.subarray(base[s]!, base[s + 1]!);
+      if (!slow[s]) {
+        // kcore must hold every byte of the site: else fillSite decides them
+        known.fill(0, 0, w);
+        img.copyBase(start, w, states, known);
+        if (known.subarray(0, w).every((x) => x === 1)) {
+          sites.push(new ImageSite(img, start, g.ends[s]!, members, states, null, ts, tf));
+          continue;
         }
+        slow[s] = 1;
       }
-      g.site = img.fillSite(g.start, g.end, g.members, applied);
-    });
-    const placed: PlacedPoke[] = [];
-    for (let i = 0; i < applied.length; i++) {
-      const si = siteOf[i]!;
-      const k = kOf[i]!;
-      const site = fast[si];
-      if (site) placed.push(applyFast(site, applied[i]!, i, k));
-      else placed.push(sites[si]!.site!.pokes[k]!);
+      sites.push(img.fillSite(start, g.ends[s]!, members, ts, tf));
     }
-    return new CodeImage(
-      segs,
-      sites.map((g) => g.site!),
-      placed,
-      ignored,
-    );
+    (img as { sites: readonly Site[] }).sites = sites;
+    img.siteStarts = g.starts;
+    img.fillFast(slow, rows, base, width);
+    return img;
   }
 
   /**
-   * A site whose base bytes kcore holds entirely, rows not yet filled (see
-   * applyFast); undefined when kcore lacks some byte (fillSite decides those).
+   * Rows of the fast sites: row k+1 from row k and the site's k-th poke, in
+   * one pass in apply order (the order the columns sit in memory). Site s's
+   * rows are rows[base[s] ..], width[s] bytes each.
    */
-  private fastSite(start: bigint, end: bigint, n: number): Site | undefined {
-    const width = Number(end - start);
-    const states = new Uint8Array((n + 1) * width);
-    const known = new Uint8Array(width);
-    this.copyBase(start, width, states, known);
-    for (let j = 0; j < width; j++) if (!known[j]) return undefined;
-    return {
-      start,
-      end,
-      pokes: new Array<PlacedPoke>(n),
-      times: new BigInt64Array(n),
-      timesF: new Float64Array(n),
-      states,
-      live: null,
-    };
+  private fillFast(slow: Uint8Array, rows: Uint8Array, base: Float64Array, width: Int32Array): void {
+    const st = this.store;
+    const bytes = st.bytes;
+    // site starts as u32 halves, so a poke's offset in its site needs no bigint
+    const sHi = new Float64Array(this.sites.length);
+    const sLo = new Float64Array(this.sites.length);
+    this.sites.forEach((s, si) => {
+      sHi[si] = Number(s.start >> 32n);
+      sLo[si] = Number(s.start & 0xffffffffn);
+    });
+    for (let q = 0; q < this.order.length; q++) {
+      const si = this.siteOf[q]!;
+      if (slow[si]) continue;
+      const i = this.order[q]!;
+      const w = width[si]!;
+      const prev = base[si]! + this.kOf[q]! * w;
+      const row = prev + w;
+      // small sites (the usual 2–5 bytes) copy in JS: cheaper than a native call
+      if (w <= 32) for (let j = 0; j < w; j++) rows[row + j] = rows[prev + j]!;
+      else rows.copyWithin(row, prev, row);
+      const al = st.addrLo[i]!;
+      const off =
+        st.addrHi[i] === sHi[si] && al >= sLo[si]! ? al - sLo[si]! : Number(st.addr(i) - this.sites[si]!.start);
+      const oo = st.oldOff[i]!;
+      const ol = st.oldLen[i]!;
+      const no = st.newOff[i]!;
+      const nl = st.newLen[i]!;
+      let ok = 1;
+      for (let j = 0; j < ol; j++) if (rows[prev + off + j] !== bytes[oo + j]) ok = 0;
+      for (let j = 0; j < nl; j++) rows[row + off + j] = bytes[no + j]!;
+      this.consistentAt[q] = ok;
+    }
   }
 
   /** End of the recording for queries: after every poke. */
   static readonly END = NO_TIME_LIMIT;
 
-  private fillSite(start: bigint, end: bigint, members: number[], applied: Poke[]): Site {
+  private fillSite(start: bigint, end: bigint, members: Int32Array, times: BigInt64Array, timesF: Float64Array): Site {
+    const st = this.store;
     const width = Number(end - start);
     const n = members.length;
     const states = new Uint8Array((n + 1) * width);
@@ -204,16 +268,17 @@ export class CodeImage implements CodeReader {
     let allLive = true;
     const deadAtStart: number[] = [];
     for (let k = 0; k < n; k++) {
-      const p = applied[members[k]!]!;
-      const ol = p.oldBytes.length;
-      const nl = p.newBytes.length;
+      const i = this.order[members[k]!]!;
+      const ol = st.oldLen[i]!;
+      const nl = st.newLen[i]!;
+      const old = st.oldBytes(i);
       if (ol !== nl) allLive = false;
-      const off = Number(p.addr - start);
+      const off = Number(st.addr(i) - start);
       const span = Math.max(ol, nl);
       for (let j = 0; j < span; j++) {
         if (known[off + j]) continue;
         known[off + j] = 1;
-        if (j < ol) states[off + j] = p.oldBytes[j]!;
+        if (j < ol) states[off + j] = old[j]!;
         else {
           allLive = false;
           deadAtStart.push(off + j);
@@ -226,21 +291,17 @@ export class CodeImage implements CodeReader {
       liveRows.set(known);
       for (const j of deadAtStart) liveRows[j] = 0;
     }
-    const times = new BigInt64Array(n);
-    const timesF = new Float64Array(n);
-    const placed: PlacedPoke[] = new Array(n);
-    const site: Site = { start, end, pokes: placed, times, timesF, states, live: liveRows };
+    const site = new ImageSite(this, start, end, members, states, liveRows, times, timesF);
     for (let k = 0; k < n; k++) {
-      const i = members[k]!;
-      const p = applied[i]!;
+      const q = members[k]!;
+      const i = this.order[q]!;
       const prev = k * width;
       const row = prev + width;
-      // small sites (the usual 2–5 bytes) copy in JS: cheaper than a native call
       if (width <= 32) for (let j = 0; j < width; j++) states[row + j] = states[prev + j]!;
       else states.copyWithin(row, prev, row);
-      const off = n === 1 || p.addr === start ? 0 : Number(p.addr - start);
-      const old = p.oldBytes;
-      const nb = p.newBytes;
+      const off = Number(st.addr(i) - start);
+      const old = st.oldBytes(i);
+      const nb = st.newBytes(i);
       const ol = old.length;
       const nl = nb.length;
       let ok = true;
@@ -255,9 +316,7 @@ export class CodeImage implements CodeReader {
           liveRows.fill(0, row + off + nl, row + off + ol);
         }
       }
-      times[k] = p.time;
-      timesF[k] = Number(p.time);
-      placed[k] = { poke: p, seq: i, site, k, consistent: ok };
+      this.consistentAt[q] = ok ? 1 : 0;
     }
     return site;
   }
@@ -400,8 +459,8 @@ export class CodeImage implements CodeReader {
     for (let i = this.firstSiteEndingAfter(start); i < this.sites.length; i++) {
       const s = this.sites[i]!;
       if (s.start >= end) break;
-      for (let k = lowerBoundTime(s.times, t0); k < s.pokes.length && s.times[k]! <= t1; k++) {
-        const p = s.pokes[k]!;
+      for (let k = lowerBoundTime(s.times, t0); k < s.members.length && s.times[k]! <= t1; k++) {
+        const p = this.placedAt(s.members[k]!);
         if (p.poke.addr < end && pokeEnd(p.poke) > start) out.push(p);
       }
     }

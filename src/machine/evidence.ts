@@ -80,14 +80,34 @@ export class EvidenceCollector {
   private dv: DataView | undefined;
   truncated?: Truncation;
 
+  /** Where lastSeen[c] is stale: the time is the u32 halves in pokeHi/pokeLo (a poke read without bigints). */
+  private readonly fromPoke: boolean[] = [];
+  private readonly pokeHi: number[] = [];
+  private readonly pokeLo: number[] = [];
+
   /** A record on `cpu` at `time` (pokes: the loader knows both). */
   seen(cpu: number, time: bigint): void {
     this.lastSeen[cpu + 1] = time;
+    this.fromPoke[cpu + 1] = false;
+  }
+
+  /** A poke on `cpu` at the time with these u32 halves: kept as numbers until a loss asks for it. */
+  seenPoke(cpu: number, hi: number, lo: number): void {
+    this.fromPoke[cpu + 1] = true;
+    this.pokeHi[cpu + 1] = hi;
+    this.pokeLo[cpu + 1] = lo;
+  }
+
+  private last(c: number): bigint | undefined {
+    if (this.fromPoke[c]) return (BigInt(this.pokeHi[c]!) << 32n) | BigInt(this.pokeLo[c]!);
+    return this.lastSeen[c];
   }
 
   /** Any other record with a time: its cpu is read in place. */
   seenRecord(raw: RawRecord, time: bigint): void {
-    this.lastSeen[this.cpuOf(raw) + 1] = time;
+    const c = this.cpuOf(raw) + 1;
+    this.lastSeen[c] = time;
+    this.fromPoke[c] = false;
   }
 
   private cpuOf(raw: RawRecord): number {
@@ -126,7 +146,7 @@ export class EvidenceCollector {
       else return;
       count = r.auxSize;
     } else return;
-    this.windowStart.set(this.pending.length, this.lastSeen[cpu + 1] ?? this.lastSeen[0]);
+    this.windowStart.set(this.pending.length, this.last(cpu + 1) ?? this.last(0));
     this.pending.push({ kind, id, count, cpu, at: sid?.time, off: raw.fileOffset });
   }
 

@@ -1,12 +1,13 @@
 import { statSync } from 'node:fs';
 import { PerfFile } from '../perfdata/perf-file.js';
-import { trailerEndOf } from '../perfdata/records/index.js';
 import { RecordType } from '../abi/record-type.js';
 import { SampleType } from '../abi/sample-format.js';
 import type { RawRecord } from '../perfdata/raw-record.js';
+import type { AttrLayout } from '../perfdata/layout.js';
 import { FormatError } from '../io/errors.js';
 import { CodeImage } from './code-image.js';
 import { foldCopies, type PokeCopy } from './double-delivery.js';
+import { PokeStore } from './poke-store.js';
 import { EvidenceCollector, eventDescNames, eventOfId, type RecordingEvidence } from './evidence.js';
 import { loadKcoreDir, resolveInput, type KcoreDir } from './kcore-dir.js';
 import { kernelSymbolModel } from './kernel-symbols.js';
@@ -58,87 +59,128 @@ export interface LoadOptions {
 }
 
 /**
- * Poke bytes live in shared 1 MiB blocks, and short byte strings (≤ 6
- * bytes: jump labels, static calls, ftrace) are interned — a million pokes
- * as a million separate ArrayBuffers cost more in the garbage collector than
- * in parsing. The arrays are shared: treat Poke bytes as read-only.
+ * A DataView over the whole buffer behind a record (reused while the reader's
+ * window stays the same), and where the last layout keeps the cpu in the
+ * sample_id trailer (bytes from the end, 0 = none): computed once per layout,
+ * as it takes bigint masks.
  */
-class ByteArena {
-  private block = new Uint8Array(1 << 20);
-  private used = 0;
-  private readonly interned = new Map<number, Uint8Array>();
-  /** Copy of src[from, from+n). */
-  take(src: Uint8Array, from: number, n: number): Uint8Array {
-    if (n <= 6) {
-      let key = n;
-      for (let i = 0; i < n; i++) key = key * 256 + src[from + i]!;
-      const hit = this.interned.get(key);
-      if (hit) return hit;
-      const b = src.slice(from, from + n);
-      if (this.interned.size < 65536) this.interned.set(key, b);
-      return b;
-    }
-    if (n > 4096) return src.slice(from, from + n);
-    if (this.used + n > this.block.length) {
-      this.block = new Uint8Array(1 << 20);
-      this.used = 0;
-    }
-    const out = this.block.subarray(this.used, this.used + n);
-    out.set(src.subarray(from, from + n));
-    this.used += n;
-    return out;
-  }
-  private dvBuf: ArrayBufferLike | undefined;
+class WindowView {
+  private buf: ArrayBufferLike | undefined;
   private dv: DataView | undefined;
-  /** A DataView over the whole buffer behind b (reused while the reader's window stays the same). */
-  view(b: Uint8Array): DataView {
-    if (b.buffer !== this.dvBuf) {
-      this.dvBuf = b.buffer;
+  private layout: AttrLayout | undefined;
+  private cpuAt = 0;
+  of(b: Uint8Array): DataView {
+    if (b.buffer !== this.buf) {
+      this.buf = b.buffer;
       this.dv = new DataView(b.buffer);
     }
     return this.dv!;
   }
+  cpuFromEnd(L: AttrLayout): number {
+    if (L !== this.layout) {
+      this.layout = L;
+      this.cpuAt =
+        (L.sampleType & SampleType.CPU) !== 0n ? ((L.sampleType & SampleType.IDENTIFIER) !== 0n ? 8 : 0) + 8 : 0;
+    }
+    return this.cpuAt;
+  }
 }
 
 /**
- * TEXT_POKE straight from the record bytes (upstream ABI): addr at 8,
- * old_len at 16, new_len at 18, bytes from 20; time and cpu from the
- * sample_id trailer. Returns undefined whenever anything is unusual, so the
- * full decoder handles (and reports) it.
+ * TEXT_POKE straight from the record bytes (upstream ABI) into the store's
+ * columns: addr at 8, old_len at 16, new_len at 18, bytes from 20; time and
+ * cpu from the sample_id trailer; 64-bit fields as u32 halves (no bigint).
+ * Returns the store index, or -1 whenever anything is unusual, so the full
+ * decoder handles (and reports) it.
  */
-function fastPoke(raw: RawRecord, arena: ByteArena): Poke | undefined {
+function fastPoke(raw: RawRecord, view: WindowView, store: PokeStore): number {
   const b = raw.bytes;
   const L = raw.layout;
   const size = raw.size;
-  if (size < 24 || size > b.length) return undefined;
-  const dv = arena.view(b);
+  if (size < 24 || size > b.length) return -1;
+  const dv = view.of(b);
   const o = b.byteOffset;
   const le = raw.le;
   const oldLen = dv.getUint16(o + 16, le);
   const newLen = dv.getUint16(o + 18, le);
   const trailer = L?.trailerSize ?? 0;
-  if (20 + oldLen + newLen > size - trailer) return undefined;
-  // Linux 6.1's inflated records keep their sample_id mid-record: let the full decoder place it
-  if (trailerEndOf(RecordType.TEXT_POKE, b.subarray(0, size), le, trailer) !== size) return undefined;
-  let cpu = -1;
-  let time = 0n;
-  if (L?.sampleIdAll) {
-    if ((L.sampleType & SampleType.CPU) !== 0n) {
-      const fromEnd = ((L.sampleType & SampleType.IDENTIFIER) !== 0n ? 8 : 0) + 8;
-      cpu = dv.getUint32(o + size - fromEnd, le);
-    }
-    if (L.trailerTimeFromEnd > 0) time = dv.getBigUint64(o + size - L.trailerTimeFromEnd, le);
+  if (20 + oldLen + newLen > size - trailer) return -1;
+  // Linux 6.1's inflated records keep their sample_id mid-record (right after the body, zeros
+  // after it: see bodyEndOf in perfdata/records): let the full decoder place it
+  const sidEnd = 8 + ((12 + oldLen + newLen + 7) & ~7) + trailer;
+  if (sidEnd < size) {
+    let zeros = true;
+    for (let j = sidEnd; j < size && zeros; j++) if (b[j] !== 0) zeros = false;
+    if (zeros) return -1;
   }
-  return {
-    time,
+  // u64 fields as u32 halves: lo at +LO, hi at +HI
+  const LO = le ? 0 : 4;
+  const HI = le ? 4 : 0;
+  let cpu = -1;
+  let tHi = 0;
+  let tLo = 0;
+  let hasId = false;
+  let idAt = 0;
+  if (L?.sampleIdAll) {
+    const fromEnd = view.cpuFromEnd(L);
+    if (fromEnd > 0) cpu = dv.getUint32(o + size - fromEnd, le);
+    if (L.trailerTimeFromEnd > 0) {
+      tHi = dv.getUint32(o + size - L.trailerTimeFromEnd + HI, le);
+      tLo = dv.getUint32(o + size - L.trailerTimeFromEnd + LO, le);
+    }
+    if (L.isPos > 0) {
+      hasId = true;
+      idAt = size - 8 * L.isPos;
+    }
+  }
+  return store.push(
+    tHi,
+    tLo,
     cpu,
-    addr: dv.getBigUint64(o + 8, le),
-    oldBytes: arena.take(b, 20, oldLen),
-    newBytes: arena.take(b, 20 + oldLen, newLen),
-    fileOffset: raw.fileOffset,
-    misc: raw.misc,
-    id: L?.sampleIdAll && L.isPos > 0 ? dv.getBigUint64(o + size - 8 * L.isPos, le) : undefined,
-  };
+    dv.getUint32(o + 8 + HI, le),
+    dv.getUint32(o + 8 + LO, le),
+    b,
+    20,
+    oldLen,
+    20 + oldLen,
+    newLen,
+    raw.fileOffset,
+    raw.misc,
+    hasId,
+    hasId ? dv.getUint32(o + idAt + HI, le) : 0,
+    hasId ? dv.getUint32(o + idAt + LO, le) : 0,
+  );
+}
+
+/**
+ * Grow the store to the pokes the whole data section will likely hold, from
+ * the share read so far (at most 64× at once, and no more than the bytes left
+ * could hold): one or two allocations instead of a doubling every time.
+ */
+function reserveAhead(store: PokeStore, raw: RawRecord, dataOffset: number, dataSize: number): void {
+  const done = raw.fileOffset + raw.size - dataOffset;
+  if (done <= 0) return;
+  const est = Math.ceil(((store.length + 1) * dataSize * 1.05) / done);
+  const room = store.length + Math.ceil((dataSize - done) / 24) + 1;
+  store.reserve(Math.min(est, store.length * 64, room));
+}
+
+/** The first applied poke (apply order) with start ≤ addr < end, compared on u32 halves (no bigint per poke). */
+function firstPokeIn(image: CodeImage, start: bigint, end: bigint): Poke | undefined {
+  const st = image.store;
+  const sHi = Number((start >> 32n) & 0xffffffffn);
+  const sLo = Number(start & 0xffffffffn);
+  const big = end >= 1n << 64n;
+  const eHi = Number((end >> 32n) & 0xffffffffn);
+  const eLo = Number(end & 0xffffffffn);
+  for (let q = 0; q < image.order.length; q++) {
+    const i = image.order[q]!;
+    const h = st.addrHi[i]!;
+    const l = st.addrLo[i]!;
+    if (h < sHi || (h === sHi && l < sLo)) continue;
+    if (big || h < eHi || (h === eHi && l < eLo)) return st.poke(i);
+  }
+  return undefined;
 }
 
 /** Throws FormatError for a malformed file, a Node fs error for a missing one. */
@@ -146,14 +188,15 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
   const { dataFile, kcoreDir } = resolveInput(input);
   const kcore = kcoreDir ? loadKcoreDir(kcoreDir) : undefined;
   const f = await PerfFile.open(dataFile, { textPokeAbi: opts.textPokeAbi });
-  let pokes: Poke[] = [];
+  let store = new PokeStore();
   const ksymbols: KernelSymbolEvent[] = [];
   const kernelMaps: KernelMap[] = [];
   let lastTime = 0n;
   let n = 0;
-  const arena = new ByteArena();
+  const view = new WindowView();
   const evidence = new EvidenceCollector();
   const h = f.header;
+  const dataSize = f.pipe ? 0 : h.data.size;
   if (!f.pipe && h.data.size === 0 && dataFile !== '-' && h.data.offset < statSync(dataFile).size)
     evidence.truncated = {
       offset: 40,
@@ -164,11 +207,10 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
       const t = raw.type;
       if (opts.onProgress && (++n & 0xfff) === 0) opts.onProgress(raw.fileOffset);
       if (t === RecordType.TEXT_POKE && opts.textPokeAbi !== 'rfc' && !opts.noFastPath) {
-        const p = fastPoke(raw, arena);
-        if (p) {
-          if (p.time > lastTime) lastTime = p.time;
-          evidence.seen(p.cpu, p.time);
-          pokes.push(p);
+        if (store.length === store.capacity && dataSize > 0) reserveAhead(store, raw, h.data.offset, dataSize);
+        const i = fastPoke(raw, view, store);
+        if (i >= 0) {
+          evidence.seenPoke(store.cpu[i]!, store.timeHi[i]!, store.timeLo[i]!);
           continue;
         }
       }
@@ -176,8 +218,7 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
         const r = raw.decode();
         if (r.kind !== 'text_poke') continue;
         const time = r.sampleId?.time ?? 0n;
-        if (time > lastTime) lastTime = time;
-        pokes.push({
+        store.add({
           time,
           cpu: r.sampleId?.cpu ?? -1,
           addr: r.addr,
@@ -226,8 +267,15 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
   const names = await eventDescNames(f).catch(() => []);
   await f.close();
   const ev = evidence.finish(f.attrs, names);
-  const folded = foldCopies(pokes, (p) => eventOfId(ev, p.id)?.index, ev.textPokeEvents.length);
-  pokes = folded.unique;
+  const pokeTime = store.maxTime();
+  if (pokeTime > lastTime) lastTime = pokeTime;
+  // Linux 6.1's copies exist only with two text_poke events: only then are the pokes made objects to fold
+  let copies: PokeCopy[] = [];
+  if (ev.textPokeEvents.length >= 2) {
+    const folded = foldCopies(store.toArray(), (p) => eventOfId(ev, p.id)?.index, ev.textPokeEvents.length);
+    if (folded.copies.length > 0) store = PokeStore.of(folded.unique);
+    copies = folded.copies;
+  }
   const warnings: string[] = [];
   if (kcore?.textAddr !== undefined) {
     const k = kernelMaps.find((m) => m.filename.startsWith('[kernel.kallsyms]'));
@@ -240,15 +288,14 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
   ksymbols.sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : a.fileOffset - b.fileOffset));
   let image: CodeImage;
   try {
-    image = CodeImage.build(kcore?.segments ?? [], pokes);
+    image = CodeImage.build(kcore?.segments ?? [], store);
   } catch (e) {
     if (e instanceof FormatError) throw e.withFile(dataFile);
     throw e;
   }
   const kmap = kernelMaps.find((m) => m.filename.startsWith('[kernel.kallsyms]'));
-  const first = kmap ? image.pokes.find((pp) => pp.poke.addr >= kmap.start && pp.poke.addr < kmap.end) : undefined;
   // perf prints every poke, non-kernel cpumode ones too, and printing loads the map
-  let loadAt = first?.poke;
+  let loadAt = kmap ? firstPokeIn(image, kmap.start, kmap.end) : undefined;
   for (const p of image.ignoredPokes) {
     if (
       kmap &&
@@ -266,13 +313,17 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
     kmap,
     model,
   );
+  let pokes: Poke[] | undefined;
   return {
     dataFile,
     kcore,
     image,
     symbolizer,
-    pokes,
-    copies: folded.copies,
+    get pokes(): Poke[] {
+      pokes ??= store.toArray();
+      return pokes;
+    },
+    copies,
     evidence: ev,
     ksymbols,
     kernelMaps,

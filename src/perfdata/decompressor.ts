@@ -2,7 +2,8 @@
  * perf record -z: the records inside COMPRESSED / COMPRESSED2 records, unpacked
  * as the reader meets them.
  */
-import { Decompress } from 'fzstd';
+import { createRequire } from 'node:module';
+import type { Decompress } from 'fzstd';
 import { ByteReader } from '../io/byte-reader.js';
 import { FormatError } from '../io/errors.js';
 import { RecordType } from '../abi/record-type.js';
@@ -10,6 +11,17 @@ import type { AttrLayout } from './layout.js';
 import { RawRecord } from './raw-record.js';
 import { structureName } from './records/index.js';
 import { ZSTD_MAX_WINDOW, zstdFrameWindow } from './zstd-window.js';
+
+/**
+ * fzstd is loaded on the first COMPRESSED record, not at start-up: most
+ * recordings have none, and every command that reads perf.data (stats
+ * first) would pay for compiling it.
+ */
+let fzstd: typeof import('fzstd') | undefined;
+function loadFzstd(): typeof import('fzstd') {
+  fzstd ??= createRequire(import.meta.url)('fzstd') as typeof import('fzstd');
+  return fzstd;
+}
 
 /** What the unpacked records take from their file: byte order, type 19's ABI and each record's sample layout. */
 export interface RecordFraming {
@@ -35,7 +47,7 @@ export class Decompressor {
   }
 
   push(raw: RawRecord): RawRecord[] {
-    this.z ??= new Decompress((chunk) => {
+    this.z ??= new (loadFzstd().Decompress)((chunk) => {
       this.out.push(chunk);
     });
     let data = raw.bytes.subarray(8);

@@ -385,10 +385,8 @@ export class PerfFile {
         // awaiting only when the window must be refilled keeps the per-record cost low
         if (w.available < 8 && !(await w.ensure(8, 'perf_event_header'))) break;
         const at = w.pos;
-        const hb = w.peek(8);
-        const hv = new DataView(hb.buffer, hb.byteOffset, 8);
-        const type = hv.getUint32(0, this.le);
-        let size = hv.getUint16(6, this.le);
+        const type = w.u32At(0, this.le);
+        let size = w.u16At(6, this.le);
         if (size === 0 && type === RecordType.COMPRESSED2 && (await w.ensure(16, 'COMPRESSED2 (83)'))) {
           size = wrappedCompressed2Size(w.peek(16), this.le) ?? 0;
         }

@@ -76,6 +76,22 @@ export class Window {
     });
   }
 
+  /** The u32 at `at` bytes ahead (call ensure first): byte loads, no view object (a record header per call). */
+  u32At(at: number, le: boolean): number {
+    const b = this.buf;
+    const h = this.start + at;
+    return le
+      ? (b[h]! | (b[h + 1]! << 8) | (b[h + 2]! << 16) | (b[h + 3]! << 24)) >>> 0
+      : ((b[h]! << 24) | (b[h + 1]! << 16) | (b[h + 2]! << 8) | b[h + 3]!) >>> 0;
+  }
+
+  /** The u16 at `at` bytes ahead (call ensure first). */
+  u16At(at: number, le: boolean): number {
+    const b = this.buf;
+    const h = this.start + at;
+    return le ? b[h]! | (b[h + 1]! << 8) : (b[h]! << 8) | b[h + 1]!;
+  }
+
   /** A view of the next n bytes (call ensure first). */
   peek(n: number): Uint8Array {
     return this.buf.subarray(this.start, this.start + n);
