@@ -74,3 +74,40 @@ test('decode --raw-pt --format=ptxed vs ptxed 2.3: every event kind, whole outpu
   for (const l of table) t.diagnostic(l);
   assert.deepEqual(failures, [], failures.join('\n'));
 });
+
+test("--cpu of a model libipt does not know: ptxed's config error, then decoding by the spec", (t) => {
+  const tools = libipt23Tools();
+  if ('skip' in tools) return noLibipt23(t, tools.skip);
+  const dir = tempDir('ptxed23-cpu-');
+  const image = join(dir, 'loop.bin');
+  writeFileSync(image, IMAGE);
+  const steps = fc.sample(scenario('overflow, errata'), { numRuns: 4, seed: 0x17 });
+  const files = steps.map((s, i) => {
+    const f = join(dir, `x${i}.pt`);
+    writeFileSync(f, encodeScenario(s));
+    return f;
+  });
+  const models = ['6/200', '7/1', '6/0x55/3', 'none'];
+  const jobs = files.flatMap((f) =>
+    models.map((m) => ['--insn-decoder', '--cpu', m, '--pt', f, '--raw', `${image}:${BASE}`, '--no-inst']),
+  );
+  const theirs = runEach(tools.ptxed, jobs);
+  let n = 0;
+  for (const s of steps)
+    for (const m of models) {
+      const want = theirs[n++] ?? '';
+      const ours = runPtxedView(encodeScenario(s), [{ addr: BigInt(BASE), bytes: IMAGE }], ['--cpu', m]).stdout;
+      assert.equal(ours, want, `--cpu ${m}: ${s.join('; ')}`);
+    }
+  assert.ok(theirs.some((o) => o.startsWith('[0, 0: config error: unknown cpu]\n')));
+});
+
+test('the ptxed view refuses what needs libipt block cache, and a malformed --cpu, by name', () => {
+  const img = [{ addr: BigInt(BASE), bytes: IMAGE }];
+  const trace = encodeScenario(['psb', 'psbend']);
+  for (const o of ['--block:show-blocks', '--stat:blocks', '--block:end-on-call', '--resync-on-error'])
+    assert.throws(() => runPtxedView(trace, img, [o]), new RegExp(o));
+  assert.throws(() => runPtxedView(trace, img, ['--stat']), /--insn-decoder/);
+  assert.throws(() => runPtxedView(trace, img, ['--cpu', 'x']), /f\/m\[\/s\]/);
+  assert.equal(runPtxedView(trace, img, ['--insn-decoder', '--stat']).stdout, 'insn: 0.\n');
+});

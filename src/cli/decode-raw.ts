@@ -3,7 +3,8 @@
  * decoded over flat images (no pokes) with libipt's semantics, printed as
  * libipt's `ptxed --no-inst` prints it (src/cli/ptxed-view.ts). The ptxed
  * options are spelled with a dash for ptxed's colon (`--event-ip` is
- * `--event:ip`); in raw mode `--cpu` is ptxed's `--cpu none|f/m[/s]`.
+ * `--event:ip`), ptxed's `--quiet` is `--errors-only`; in raw mode `--cpu`
+ * is ptxed's `--cpu none|f/m[/s]`.
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
@@ -21,6 +22,9 @@ export interface RawDecodeOptions {
   eventIflags?: boolean;
   insnDecoder?: boolean;
   blockDecoder?: boolean;
+  stat?: boolean;
+  statInsn?: boolean;
+  errorsOnly?: boolean;
 }
 
 /** The raw-mode options of `decode` (ptxed's, with `-` for `:`). */
@@ -30,7 +34,10 @@ export function rawDecodeOptions(cmd: Command): void {
     .option('--event-time', "raw mode: print the TSC of events (ptxed's --event:time)")
     .option('--event-iflags', "raw mode: report interrupt flag changes (ptxed's --event:iflags)")
     .option('--insn-decoder', "raw mode: ptxed's instruction flow decoder (same output as the block decoder)")
-    .option('--block-decoder', "raw mode: ptxed's block decoder (its default)");
+    .option('--block-decoder', "raw mode: ptxed's block decoder (its default)")
+    .option('--stat', "raw mode: print statistics (ptxed's --stat; with --insn-decoder)")
+    .option('--stat-insn', "raw mode: print the instruction count (ptxed's --stat:insn)")
+    .option('--errors-only', "raw mode: print errors and statistics only (ptxed's --quiet)");
 }
 
 export async function decodeRaw(o: RawDecodeOptions): Promise<void> {
@@ -54,6 +61,9 @@ export async function decodeRaw(o: RawDecodeOptions): Promise<void> {
   if (o.eventIp) args.push('--event:ip');
   if (o.eventTime) args.push('--event:time');
   if (o.eventIflags) args.push('--event:iflags');
+  if (o.stat) args.push('--stat');
+  if (o.statInsn) args.push('--stat:insn');
+  if (o.errorsOnly) args.push('--quiet');
   if (o.cpu !== undefined) args.push('--cpu', o.cpu);
   const trace = new Uint8Array(readFileSync(o.rawPt));
   const r = runPtxedView(trace, segs, args);

@@ -22,7 +22,18 @@ export const PTXED_VIEW_OPTIONS = [
   '--event:time',
   '--event:iflags',
   '--cpu',
+  '--quiet',
+  '-q',
+  '--stat',
+  '--stat:insn',
 ] as const;
+
+/**
+ * Options that need the blocks of libipt's block decoder, whose boundaries
+ * also depend on its block cache (a direct branch ends a block the first time
+ * it is decoded): not modelled, refused by name.
+ */
+const BLOCK_OPTIONS = ['--stat:blocks', '--block:show-blocks', '--block:end-on-call', '--block:end-on-jump'];
 
 export function runPtxedView(
   trace: Uint8Array,
@@ -32,6 +43,7 @@ export function runPtxedView(
   const lines: string[] = [];
   let errata: Errata = NO_ERRATA;
   const flags = new Set<string>();
+  let blockDecoder = true;
   for (let i = 0; i < args.length; i++) {
     const a = args[i] ?? '';
     if (a === '--cpu') {
@@ -48,10 +60,18 @@ export function runPtxedView(
       errata = e ?? NO_ERRATA;
       continue;
     }
+    if (BLOCK_OPTIONS.includes(a))
+      throw new UsageError(`ptxed option ${a} is not supported by the ptxed view (it needs libipt's block cache)`);
     if (!(PTXED_VIEW_OPTIONS as readonly string[]).includes(a))
       throw new UsageError(`ptxed option ${a} is not supported by the ptxed view`);
-    flags.add(a);
+    if (a === '--insn-decoder' || a === '--block-decoder') blockDecoder = a === '--block-decoder';
+    flags.add(a === '-q' ? '--quiet' : a);
   }
+  const quiet = flags.has('--quiet');
+  // --stat alone collects what the decoder has: with the block decoder, also its block count
+  if (flags.has('--stat') && !flags.has('--stat:insn') && blockDecoder)
+    throw new UsageError('--stat with the block decoder counts its blocks (not supported): add --insn-decoder');
+  const statInsn = flags.has('--stat') || flags.has('--stat:insn');
   const read = (addr: bigint, len: number): Uint8Array | undefined => {
     for (const s of segs) {
       if (addr >= s.addr && addr < s.addr + BigInt(s.bytes.length)) {
@@ -64,8 +84,14 @@ export function runPtxedView(
   const sink = ptxedTextSink((l) => lines.push(l), {
     eventIp: flags.has('--event:ip'),
     eventTime: flags.has('--event:time'),
+    quiet,
   });
   const timing = { mtcFreq: 0, nomFreq: 0, cpuid15Eax: 0, cpuid15Ebx: 0 };
-  const r = decodePtxed(trace, read, sink, { errata, timing, iflags: flags.has('--event:iflags') });
+  const r = decodePtxed(trace, read, sink, {
+    errata,
+    timing,
+    iflags: flags.has('--event:iflags'),
+  });
+  if (statInsn) lines.push(`insn: ${r.instructions}.`);
   return { stdout: lines.map((l) => `${l}\n`).join(''), ...r };
 }

@@ -11,6 +11,8 @@ import type { PtxedSink } from '../intelpt/ptxed/insn-walk.js';
 export interface PtxedTextOptions {
   eventIp?: boolean;
   eventTime?: boolean;
+  /** Errors only (ptxed --quiet). */
+  quiet?: boolean;
 }
 
 const h16 = (v: bigint): string => v.toString(16).padStart(16, '0');
@@ -83,13 +85,16 @@ function tntText(bits: number, size: number): string {
 
 /** A PtxedSink writing ptxed's lines through `line`. */
 export function ptxedTextSink(line: (s: string) => void, o: PtxedTextOptions = {}): PtxedSink {
+  const error = (offset: number, ip: bigint, code: keyof typeof PTXED_ERRSTR, kind: string): void =>
+    line(`[${hx(offset)}, ${hx(ip)}: ${kind}: ${PTXED_ERRSTR[code]}]`);
+  if (o.quiet) return { insn: () => {}, event: () => {}, error };
   return {
     insn: (ip, speculative) => line(speculative ? `? ${h16(ip)}` : h16(ip)),
     event: (ev) => {
       const time = o.eventTime && ev.tsc !== undefined ? `${h16(ev.tsc)}  ` : '';
       line(`[${time}${ptxedEventText(ev, o)}]`);
     },
-    error: (offset, ip, code, kind) => line(`[${hx(offset)}, ${hx(ip)}: ${kind}: ${PTXED_ERRSTR[code]}]`),
+    error,
     end: () => line('[end of trace]'),
   };
 }

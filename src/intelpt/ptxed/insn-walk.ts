@@ -62,6 +62,9 @@ class InsnWalk {
   private lastDisableIp = 0n;
   private retstack: bigint[] = [];
   private cur: PtEvent | undefined;
+  /** Where an error outside an instruction is reported: after the last instruction walked (ptxed's insn.ip). */
+  private errIp = 0n;
+  private inStep = false;
   /** Still reading the status of the PSB+ decoding started at. */
   private starting = false;
 
@@ -92,6 +95,7 @@ class InsnWalk {
       this.mode = 'unknown';
       this.retstack = [];
       this.cur = undefined;
+      this.errIp = 0n;
       try {
         this.walk();
       } catch (e) {
@@ -101,13 +105,14 @@ class InsnWalk {
           return;
         }
         this.errors++;
-        this.sink.error(this.dec.offset, this.ip, e.code, 'error');
+        this.sink.error(this.dec.offset, this.inStep ? this.ip : this.errIp, e.code, 'error');
       }
     }
   }
 
   private walk(): void {
     this.starting = true;
+    this.inStep = false;
     for (;;) {
       if (!this.cur) {
         this.cur = this.dec.next();
@@ -117,7 +122,9 @@ class InsnWalk {
         this.cur = undefined;
         continue;
       }
+      this.inStep = true;
       this.step();
+      this.inStep = false;
     }
   }
 
@@ -224,8 +231,9 @@ class InsnWalk {
     if (!insn) throw new PtDecodeError(block.stop === 'invalid' ? 'bad_insn' : 'nomap');
     this.sink.insn(this.ip, this.speculative, insn);
     this.instructions++;
-    this.afterInsn(this.ip);
     const next = this.ip + BigInt(insn.length);
+    this.errIp = next;
+    this.afterInsn(this.ip);
     const ev = this.cur;
     switch (insn.op) {
       case 'other':
