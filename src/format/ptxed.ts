@@ -71,11 +71,13 @@ export function ptxedEventText(ev: PtEvent, o: PtxedTextOptions): string {
     case 'iflags':
       return `interrupts ${ev.iflag ? 'enabled' : 'disabled'}${ip}`;
     case 'trig':
-      return `trig ${hx(ev.trbv ?? 0).padStart(2, '0')}${ev.mult ? ', mult' : ''}${ip}${ev.icnt ? `, icnt: ${ev.icnt}` : ''}`;
+      return `trig ${hx(ev.trbv ?? 0).padStart(2, '0')}${ev.mult ? ', mult' : ''}${ip}${icnt(ev.icnt)}`;
     case 'ignore':
       return 'ignore';
   }
 }
+
+const icnt = (n: number | undefined): string => (n ? `, icnt: ${n}` : '');
 
 function tntText(bits: number, size: number): string {
   let s = '';
