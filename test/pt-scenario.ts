@@ -5,7 +5,8 @@
  *   psb | psbend | pad | ovf | stop | tnt.8 N BITS | tip|tip.pge|tip.pgd|fup IPC IP
  *   mode.exec CSL CSD [IF] | mode.tsx INTX ABRT | tsc V | mtc V | cyc V | cbr V | tma CTC FC
  *   pip CR3 NR | vmcs BASE | ptw PLC PAYLOAD IP | exstop IP | mwait HINTS EXT
- *   pwre STATE SUB HW | pwrx LAST DEEPEST WAKE | mnt V | trig TRBV IP MULT [ICNT] | raw HEX…
+ *   pwre STATE SUB HW | pwrx LAST DEEPEST WAKE | mnt V | trig TRBV IP MULT [ICNT] | cfe TYPE VECTOR IP
+ *   evd TYPE PAYLOAD | raw HEX…
  *
  * IPC 0 writes a suppressed IP.
  */
@@ -96,6 +97,12 @@ export function encodeScenario(lines: readonly string[]): Uint8Array {
         break;
       case 'trig':
         e.trig(n(0), f(1), f(2), a[3] === undefined ? undefined : n(3));
+        break;
+      case 'cfe':
+        e.cfe(n(0), n(1), f(2));
+        break;
+      case 'evd':
+        e.evd(n(0), b(1));
         break;
       case 'raw':
         e.raw(new Uint8Array(a.map((x) => Number.parseInt(x, 16))));

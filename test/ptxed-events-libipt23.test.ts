@@ -19,7 +19,7 @@ import { runPtxedView } from '../src/cli/ptxed-view.js';
  * line; the table of counts is printed (docs/intel-pt-flow.md quotes it).
  */
 
-const RUNS = 4;
+const RUNS = 6;
 // (Intel's ptxed takes ~50 ms a run here: a few option sets, each errata family once)
 const OPTION_SETS: string[][] = [
   ['--insn-decoder'],

@@ -185,6 +185,36 @@ export const KINDS = {
       ...(ip ? [`trig ${trbv} 1 ${+mult} 0`, `fup 3 ${at(i)}`] : [`trig ${trbv} 0 ${+mult}`]),
       ...rest(i, b2),
     ]),
+  'event tracing, disabled': fc
+    .tuple(passes, fc.integer({ min: 1, max: 16 }), fc.integer({ min: 0, max: 255 }), u64, fc.constantFrom(-1, 0, 1, 2))
+    .map(([a, type, v, data, evd]) => [
+      ...a,
+      ...tnt(6, 0),
+      'tip.pgd 0 0',
+      ...(evd >= 0 ? [`evd ${evd} ${hx(data)}`] : []),
+      `cfe ${evd === 0 ? 1 : evd > 0 ? 8 : type} ${v} 0`,
+      `tip.pge 3 ${hx(BASE)}`,
+    ]),
+  'event tracing, in flow': fc
+    .tuple(
+      passes,
+      k,
+      bits,
+      k,
+      bits,
+      // (SWINTR and SYSCALL, 14 and 15, in a flow: not modelled, docs/intel-pt-flow.md)
+      fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 13 }), fc.constant(16)),
+      fc.boolean(),
+      fc.integer({ min: 0, max: 255 }),
+    )
+    .map(([a, i, b1, j, b2, type, ip, v]) => [
+      ...a,
+      ...tnt(i, b1),
+      `cfe ${type} ${v} ${+ip}`,
+      `fup 3 ${at(i)}`,
+      `tip 3 ${at(j)}`,
+      ...rest(j, b2),
+    ]),
   iflags: fc
     .tuple(passes, bits, bits, fc.boolean())
     .map(([a, b1, b2, on]) => [...a, ...tnt(6, b1), `mode.exec 1 0 ${+on}`, `tip 3 ${hx(BASE)}`, ...rest(0, b2)]),
@@ -212,6 +242,8 @@ export const MARKERS: Record<Kind, RegExp> = {
   'exstop alone': /^\[exstop\]$/m,
   ptwrite: /^\[ptwrite: [0-9a-f]+\]$/m,
   trig: /^\[trig [0-9a-f]{2}(, mult)?\]$/m,
+  'event tracing, disabled': /^\[(vmexit|interrupt [0-9]+), (intr: [0-9]+, )?(cr2|vmxr|vmxq): [0-9a-f]{16}/m,
+  'event tracing, in flow': /^\[interrupt [0-9]+(, ip: [0-9a-f]{16})?\]\n\[interrupt/m,
   iflags: /^\[interrupts (enabled|disabled)(, ip: [0-9a-f]{16})?\]$/m,
 };
 

@@ -72,6 +72,27 @@ export function ptxedEventText(ev: PtEvent, o: PtxedTextOptions): string {
       return `interrupts ${ev.iflag ? 'enabled' : 'disabled'}${ip}`;
     case 'trig':
       return `trig ${hx(ev.trbv ?? 0).padStart(2, '0')}${ev.mult ? ', mult' : ''}${ip}${icnt(ev.icnt)}`;
+    case 'interrupt':
+      return `interrupt ${ev.vector ?? 0}${ev.cr2 !== undefined ? `, cr2: ${h16(ev.cr2)}` : ''}${ip}`;
+    case 'sipi':
+      return `sipi: ${hx(ev.vector ?? 0)}`;
+    case 'vmexit': {
+      const intr = ev.hasVector ? `, intr: ${ev.vector ?? 0}` : '';
+      const r = ev.vmxr !== undefined ? `, vmxr: ${h16(ev.vmxr)}` : '';
+      return `vmexit${intr}${r}${ev.vmxq !== undefined ? `, vmxq: ${h16(ev.vmxq)}` : ''}${ip}`;
+    }
+    case 'uintr':
+    case 'swintr':
+      return `${ev.type} ${ev.vector ?? 0}${ip}`;
+    case 'iret':
+    case 'smi':
+    case 'rsm':
+    case 'init':
+    case 'vmentry':
+    case 'shutdown':
+    case 'uiret':
+    case 'syscall':
+      return `${ev.type}${ip}`;
     case 'ignore':
       return 'ignore';
   }

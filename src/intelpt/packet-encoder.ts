@@ -349,6 +349,21 @@ export class PacketEncoder {
     this.byte(trbv);
     if (icnt !== undefined) this.le(BigInt(icnt & 0xffff), 2);
   }
+  /** CFE (event tracing): what changed the flow (type 1 interrupt, 2 IRET, …), its vector; `ip`: a FUP follows. */
+  cfe(type: number, vector: number, ip: boolean): void {
+    this.flushTnt();
+    this.byte(0x02);
+    this.byte(0x13);
+    this.byte((ip ? 0x80 : 0) | (type & 0x1f));
+    this.byte(vector);
+  }
+  /** EVD (event tracing): data for the next CFE (type 0 CR2, 1 VMX qualification, 2 VMX reason). */
+  evd(type: number, payload: bigint): void {
+    this.byte(0x02);
+    this.byte(0x53);
+    this.byte(type & 0x3f);
+    this.le(payload, 8);
+  }
   /** Raw bytes, for tests of malformed input. */
   raw(bytes: Uint8Array): void {
     this.ensure(bytes.length);

@@ -17,12 +17,13 @@ import { TimeCalibration, TimeTracker, type TimingConfig } from '../timing.js';
 import type { Errata } from '../cpu.js';
 import { type PtEvent, type PtEventType, PtDecodeError, newEvent } from './event-types.js';
 import { decodeOvf } from './event-ovf.js';
+import { decodeCfe, decodeEvd } from './event-cfe.js';
 import { decodeFup, decodeTip, decodeTipPge, decodeTipPgd } from './event-ip.js';
 import { decodePsbHeader } from './event-psb.js';
 import { execMode, Lookahead, timeCheck } from './event-support.js';
 
 /** Event bindings (libipt evb_*): which packet completes a queued event. */
-export const EVB = { psbend: 1, tip: 2, fup: 4, fupBound: 8, exstop: 16, pwrx: 32 } as const;
+export const EVB = { psbend: 1, tip: 2, fup: 4, fupBound: 8, exstop: 16, pwrx: 32, cfe: 64 } as const;
 
 interface Queued {
   bind: number;
@@ -271,8 +272,12 @@ export class EventDecoder {
         timeCheck(this.time.updateCyc(p.value, this.o.timing, fcr === 'no_time' ? 0n : fcr));
         return false;
       }
+      case 'cfe':
+        return decodeCfe(this, p.type, p.ipBit, p.vector);
+      case 'evd':
+        return decodeEvd(this, p.type, p.payload);
       default:
-        // CFE/EVD (event tracing) and block packets: not modelled; skipped
+        // block packets (BBP/BIP/BEP): not in libipt 2.3's event decoder; skipped
         return false;
     }
   }

@@ -25,7 +25,8 @@ export function decodeFup(dec: EventDecoder, p: IpPacket): boolean {
   dec.event = ev;
   if (ev.type === 'overflow') dec.enabled = true;
   else dec.stamp(ev);
-  dec.setIp(ev);
+  // RSM and SIPI bind to a FUP without taking its IP
+  if (ev.type !== 'rsm' && ev.type !== 'sipi') dec.setIp(ev);
   return true;
 }
 

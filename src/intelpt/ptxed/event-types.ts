@@ -29,6 +29,19 @@ export type PtEventType =
   | 'tnt' // bits, size (internal: conditional branch outcomes)
   | 'iflags' // iflag, ip
   | 'trig' // trbv, mult, icnt, ip
+  | 'interrupt' // vector, cr2, ip (event tracing: CFE/EVD)
+  | 'iret' // ip
+  | 'smi' // ip
+  | 'rsm'
+  | 'sipi' // vector
+  | 'init' // ip
+  | 'vmentry' // ip
+  | 'vmexit' // vector (hasVector), vmxr, vmxq, ip
+  | 'shutdown' // ip
+  | 'uintr' // vector, ip
+  | 'uiret' // ip
+  | 'swintr' // vector, ip
+  | 'syscall' // ip
   | 'ignore'; // internal: a MODE.Exec that changed nothing, dropped at its binding packet
 
 export type ExecMode = 'unknown' | '16-bit' | '32-bit' | '64-bit';
@@ -70,6 +83,11 @@ export interface PtEvent {
   trbv?: number;
   mult?: boolean;
   icnt?: number;
+  vector?: number;
+  hasVector?: boolean;
+  cr2?: bigint;
+  vmxr?: bigint;
+  vmxq?: bigint;
 }
 
 export function newEvent(type: PtEventType): PtEvent {

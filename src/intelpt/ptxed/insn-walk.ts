@@ -44,7 +44,7 @@ export function decodePtxed(
   sink: PtxedSink,
   o: PtxedDecodeOptions,
 ): PtxedResult {
-  const w = new InsnWalk(new EventDecoder(trace, o), new BlockCache(read), sink, o.retCompression ?? true);
+  const w = new InsnWalk(new EventDecoder(trace, o), new BlockCache(read), sink, o);
   w.run();
   return { instructions: w.instructions, errors: w.errors };
 }
@@ -72,8 +72,11 @@ class InsnWalk {
     private readonly dec: EventDecoder,
     private readonly code: BlockCache,
     private readonly sink: PtxedSink,
-    private readonly retComp: boolean,
-  ) {}
+    o: PtxedDecodeOptions,
+  ) {
+    this.retComp = o.retCompression ?? true;
+  }
+  private readonly retComp: boolean;
 
   run(): void {
     let lastSync = -1;
@@ -194,6 +197,15 @@ class InsnWalk {
         // bound to the PTWRITE instruction (at its IP when given): reported after it (afterInsn)
         if (this.enabled) return false;
         return this.print(ev);
+      case 'swintr':
+      case 'syscall':
+      case 'iret':
+      case 'uiret':
+      case 'vmentry':
+        // with an IP they bind to the instruction there (IRET, UIRET, VMLAUNCH, INT n, SYSCALL), which
+        // libipt's decoders handle differently (not modelled: the event waits, as for other instructions)
+        if (!ev.ipSuppressed && this.enabled) return false;
+        return this.print(ev);
       case 'async_paging':
       case 'async_vmcs':
       case 'exstop':
@@ -201,6 +213,14 @@ class InsnWalk {
       case 'iflags':
       case 'trig':
       case 'tick':
+      case 'interrupt':
+      case 'smi':
+      case 'rsm':
+      case 'sipi':
+      case 'init':
+      case 'vmexit':
+      case 'shutdown':
+      case 'uintr':
         if (!at && this.enabled) return false;
         return this.print(ev);
       case 'cbr':
