@@ -131,6 +131,20 @@ test('decode rejects bad usage with exit 2', () => {
   assert.match(r.stderr, /perf\.data: no such file or directory/); // no -i: ./perf.data, as perf
   const r2 = runCli(['decode', '-i', dir, '--itrace=x']);
   assert.equal(r2.status, 2);
+  // raw mode: a malformed CPU model and the block decoder's --stat are refused in one line
+  const trace = join(dir, 'bad-usage.pt');
+  const img = join(dir, 'bad-usage.bin');
+  writeFileSync(trace, new Uint8Array(16).fill(0));
+  writeFileSync(img, new Uint8Array([0x90]));
+  for (const extra of [['--cpu', 'six'], ['--stat']]) {
+    const r3 = runCli(['decode', '--raw-pt', trace, '--image', `${img}:0x1000`, ...extra]);
+    assert.equal(r3.status, 2, r3.stderr);
+    assert.equal(r3.stderr.trim().split('\n').length, 1, r3.stderr);
+    assert.match(r3.stderr, extra[0] === '--cpu' ? /f\/m\[\/s\]/ : /--insn-decoder/);
+  }
+  const ok = runCli(['decode', '--raw-pt', trace, '--image', `${img}:0x1000`, '--insn-decoder', '--stat']);
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.equal(ok.stdout, 'insn: 0.\n');
 });
 
 test("PSB+ with FUP inside bursts (--mid-burst-psb): errors without pokes equal perf's, flow with pokes equals " +
