@@ -18,6 +18,7 @@ export * from './perfdata/writer-api.js';
 export * from './session/index.js';
 export * from './intelpt/packet-encoder.js';
 export * from './intelpt/flow/index.js';
+export * from './intelpt/ptxed/index.js';
 export * from './sim/index.js';
 export * from './format/index.js';
 export {

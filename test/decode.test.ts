@@ -1,8 +1,7 @@
 /**
  * perfpoke decode beyond the basic experiment: a recording with one lost
  * poke (error list equal to perf's), the --cpu filter and --json report,
- * and raw mode against libipt's instruction decoder (ptxed --no-inst output
- * printed by test/fixtures/mini-ptxed, built here with gcc and libipt-dev).
+ * and raw mode against Intel's ptxed 2.3 (LIBIPT23_BIN, test/libipt23.ts).
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +12,8 @@ import { simulate } from '../src/sim/simulate.js';
 import { loadPtRecording } from '../src/intelpt/flow/recording.js';
 import { PerfFile } from '../src/perfdata/perf-file.js';
 import { readWholeTrace } from '../src/intelpt/flow/trace-source.js';
-import { runCli, runPerf, repoRoot } from './cli.js';
+import { runCli, runPerf } from './cli.js';
+import { libipt23Tools, noLibipt23 } from './libipt23.js';
 import { cannotCompare } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
 
@@ -75,31 +75,53 @@ test("one lost poke: the error list equals perf's, --cpu keeps one CPU, --json l
   );
 });
 
-test("raw mode prints what libipt's instruction decoder does (ptxed --no-inst)", { timeout: 120_000 }, async (t) => {
-  if (spawnSync('gcc', ['--version']).status !== 0) return cannotCompare(t, 'gcc not installed');
-  if (!existsSync('/usr/include/intel-pt.h'))
-    return cannotCompare(t, 'libipt-dev not installed (apt-get install -y libipt-dev)');
-  const exe = join(dir, 'mini-ptxed');
-  const cc = spawnSync('gcc', ['-O1', '-o', exe, join(repoRoot, 'test/fixtures/mini-ptxed/mini-ptxed.c'), '-lipt'], {
-    encoding: 'utf8',
-  });
-  assert.equal(cc.status, 0, cc.stderr);
-  const rec0 = join(dir, 'raw');
-  simulate({ out: rec0, seed: 3, size: 20_000, flips: 0, truth: false, trampoline: false });
-  const rec = await loadPtRecording(rec0);
-  for (const c of rec.cpus) {
-    const trace = join(dir, `cpu${c.cpu}.pt`);
-    const text = join(dir, 'text.bin');
-    writeFileSync(trace, readWholeTrace(c.trace));
+test("raw mode prints what Intel's ptxed 2.3 prints (--no-inst, decoders, --event:ip, --stat) on simulated traces", {
+  timeout: 120_000,
+}, async (t) => {
+  const tools = libipt23Tools();
+  if ('skip' in tools) return noLibipt23(t, tools.skip);
+  const ptxed: string = tools.ptxed;
+  // seed 2 with jump-label flips and no pokes applied: ptxed reports errors (bad compressed returns)
+  for (const [seed, flips] of [
+    [3, 0],
+    [2, 8],
+  ] as const) {
+    const rec0 = join(dir, `raw${seed}`);
+    simulate({ out: rec0, seed, size: 20_000, flips, truth: false, trampoline: false });
+    const rec = await loadPtRecording(rec0);
     const seg = rec.machine.image.segments[0]!;
+    const text = join(dir, 'text.bin');
     writeFileSync(text, seg.bytes);
     const img = `${text}:0x${seg.vaddr.toString(16)}`;
-    const lib = spawnSync(exe, [trace, img], { encoding: 'utf8', maxBuffer: 1 << 28 });
-    assert.equal(lib.status, 0, lib.stderr);
-    const ours = runCli(['decode', '--raw-pt', trace, '--image', img, '--format=ptxed']);
-    assert.equal(ours.status, 0, ours.stderr);
-    assert.ok(lib.stdout.split('\n').length > 1000);
-    assert.equal(ours.stdout, lib.stdout);
+    for (const c of rec.cpus) {
+      const trace = join(dir, `cpu${c.cpu}.pt`);
+      writeFileSync(trace, readWholeTrace(c.trace));
+      // ptxed's options and decode's spelling of them
+      const runs: [ptxed: string[], decode: string[]][] = [
+        [['--insn-decoder'], ['--insn-decoder']],
+        [['--event:ip'], ['--event-ip']],
+        [
+          ['--insn-decoder', '--stat'],
+          ['--insn-decoder', '--stat'],
+        ],
+        [
+          ['--stat:insn', '-q'],
+          ['--stat-insn', '--errors-only'],
+        ],
+      ];
+      for (const [o, cli] of runs) {
+        const lib = spawnSync(ptxed, [...o, '--pt', trace, '--raw', img, '--no-inst'], {
+          encoding: 'utf8',
+          maxBuffer: 1 << 28,
+        });
+        assert.equal(lib.status, 0, lib.stderr);
+        const ours = runCli(['decode', '--raw-pt', trace, '--image', img, '--format=ptxed', ...cli]);
+        assert.equal(ours.status, 0, ours.stderr);
+        if (!o.includes('-q')) assert.ok(lib.stdout.split('\n').length > 1000);
+        if (flips) assert.match(lib.stdout, /error: bad compressed return/);
+        assert.equal(ours.stdout, lib.stdout);
+      }
+    }
   }
 });
 
@@ -109,6 +131,20 @@ test('decode rejects bad usage with exit 2', () => {
   assert.match(r.stderr, /perf\.data: no such file or directory/); // no -i: ./perf.data, as perf
   const r2 = runCli(['decode', '-i', dir, '--itrace=x']);
   assert.equal(r2.status, 2);
+  // raw mode: a malformed CPU model and the block decoder's --stat are refused in one line
+  const trace = join(dir, 'bad-usage.pt');
+  const img = join(dir, 'bad-usage.bin');
+  writeFileSync(trace, new Uint8Array(16).fill(0));
+  writeFileSync(img, new Uint8Array([0x90]));
+  for (const extra of [['--cpu', 'six'], ['--stat']]) {
+    const r3 = runCli(['decode', '--raw-pt', trace, '--image', `${img}:0x1000`, ...extra]);
+    assert.equal(r3.status, 2, r3.stderr);
+    assert.equal(r3.stderr.trim().split('\n').length, 1, r3.stderr);
+    assert.match(r3.stderr, extra[0] === '--cpu' ? /f\/m\[\/s\]/ : /--insn-decoder/);
+  }
+  const ok = runCli(['decode', '--raw-pt', trace, '--image', `${img}:0x1000`, '--insn-decoder', '--stat']);
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.equal(ok.stdout, 'insn: 0.\n');
 });
 
 test("PSB+ with FUP inside bursts (--mid-burst-psb): errors without pokes equal perf's, flow with pokes equals " +

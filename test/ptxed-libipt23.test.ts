@@ -7,17 +7,16 @@ import { libiptEncodeMany, libiptHarness } from '../tools/libipt-harness/harness
 import { libipt23Tools, noLibipt23, runEach } from './libipt23.js';
 import { cannotCompare } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
-import { decodeFlow, type FlowCodeReader } from '../src/intelpt/flow/decode.js';
-import { ptxedSink } from '../src/format/itrace.js';
+import { runPtxedView } from '../src/cli/ptxed-view.js';
 
 /**
- * The ptxed view (`decode --raw-pt … --format=ptxed`, the library's
- * decodeFlow + ptxedSink) against Intel's ptxed 2.3 (insn decoder,
- * `--no-inst`) on generated scenarios over one image: six `jz +0` (either TNT
- * bit is consistent) and a `jmp *%rax` back to the start (a TIP). The
- * instruction addresses must equal ptxed's in every scenario; whole outputs
- * are counted per scenario kind and printed (issue 17: the event lines,
- * `[exec mode: …]` and overflow handling, still differ).
+ * The ptxed view (`decode --raw-pt … --format=ptxed`: src/intelpt/ptxed's
+ * libipt-semantics decoder and src/format/ptxed.ts) against Intel's ptxed 2.3
+ * (insn decoder, `--no-inst`) on scenarios encoded by libipt's own encoder
+ * (tools/libipt-harness) over one image: six `jz +0` (either TNT bit is
+ * consistent) and a `jmp *%rax` back to the start (a TIP). Whole outputs must
+ * equal ptxed's in every scenario (test/ptxed-events-libipt23.test.ts covers
+ * every event kind with the project's own encoder).
  */
 
 const BASE = 0x1000;
@@ -62,20 +61,9 @@ function scenario(kind: Kind): fc.Arbitrary<string> {
 
 const RUNS = 20;
 
-const code: FlowCodeReader = {
-  read: (addr, len) => {
-    const o = Number(addr - BigInt(BASE));
-    return o >= 0 && o < IMAGE.length ? IMAGE.subarray(o, o + len) : new Uint8Array(0);
-  },
-};
-
-/** What `decode --raw-pt … --format=ptxed` prints for a stream (src/cli/commands/decode.ts rawMode). */
-function ptxedView(trace: Uint8Array): string {
-  const lines: string[] = [];
-  const sink = ptxedSink((l) => lines.push(l));
-  decodeFlow({ cpus: [{ cpu: 0, trace }], pokes: [], code, sink, retCompression: true });
-  return lines.map((l) => `${l}\n`).join('');
-}
+/** What `decode --raw-pt … --format=ptxed` prints for a stream. */
+const ptxedView = (trace: Uint8Array): string =>
+  runPtxedView(trace, [{ addr: BigInt(BASE), bytes: IMAGE }], ['--insn-decoder']).stdout;
 
 const addresses = (out: string): string[] => out.split('\n').filter((l) => /^[0-9a-f]{16}$/.test(l));
 
@@ -111,6 +99,7 @@ test('decode --raw-pt --format=ptxed vs ptxed 2.3 (insn decoder): runs equal per
     }
     counts.push(`${kind}: whole output ${equal}/${RUNS}, instruction addresses ${sameInsns}/${RUNS}`);
     assert.equal(sameInsns, RUNS, `${kind}: instruction addresses differ from ptxed's`);
+    assert.equal(equal, RUNS, `${kind}: whole outputs differ from ptxed's`);
   });
   for (const c of counts) t.diagnostic(c);
   // ptxed itself decoded them (the scenarios are consistent with the image)

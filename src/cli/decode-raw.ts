@@ -1,41 +1,74 @@
 /**
  * `perfpoke decode --raw-pt FILE --image BIN:ADDR`: a bare Intel PT stream
- * decoded over flat images (no pokes), printed as libipt's `ptxed --no-inst`.
+ * decoded over flat images (no pokes) with libipt's semantics, printed as
+ * libipt's `ptxed --no-inst` prints it (src/cli/ptxed-view.ts). The ptxed
+ * options are spelled with a dash for ptxed's colon (`--event-ip` is
+ * `--event:ip`), ptxed's `--quiet` is `--errors-only`; in raw mode `--cpu`
+ * is ptxed's `--cpu none|f/m[/s]`.
  */
 import { readFileSync } from 'node:fs';
-import { decodeFlow, type FlowCodeReader } from '../intelpt/flow/decode.js';
-import { ptxedSink } from '../format/itrace.js';
+import type { Command } from 'commander';
 import { UsageError } from './errors.js';
 import { OutputSink } from './output.js';
+import { runPtxedView } from './ptxed-view.js';
 
-/** Flat images for raw mode: a sorted list of (addr, bytes). */
-class FlatImage implements FlowCodeReader {
-  constructor(private readonly segs: { addr: bigint; bytes: Uint8Array }[]) {}
-  read(addr: bigint, len: number): Uint8Array {
-    for (const s of this.segs) {
-      if (addr >= s.addr && addr < s.addr + BigInt(s.bytes.length)) {
-        const o = Number(addr - s.addr);
-        return s.bytes.subarray(o, Math.min(s.bytes.length, o + len));
-      }
-    }
-    return new Uint8Array(0);
-  }
+export interface RawDecodeOptions {
+  rawPt: string;
+  image: string[];
+  format?: string;
+  cpu?: string;
+  eventIp?: boolean;
+  eventTime?: boolean;
+  eventIflags?: boolean;
+  insnDecoder?: boolean;
+  blockDecoder?: boolean;
+  stat?: boolean;
+  statInsn?: boolean;
+  errorsOnly?: boolean;
 }
 
-export async function decodeRaw(o: { rawPt: string; image: string[]; format?: string }): Promise<void> {
+/** The raw-mode options of `decode` (ptxed's, with `-` for `:`). */
+export function rawDecodeOptions(cmd: Command): void {
+  cmd
+    .option('--event-ip', "raw mode: print the IP of events (ptxed's --event:ip)")
+    .option('--event-time', "raw mode: print the TSC of events (ptxed's --event:time)")
+    .option('--event-iflags', "raw mode: report interrupt flag changes (ptxed's --event:iflags)")
+    .option('--insn-decoder', "raw mode: ptxed's instruction flow decoder (same output as the block decoder)")
+    .option('--block-decoder', "raw mode: ptxed's block decoder (its default)")
+    .option('--stat', "raw mode: print statistics (ptxed's --stat; with --insn-decoder)")
+    .option('--stat-insn', "raw mode: print the instruction count (ptxed's --stat:insn)")
+    .option('--errors-only', "raw mode: print errors and statistics only (ptxed's --quiet)");
+}
+
+export async function decodeRaw(o: RawDecodeOptions): Promise<void> {
   if (o.format !== 'ptxed')
     throw new UsageError(`--format: only "ptxed" is supported in raw mode, got ${JSON.stringify(o.format)}`);
   if (!o.image.length) throw new UsageError('raw mode needs at least one --image BIN:ADDR');
   const segs = o.image.map((spec) => {
     const i = spec.lastIndexOf(':');
     if (i <= 0) throw new UsageError(`--image ${JSON.stringify(spec)}: expected FILE:ADDR`);
-    const addr = BigInt(spec.slice(i + 1));
+    let addr: bigint;
+    try {
+      addr = BigInt(spec.slice(i + 1));
+    } catch {
+      throw new UsageError(`--image ${JSON.stringify(spec)}: ${spec.slice(i + 1)} is not an address`);
+    }
     return { addr, bytes: new Uint8Array(readFileSync(spec.slice(0, i))) };
   });
+  const args: string[] = [];
+  if (o.insnDecoder) args.push('--insn-decoder');
+  if (o.blockDecoder) args.push('--block-decoder');
+  if (o.eventIp) args.push('--event:ip');
+  if (o.eventTime) args.push('--event:time');
+  if (o.eventIflags) args.push('--event:iflags');
+  if (o.stat) args.push('--stat');
+  if (o.statInsn) args.push('--stat:insn');
+  if (o.errorsOnly) args.push('--quiet');
+  if (o.cpu !== undefined) args.push('--cpu', o.cpu);
   const trace = new Uint8Array(readFileSync(o.rawPt));
+  const r = runPtxedView(trace, segs, args);
   const out = new OutputSink(undefined, { sync: true });
-  const sink = ptxedSink((l) => out.line(l));
-  const r = decodeFlow({ cpus: [{ cpu: 0, trace }], pokes: [], code: new FlatImage(segs), sink, retCompression: true });
+  out.write(r.stdout);
   await out.close();
   process.stderr.write(`${r.errors} instruction trace errors\n`);
 }

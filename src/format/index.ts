@@ -17,7 +17,6 @@ export {
   decodeJsonLines,
   itraceSink,
   perfErrorLine,
-  ptxedSink,
   ITRACE_FIELDS,
   type ItraceField,
   type ItraceOptions,
@@ -31,5 +30,6 @@ export {
 } from './itrace-perf.js';
 export { parseItrace, type ItraceSpec, type ItracePeriod } from './itrace-options.js';
 export { perfItraceOptions } from './itrace-recording.js';
+export { ptxedEventText, ptxedTextSink, type PtxedTextOptions } from './ptxed.js';
 export { imageJsonLines, imageListing, imageTextLines, type ImageListing } from './image-text.js';
 export { recordSummaryLines } from './record-summary.js';

@@ -1,8 +1,7 @@
 /**
  * Decoded Intel PT flow as text: perf 6.1's `perf script --itrace` lines
  * (instructions `i`, branches `b`, trace errors `e`:
- * perf_event__fprintf_auxtrace_error), libipt's `ptxed --no-inst` lines for
- * raw mode, and the JSON Lines report of a decode. Each builder returns a
+ * perf_event__fprintf_auxtrace_error) and the JSON Lines report of a decode. Each builder returns a
  * FlowSink that writes lines through `line` as the decoder walks.
  */
 import type { FlowError, FlowSink } from '../intelpt/flow/cpu-flow.js';
@@ -102,28 +101,6 @@ export function itraceSink(o: ItraceOptions, line: (s: string) => void, errors: 
     };
   }
   return sink;
-}
-
-const PTXED_EVENTS: Record<string, string> = {
-  enabled: '[enabled]',
-  disabled: '[disabled]',
-  overflow: '[overflow]',
-  interrupt: '[interrupt]',
-  'exec-mode-64': '[exec mode: 64-bit]',
-};
-
-/** A sink printing what libipt's `ptxed --no-inst` prints: one address per instruction, events, errors. */
-export function ptxedSink(line: (s: string) => void): FlowSink {
-  return {
-    insns: (_cpu, insns, from, to) => {
-      for (let i = from; i < to; i++) line(insns[i]!.ip.toString(16).padStart(16, '0'));
-    },
-    event: (_cpu, what) => {
-      const text = PTXED_EVENTS[what];
-      if (text) line(text);
-    },
-    error: (e) => line(`[${e.offset.toString(16)}, ${e.ip.toString(16)}: error: ${e.reason}]`),
-  };
 }
 
 /** Where an error's trace offset falls among a CPU's AUXTRACE buffers. */

@@ -279,6 +279,91 @@ export class PacketEncoder {
     this.byte(ratio);
     this.byte(0);
   }
+  /** PIP: CR3 (bits 51:5) and the non-root bit. */
+  pip(cr3: bigint, nr = false): void {
+    this.byte(0x02);
+    this.byte(0x43);
+    this.le(((cr3 >> 5n) << 1n) | (nr ? 1n : 0n), 6);
+  }
+  /** VMCS: the VMCS base address (bits 51:12). */
+  vmcs(base: bigint): void {
+    this.byte(0x02);
+    this.byte(0xc8);
+    this.le(base >> 12n, 5);
+  }
+  /** PTW: a PTWRITE payload of 4 (plc 0) or 8 (plc 1) bytes; `ip`: a FUP follows. */
+  ptw(plc: 0 | 1, payload: bigint, ip: boolean): void {
+    this.flushTnt();
+    this.byte(0x02);
+    this.byte(0x12 | (plc << 5) | (ip ? 0x80 : 0));
+    this.le(payload, plc ? 8 : 4);
+  }
+  /** EXSTOP; `ip`: a FUP follows. */
+  exstop(ip: boolean): void {
+    this.flushTnt();
+    this.byte(0x02);
+    this.byte(ip ? 0xe2 : 0x62);
+  }
+  /** MWAIT: the hints (EAX) and extensions (ECX) of the MWAIT instruction. */
+  mwait(hints: number, ext: number): void {
+    this.byte(0x02);
+    this.byte(0xc2);
+    this.le(BigInt(hints >>> 0), 4);
+    this.le(BigInt(ext >>> 0), 4);
+  }
+  /** PWRE: target C-state and sub-state, hw = hardware-initiated. */
+  pwre(state: number, subState: number, hw: boolean): void {
+    this.byte(0x02);
+    this.byte(0x22);
+    this.byte(hw ? 0x08 : 0);
+    this.byte(((state & 0xf) << 4) | (subState & 0xf));
+  }
+  /** PWRX: last and deepest core C-state, and the wake reason bits (1 interrupt, 4 store, 8 autonomous). */
+  pwrx(last: number, deepest: number, wake: number): void {
+    this.byte(0x02);
+    this.byte(0xa2);
+    this.byte(((last & 0xf) << 4) | (deepest & 0xf));
+    this.byte(wake & 0xf);
+    this.byte(0);
+    this.byte(0);
+    this.byte(0);
+  }
+  /** STOP: tracing stopped (e.g. ToPA stop). */
+  stop(): void {
+    this.flushTnt();
+    this.byte(0x02);
+    this.byte(0x83);
+  }
+  /** MNT: an 8-byte maintenance payload. */
+  mnt(payload: bigint): void {
+    this.byte(0x02);
+    this.byte(0xc3);
+    this.byte(0x88);
+    this.le(payload, 8);
+  }
+  /** TRIG: trigger bits; `ip`: a FUP follows; `mult`: more triggers; `icnt`: an instruction count. */
+  trig(trbv: number, ip: boolean, mult: boolean, icnt?: number): void {
+    this.flushTnt();
+    this.byte(0xd9);
+    this.byte((ip ? 0x80 : 0) | (icnt !== undefined ? 0x40 : 0) | (mult ? 0x20 : 0));
+    this.byte(trbv);
+    if (icnt !== undefined) this.le(BigInt(icnt & 0xffff), 2);
+  }
+  /** CFE (event tracing): what changed the flow (type 1 interrupt, 2 IRET, …), its vector; `ip`: a FUP follows. */
+  cfe(type: number, vector: number, ip: boolean): void {
+    this.flushTnt();
+    this.byte(0x02);
+    this.byte(0x13);
+    this.byte((ip ? 0x80 : 0) | (type & 0x1f));
+    this.byte(vector);
+  }
+  /** EVD (event tracing): data for the next CFE (type 0 CR2, 1 VMX qualification, 2 VMX reason). */
+  evd(type: number, payload: bigint): void {
+    this.byte(0x02);
+    this.byte(0x53);
+    this.byte(type & 0x3f);
+    this.le(payload, 8);
+  }
   /** Raw bytes, for tests of malformed input. */
   raw(bytes: Uint8Array): void {
     this.ensure(bytes.length);

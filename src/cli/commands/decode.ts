@@ -9,7 +9,7 @@ import { parseItraceFields, perfItraceSink } from '../../format/itrace-perf.js';
 import { otherSampleDeliveries, perfItraceOptions } from '../../format/itrace-recording.js';
 import { FormatOptionError } from '../../format/errors.js';
 import { codeImageWarnings, tracesKernel } from '../../machine/code-warnings.js';
-import { decodeRaw } from '../decode-raw.js';
+import { decodeRaw, rawDecodeOptions, type RawDecodeOptions } from '../decode-raw.js';
 import { UsageError } from '../errors.js';
 import { jsonOption } from '../options.js';
 import { OutputSink } from '../output.js';
@@ -25,7 +25,7 @@ import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 export { perfErrorLine } from '../../format/itrace.js';
 
-interface DecodeCliOptions {
+interface DecodeCliOptions extends Omit<RawDecodeOptions, 'rawPt'> {
   input?: string;
   itrace?: string;
   insnTrace?: boolean;
@@ -33,11 +33,8 @@ interface DecodeCliOptions {
   callRetTrace?: boolean;
   ns?: boolean;
   fields?: string;
-  cpu?: string;
   json?: boolean;
   rawPt?: string;
-  image: string[];
-  format?: string;
 }
 
 export function register(program: Command): void {
@@ -55,7 +52,7 @@ export function register(program: Command): void {
     .option('--call-ret-trace', 'perf script --call-ret-trace (not supported yet: refused)')
     .option('--ns', 'times with nanoseconds (perf script --ns)')
     .option('-F, --fields <list>', 'perf script -F: comm,tid,pid,cpu,time,period,event,ip,sym,symoff,dso,addr,insn…')
-    .option('--cpu <n>', 'only this CPU')
+    .option('--cpu <n>', 'only this CPU (raw mode: the CPU model, none|f/m[/s], as ptxed --cpu)')
     .option('--raw-pt <file>', 'raw mode: a bare Intel PT stream (as ptxed --pt)')
     .option(
       '--image <bin:addr>',
@@ -64,9 +61,10 @@ export function register(program: Command): void {
       [] as string[],
     )
     .option('--format <fmt>', 'raw mode output: ptxed (ptxed --no-inst)', 'ptxed');
+  rawDecodeOptions(cmd);
   jsonOption(cmd, 'print a JSON Lines report (decode_error, decode_cpu, decode_summary) instead of lines');
   cmd.action(async (o: DecodeCliOptions) => {
-    if (o.rawPt) return decodeRaw({ rawPt: o.rawPt, image: o.image, format: o.format });
+    if (o.rawPt) return decodeRaw({ ...o, rawPt: o.rawPt });
     if (!o.input) throw new UsageError('decode: -i DIR (or --raw-pt FILE) is required');
     if (o.callTrace) throw new UsageError("--call-trace is not supported yet (it needs perf's callindent field)");
     if (o.callRetTrace)

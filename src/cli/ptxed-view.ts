@@ -1,0 +1,97 @@
+/**
+ * The ptxed view of a raw PT stream: libipt's `ptxed --no-inst` options
+ * (spelled as ptxed spells them) applied to the libipt-semantics decoder
+ * (src/intelpt/ptxed) and its text (src/format/ptxed.ts). `decode --raw-pt`
+ * and the tests call it; it returns what ptxed prints on stdout.
+ */
+import { cpuErrata, NO_ERRATA, parseCpu, type Errata } from '../intelpt/cpu.js';
+import { decodePtxed } from '../intelpt/ptxed/insn-walk.js';
+import { ptxedTextSink } from '../format/ptxed.js';
+import { UsageError } from './errors.js';
+
+export interface FlatSegment {
+  addr: bigint;
+  bytes: Uint8Array;
+}
+
+/** ptxed options the view supports; anything else is refused by name. */
+export const PTXED_VIEW_OPTIONS = [
+  '--insn-decoder',
+  '--block-decoder',
+  '--event:ip',
+  '--event:time',
+  '--event:iflags',
+  '--cpu',
+  '--quiet',
+  '-q',
+  '--stat',
+  '--stat:insn',
+] as const;
+
+/**
+ * Options that need the blocks of libipt's block decoder, whose boundaries
+ * also depend on its block cache (a direct branch ends a block the first time
+ * it is decoded): not modelled, refused by name.
+ */
+const BLOCK_OPTIONS = ['--stat:blocks', '--block:show-blocks', '--block:end-on-call', '--block:end-on-jump'];
+
+export function runPtxedView(
+  trace: Uint8Array,
+  segs: readonly FlatSegment[],
+  args: readonly string[],
+): { stdout: string; instructions: number; errors: number } {
+  const lines: string[] = [];
+  let errata: Errata = NO_ERRATA;
+  const flags = new Set<string>();
+  let blockDecoder = true;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] ?? '';
+    if (a === '--cpu') {
+      const v = args[++i] ?? '';
+      if (v === 'none') {
+        errata = NO_ERRATA;
+        continue;
+      }
+      const cpu = parseCpu(v);
+      if (!cpu) throw new UsageError('--cpu: cpu must be specified as f/m[/s]');
+      const e = cpuErrata(cpu);
+      // ptxed reports an unknown model and decodes by the spec
+      if (!e) lines.push('[0, 0: config error: unknown cpu]');
+      errata = e ?? NO_ERRATA;
+      continue;
+    }
+    if (BLOCK_OPTIONS.includes(a))
+      throw new UsageError(`ptxed option ${a} is not supported by the ptxed view (it needs libipt's block cache)`);
+    if (!(PTXED_VIEW_OPTIONS as readonly string[]).includes(a))
+      throw new UsageError(`ptxed option ${a} is not supported by the ptxed view`);
+    if (a === '--insn-decoder' || a === '--block-decoder') blockDecoder = a === '--block-decoder';
+    flags.add(a === '-q' ? '--quiet' : a);
+  }
+  const quiet = flags.has('--quiet');
+  // --stat alone collects what the decoder has: with the block decoder, also its block count
+  if (flags.has('--stat') && !flags.has('--stat:insn') && blockDecoder)
+    throw new UsageError('--stat with the block decoder counts its blocks (not supported): add --insn-decoder');
+  const statInsn = flags.has('--stat') || flags.has('--stat:insn');
+  const read = (addr: bigint, len: number): Uint8Array | undefined => {
+    for (const s of segs) {
+      if (addr >= s.addr && addr < s.addr + BigInt(s.bytes.length)) {
+        const o = Number(addr - s.addr);
+        return s.bytes.subarray(o, Math.min(s.bytes.length, o + len));
+      }
+    }
+    return undefined;
+  };
+  const sink = ptxedTextSink((l) => lines.push(l), {
+    eventIp: flags.has('--event:ip'),
+    eventTime: flags.has('--event:time'),
+    quiet,
+  });
+  const timing = { mtcFreq: 0, nomFreq: 0, cpuid15Eax: 0, cpuid15Ebx: 0 };
+  const r = decodePtxed(trace, read, sink, {
+    errata,
+    timing,
+    iflags: flags.has('--event:iflags'),
+  });
+  if (statInsn) lines.push(`insn: ${r.instructions}.`);
+  return { stdout: lines.map((l) => `${l}\n`).join(''), ...r };
+}

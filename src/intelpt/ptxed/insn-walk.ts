@@ -1,0 +1,340 @@
+/**
+ * The instruction flow of libipt 2.3's instruction decoder, as `ptxed
+ * --insn-decoder` prints it: walk the code from the IP an event gives,
+ * taking conditional branches from TNT events and indirect ones from TIP
+ * events, and apply each event where libipt binds it — before the
+ * instruction at its IP (enabled, overflow, interrupt, exec mode, tsx,
+ * exstop, mwait, ptwrite, async paging…), right away when it has no IP
+ * (cbr, pwre, pwrx, mnt, stop…), or after the branch it ends at (disabled).
+ * On an error it reports the trace offset and IP and resynchronizes at the
+ * next PSB, as ptxed does.
+ */
+import { BlockCache, type Insn } from '../../x86/block-cache.js';
+import type { Errata } from '../cpu.js';
+import type { TimingConfig } from '../timing.js';
+import { EventDecoder } from './event-decoder.js';
+import { PtDecodeError, type ExecMode, type PtErrorCode, type PtEvent } from './event-types.js';
+
+export interface PtxedSink {
+  insn(ip: bigint, speculative: boolean, insn: Insn): void;
+  event(ev: PtEvent): void;
+  /** `kind`: "error" while decoding, "sync error" while looking for a PSB. */
+  error(offset: number, ip: bigint, code: PtErrorCode, kind: 'error' | 'sync error'): void;
+  /** The trace ended with tracing enabled (ptxed prints `[end of trace]`). */
+  end?(): void;
+}
+
+export interface PtxedDecodeOptions {
+  errata: Errata;
+  timing: TimingConfig;
+  iflags?: boolean;
+  /** Returns may be compressed into TNT bits (default true). */
+  retCompression?: boolean;
+}
+
+export interface PtxedResult {
+  instructions: number;
+  errors: number;
+}
+
+/** Decode a raw PT stream over the code `read` gives, reporting to `sink` what ptxed would print. */
+export function decodePtxed(
+  trace: Uint8Array,
+  read: (addr: bigint, len: number) => Uint8Array | undefined,
+  sink: PtxedSink,
+  o: PtxedDecodeOptions,
+): PtxedResult {
+  const w = new InsnWalk(new EventDecoder(trace, o), new BlockCache(read), sink, o);
+  w.run();
+  return { instructions: w.instructions, errors: w.errors };
+}
+
+/** Events without an IP, reported as soon as they are reached. */
+const STANDALONE = new Set(['cbr', 'pwre', 'pwrx', 'mnt', 'stop']);
+
+class InsnWalk {
+  instructions = 0;
+  errors = 0;
+  private ip = 0n;
+  private enabled = false;
+  private speculative = false;
+  mode: ExecMode = 'unknown';
+  private lastDisableIp = 0n;
+  private retstack: bigint[] = [];
+  private cur: PtEvent | undefined;
+  /** Where an error outside an instruction is reported: after the last instruction walked (ptxed's insn.ip). */
+  private errIp = 0n;
+  private inStep = false;
+  /** Still reading the status of the PSB+ decoding started at. */
+  private starting = false;
+
+  constructor(
+    private readonly dec: EventDecoder,
+    private readonly code: BlockCache,
+    private readonly sink: PtxedSink,
+    o: PtxedDecodeOptions,
+  ) {
+    this.retComp = o.retCompression ?? true;
+  }
+  private readonly retComp: boolean;
+
+  run(): void {
+    let lastSync = -1;
+    for (;;) {
+      try {
+        if (!this.dec.syncForward()) return;
+      } catch (e) {
+        if (!(e instanceof PtDecodeError)) throw e;
+        if (e.code === 'eos') return;
+        this.errors++;
+        this.sink.error(this.dec.offset, 0n, e.code, 'sync error');
+        if (this.dec.cursor.sync <= lastSync) return;
+        lastSync = this.dec.cursor.sync;
+        continue;
+      }
+      this.ip = 0n;
+      this.enabled = false;
+      this.speculative = false;
+      this.mode = 'unknown';
+      this.retstack = [];
+      this.cur = undefined;
+      this.errIp = 0n;
+      try {
+        this.walk();
+      } catch (e) {
+        if (!(e instanceof PtDecodeError)) throw e;
+        if (e.code === 'eos') {
+          if (this.enabled) this.sink.end?.();
+          return;
+        }
+        this.errors++;
+        this.sink.error(this.dec.offset, this.inStep ? this.ip : this.errIp, e.code, 'error');
+      }
+    }
+  }
+
+  private walk(): void {
+    this.starting = true;
+    this.inStep = false;
+    for (;;) {
+      if (!this.cur) {
+        this.cur = this.dec.next();
+        if (!this.cur.statusUpdate) this.starting = false;
+      }
+      if (this.applyBefore(this.cur)) {
+        this.cur = undefined;
+        continue;
+      }
+      this.inStep = true;
+      this.step();
+      this.inStep = false;
+    }
+  }
+
+  /** Apply the event if it takes effect before the instruction at the current IP; false when it must wait. */
+  private applyBefore(ev: PtEvent): boolean {
+    const at = ev.ipSuppressed || ev.ip === this.ip;
+    switch (ev.type) {
+      case 'enabled':
+        if (ev.statusUpdate) {
+          // the PSB+ decoding starts at enables tracing; a later PSB+ must agree with the flow
+          if (!this.enabled) {
+            if (!this.starting) throw new PtDecodeError('bad_status_update');
+            this.ip = ev.ip;
+            this.enabled = true;
+          }
+          return true;
+        }
+        if (this.enabled) throw new PtDecodeError('bad_context');
+        if (ev.ipSuppressed) throw new PtDecodeError('noip');
+        this.ip = ev.ip;
+        this.enabled = true;
+        ev.resumed = this.lastDisableIp === ev.ip && this.lastDisableIp !== 0n;
+        return this.print(ev);
+      case 'disabled':
+        if (ev.statusUpdate) {
+          this.enabled = false;
+          return true;
+        }
+        if (!this.enabled) return this.print(ev);
+        return false;
+      case 'async_disabled':
+        if (!this.enabled) throw new PtDecodeError('bad_context');
+        if (ev.from !== this.ip) return false;
+        this.enabled = false;
+        this.lastDisableIp = this.ip;
+        return this.print(ev);
+      case 'async_branch':
+        if (!this.enabled) throw new PtDecodeError('bad_context');
+        if (ev.from !== this.ip) return false;
+        this.ip = ev.ip;
+        return this.print(ev);
+      case 'overflow':
+        this.speculative = false;
+        if (ev.ipSuppressed) this.enabled = false;
+        else {
+          this.ip = ev.ip;
+          this.enabled = true;
+        }
+        this.retstack = [];
+        return this.print(ev);
+      case 'exec_mode':
+        if (!at && this.enabled) return false;
+        if (ev.statusUpdate && this.enabled && this.mode !== 'unknown' && this.mode !== ev.mode)
+          throw new PtDecodeError('bad_status_update');
+        this.mode = ev.mode ?? 'unknown';
+        return this.print(ev);
+      case 'tsx':
+        if (!at && this.enabled) return false;
+        this.speculative = ev.speculative ?? false;
+        return this.print(ev);
+      case 'paging':
+      case 'vmcs':
+        // bound to the MOV CR3 / VMPTRLD that caused it while tracing is on
+        if (this.enabled) return false;
+        return this.print(ev);
+      case 'ptwrite':
+        // bound to the PTWRITE instruction (at its IP when given): reported after it (afterInsn)
+        if (this.enabled) return false;
+        return this.print(ev);
+      case 'swintr':
+      case 'syscall':
+      case 'iret':
+      case 'uiret':
+      case 'vmentry':
+        // with an IP they bind to the instruction there (IRET, UIRET, VMLAUNCH, INT n, SYSCALL), which
+        // libipt's decoders handle differently (not modelled: the event waits, as for other instructions)
+        if (!ev.ipSuppressed && this.enabled) return false;
+        return this.print(ev);
+      case 'async_paging':
+      case 'async_vmcs':
+      case 'exstop':
+      case 'mwait':
+      case 'iflags':
+      case 'trig':
+      case 'tick':
+      case 'interrupt':
+      case 'smi':
+      case 'rsm':
+      case 'sipi':
+      case 'init':
+      case 'vmexit':
+      case 'shutdown':
+      case 'uintr':
+        if (!at && this.enabled) return false;
+        return this.print(ev);
+      case 'cbr':
+      case 'pwre':
+      case 'pwrx':
+      case 'mnt':
+      case 'stop':
+        return this.print(ev);
+      case 'ignore':
+        return true;
+      case 'tnt':
+      case 'tip':
+        if (!this.enabled) throw new PtDecodeError('bad_context');
+        return false;
+    }
+  }
+
+  private print(ev: PtEvent): true {
+    if (!ev.statusUpdate) this.sink.event(ev);
+    return true;
+  }
+
+  /** Decode and report the instruction at the IP, and move to the next IP the trace says. */
+  private step(): void {
+    if (!this.enabled) throw new PtDecodeError('no_enable');
+    const block = this.code.get(this.ip);
+    const insn = block.insns[0];
+    if (!insn) throw new PtDecodeError(block.stop === 'invalid' ? 'bad_insn' : 'nomap');
+    this.sink.insn(this.ip, this.speculative, insn);
+    this.instructions++;
+    const next = this.ip + BigInt(insn.length);
+    this.errIp = next;
+    this.afterInsn(this.ip);
+    const ev = this.cur;
+    switch (insn.op) {
+      case 'other':
+        this.ip = next;
+        return;
+      case 'jcc':
+        this.ip = this.takeTnt(ev) ? (insn.target ?? next) : next;
+        return;
+      case 'jmp':
+      case 'call':
+        if (!insn.indirect) {
+          if (insn.op === 'call') this.retstack.push(next);
+          this.ip = insn.target ?? next;
+          if (ev?.type === 'disabled' && (ev.ipSuppressed || ev.ip === this.ip)) this.disableAfter(ev, next);
+          return;
+        }
+        if (insn.op === 'call') this.retstack.push(next);
+        this.takeTip(ev, next);
+        return;
+      case 'ret':
+        if (this.retComp && ev?.type === 'tnt') {
+          // a compressed return is a taken TNT bit (ptxed reports errors after the RET)
+          const taken = this.takeTnt(ev);
+          const to = this.retstack.pop();
+          this.ip = next;
+          if (!taken) throw new PtDecodeError('bad_retcomp');
+          if (to === undefined) throw new PtDecodeError('retstack_empty');
+          this.ip = to;
+          return;
+        }
+        this.takeTip(ev, next);
+        return;
+      default:
+        // far branches, syscall/sysret, iret, int: the target comes in a TIP
+        this.takeTip(ev, next);
+    }
+  }
+
+  /**
+   * Events reported after the instruction they bind to (a PTWRITE's payload
+   * at the FUP's IP), and the standalone ones that follow them.
+   */
+  private afterInsn(ip: bigint): void {
+    let ev = this.cur;
+    if (ev?.type !== 'ptwrite' || ev.ipSuppressed || ev.ip !== ip) return;
+    for (;;) {
+      this.print(ev);
+      this.cur = ev = this.dec.next();
+      if (!STANDALONE.has(ev.type)) return;
+    }
+  }
+
+  /** The next outcome of the current TNT event (true = taken). */
+  private takeTnt(ev: PtEvent | undefined): boolean {
+    if (ev?.type !== 'tnt' || !ev.size) throw new PtDecodeError('bad_query');
+    ev.size--;
+    const taken = Math.floor((ev.bits ?? 0) / 2 ** ev.size) % 2 === 1;
+    if (!ev.size) this.cur = undefined;
+    return taken;
+  }
+
+  private takeTip(ev: PtEvent | undefined, next: bigint): void {
+    if (ev?.type === 'tip') {
+      if (ev.ipSuppressed) throw new PtDecodeError('noip');
+      this.ip = ev.ip;
+      this.cur = undefined;
+      return;
+    }
+    if (ev?.type === 'disabled') {
+      this.disableAfter(ev, next);
+      return;
+    }
+    throw new PtDecodeError('bad_query');
+  }
+
+  /** A TIP.PGD: the branch just walked left the traced region. */
+  private disableAfter(ev: PtEvent, next: bigint): void {
+    this.enabled = false;
+    this.lastDisableIp = ev.ipSuppressed ? 0n : next;
+    this.ip = ev.ipSuppressed ? next : ev.ip;
+    this.cur = undefined;
+    this.print(ev);
+  }
+}
