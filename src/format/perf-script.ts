@@ -32,6 +32,8 @@ import type { Symbolizer } from '../machine/symbolizer.js';
 import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
 import { ScriptFilter } from './script-filters.js';
 import { ScriptSymbols, symbolColumns } from './script-symbols.js';
+import { ksymbolEvent } from './script-ksymbols.js';
+import { StatScript } from './script-stat.js';
 import { DsoSymbols } from '../machine/dso-symbols.js';
 import { jsonHex, jsonLine, jsonTime } from './json-lines.js';
 import type { TypeFields } from './script-field-specs.js';
@@ -315,6 +317,8 @@ export class ScriptPrinter {
     }
     if (t >= RecordType.HEADER_ATTR) {
       if (t === RecordType.FINISHED_ROUND && this.opts.showRoundEvents) this.emitOther(raw, undefined, undefined);
+      // perf stat record files: the counts at each STAT_ROUND (script-stat.ts)
+      if (t >= RecordType.THREAD_MAP && t <= RecordType.EVENT_UPDATE) this.stat.handle(raw.decode(), this.opts.json);
       return;
     }
     const o = this.opts;
@@ -364,9 +368,12 @@ export class ScriptPrinter {
       case RecordType.LOST:
         if (o.showLostEvents) this.emitOther(raw, raw.decode(), 'sample');
         return;
-      case RecordType.KSYMBOL:
-        if (o.showBpfEvents || o.showTextPokeEvents) this.emitOther(raw, raw.decode(), 'sample');
+      case RecordType.KSYMBOL: {
+        const rec = raw.decode() as Extract<PerfRecord, { kind: 'ksymbol' }>;
+        if (this.wantSymbols) ksymbolEvent(this.symbols().ksymbols, rec);
+        if (o.showBpfEvents || o.showTextPokeEvents) this.emitOther(raw, rec, 'sample');
         return;
+      }
       case RecordType.BPF_EVENT:
         if (o.showBpfEvents) this.emitOther(raw, raw.decode(), 'sample');
         return;
@@ -430,6 +437,11 @@ export class ScriptPrinter {
   }
 
   private readonly splitter: SampleReadSplitter;
+  private statScript: StatScript | undefined;
+  private get stat(): StatScript {
+    this.statScript ??= new StatScript(this.s, this.out);
+    return this.statScript;
+  }
 
   private sample(raw: RawRecord): void {
     const a0 = this.s.attrOf(raw);

@@ -4,12 +4,14 @@
  * an address, kernel addresses through the kernel map (the [kernel.kallsyms]
  * MMAP) and kallsyms, user addresses through the process's maps and the
  * mapped file's ELF symbols. No map: "[unknown] ([unknown])"; a map without
- * a symbol there: "[unknown] (dso)".
+ * a symbol there: "[unknown] (dso)". Kernel code outside the kernel map:
+ * the KSYMBOL maps (script-ksymbols.ts).
  */
 import { type DsoSymbols, perfMapSymbols } from '../machine/dso-symbols.js';
 import type { SymbolTable } from '../machine/symbols.js';
 import type { UserMaps } from '../session/user-maps.js';
 import type { PerfField } from './script-field-specs.js';
+import { KsymbolMaps } from './script-ksymbols.js';
 
 export interface SymbolColumns {
   sym: boolean;
@@ -35,6 +37,9 @@ export class ScriptSymbols {
     if (filename.startsWith('[kernel.kallsyms]')) this.kernelMap = { start, end: start + len };
   }
 
+  /** BPF programs and trampolines named by KSYMBOL records, in event order. */
+  readonly ksymbols = new KsymbolMaps();
+
   private readonly jit = new Map<string, SymbolTable | null>();
   private jitMap(path: string): SymbolTable | undefined {
     let j = this.jit.get(path);
@@ -56,6 +61,10 @@ export class ScriptSymbols {
         dso = '[kernel.kallsyms]';
         const s = this.dsos.kernel()?.find(ip);
         if (s) [name, off] = [s.name, ip - s.start];
+      } else {
+        const k = this.ksymbols.lookup(ip);
+        if (k) dso = k.dso;
+        if (k?.symbol) [name, off] = [k.symbol.name, ip - k.symbol.start];
       }
     } else {
       const hit = this.maps.lookup(pid, ip);

@@ -3,6 +3,7 @@ import { openSession } from '../../session/session.js';
 import { FormatOptionError } from '../../format/errors.js';
 import { ScriptPrinter } from '../../format/perf-script.js';
 import { ScriptFilter } from '../../format/script-filters.js';
+import { ScriptWarnings } from '../../format/script-warnings.js';
 import { parseFields as parseFieldList, SCRIPT_FIELDS, type ScriptOptions } from '../../format/perf-script-fields.js';
 import type { TextSink } from '../../format/text-sink.js';
 import type { SymbolTable } from '../../machine/symbols.js';
@@ -57,7 +58,9 @@ export async function runScript(
     if (opts.showTextPokeEvents && input !== '-')
       p.symbolizer = (await (await import('../../machine/from-perf-data.js')).loadMachine(input)).symbolizer;
     let n = 0;
+    const warnings = new ScriptWarnings(s);
     for await (const raw of s.events()) {
+      warnings.count(raw);
       try {
         p.handle(raw);
       } catch (e) {
@@ -67,6 +70,7 @@ export async function runScript(
       if ((++n & 0xffff) === 0) progress.update(raw.fileOffset);
     }
     await out.flush();
+    if (!opts.quiet) process.stderr.write(warnings.text(opts)); // perf's warnings (lost events, out of order)
   } catch (e) {
     throw e instanceof FormatOptionError ? new UsageError(e.message) : e;
   } finally {
