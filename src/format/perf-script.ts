@@ -34,6 +34,7 @@ import { ScriptFilter } from './script-filters.js';
 import { ScriptSymbols, symbolColumns } from './script-symbols.js';
 import { ksymbolEvent } from './script-ksymbols.js';
 import { StatScript } from './script-stat.js';
+import { perfSampleId } from './script-sample-id.js';
 import { DsoSymbols } from '../machine/dso-symbols.js';
 import { jsonHex, jsonLine, jsonTime } from './json-lines.js';
 import type { TypeFields } from './script-field-specs.js';
@@ -409,7 +410,7 @@ export class ScriptPrinter {
       return;
     }
     const a = this.s.attrOf(raw) ?? this.s.file.attrs[0];
-    const sid = (rec as { sampleId?: { pid?: number; tid?: number; cpu?: number; time?: bigint } }).sampleId;
+    const sid = perfSampleId(raw, rec);
     if (this.filter.cpuSkipped(sid?.cpu)) return;
     let sf: SampleFields = { pid: sid?.pid ?? -1, tid: sid?.tid ?? -1, cpu: sid?.cpu ?? -1, time: sid?.time ?? NO_U64 };
     let pid = sf.pid;

@@ -153,9 +153,8 @@ export class StatScript {
       for (let t = 0; t < threads.length; t++)
         for (let k = 0; k < ev.cpus.length; k++) this.process(ev.counts[k]![t]!, ev.prev[k]![t]!);
       if (!this.headerPrinted) {
-        this.out(
-          `${pad('CPU', 3)} ${pad('THREAD', 8)} ${['VAL', 'ENA', 'RUN', 'TIME'].map((h) => pad(h, 15)).join(' ')} EVENT\n`,
-        );
+        const cols = ['VAL', 'ENA', 'RUN', 'TIME'].map((h) => pad(h, 15)).join(' ');
+        this.out(`${pad('CPU', 3)} ${pad('THREAD', 8)} ${cols} EVENT\n`);
         this.headerPrinted = true;
       }
       const name = this.s.eventNameAt(i);

@@ -46,6 +46,13 @@ export interface SessionOptions extends ReaderOptions {
   maxQueueBytes?: number;
   /** Deliver a FINISHED_ROUND before the records it releases (what `perf script -D` prints), not after. */
   roundBeforeFlush?: boolean;
+  /**
+   * Order by the time perf reads (RawRecord.perfTimestamp): Linux 6.1's inflated
+   * KSYMBOL/BPF_EVENT/TEXT_POKE records then count as time 0 and go out at once,
+   * as perf delivers them (what `script` needs to print perf's order). Default
+   * false: their real time, recovered from mid-record.
+   */
+  perfTimes?: boolean;
 }
 
 const NO_TIME = BigInt.asUintN(64, -1n);
@@ -55,6 +62,7 @@ export class Session {
   readonly ordered: boolean;
   private readonly maxQueueBytes: number | undefined;
   private readonly roundBeforeFlush: boolean;
+  private readonly perfTimes: boolean;
   private readonly layoutIndex = new Map<AttrLayout, number>();
   private names: (string | undefined)[] = [];
   private descNames: Map<bigint, string> | undefined;
@@ -70,6 +78,7 @@ export class Session {
     this.ordered = (opts.ordered ?? true) && (first === undefined || attrFlag(first.attr, 'sample_id_all'));
     this.maxQueueBytes = opts.maxQueueBytes;
     this.roundBeforeFlush = opts.roundBeforeFlush ?? false;
+    this.perfTimes = opts.perfTimes ?? false;
   }
 
   /** Read the event names a file-mode file carries (HEADER_EVENT_DESC). */
@@ -229,7 +238,7 @@ export class Session {
         yield raw;
         continue;
       }
-      const t = raw.timestamp();
+      const t = this.perfTimes ? raw.perfTimestamp() : raw.timestamp();
       if (t === undefined || t === 0n || t === NO_TIME) {
         yield raw;
         continue;

@@ -47,7 +47,7 @@ export async function runScript(
     out.write(`${headerLines(await readFileFeatures(dataFile), mtime, false).join('\n')}\n`);
     if (opts.headerOnly) return void (await out.flush());
   }
-  const s = await openSession(dataFile, { ordered: !opts.showRoundEvents });
+  const s = await openSession(dataFile, { ordered: !opts.showRoundEvents, perfTimes: true });
   const progress = startProgress('script', s.file.pipe ? 0 : s.file.header.data.offset + s.file.header.data.size, opts);
   try {
     const p = new ScriptPrinter(s, opts, out.write);
