@@ -5,13 +5,16 @@
  * `--group`), context-switch records (`--switch-events`, per task and
  * system wide), BPF programs loaded and run during the recording and before it
  * (samples inside them named bpf_prog_<tag>_<name> from KSYMBOL records),
- * `perf stat record` files, and a recording that lost events (perf's
- * warnings on stderr). Workloads are ours (dd, a shell that naps, tools/bpf-load/bpf-busy.c).
+ * `perf stat record` files, pipe mode, and recordings that lost events or
+ * are made out of order (perf's warnings on stderr). Workloads are ours (dd, a shell that naps, tools/bpf-load/bpf-busy.c).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { RecordType } from '../src/abi/record-type.js';
+import { PerfFile } from '../src/perfdata/index.js';
 import { repoRoot, runCli, runPerf } from './cli.js';
 import { firstDiff, pltAsUnknown, scriptInProcess } from './script-compare.js';
 import { needTool, skipForKernel } from './require-tool.js';
@@ -22,7 +25,9 @@ const DD = ['dd', 'if=/dev/zero', 'of=/dev/null'];
 const NAPS = ['sh', '-c', 'for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.01; done'];
 const BUSY = join(dir, 'bpf-busy');
 
-type Key = 'grp' | 'grpS' | 'grpA' | 'sw' | 'swa' | 'bpf' | 'bpfa' | 'bpfpre' | 'bpf2' | 'st' | 'stAI' | 'stI' | 'lost';
+const KEYS = ['grp', 'grpS', 'grpA', 'pgrp', 'sw', 'swa', 'bpf', 'bpfa', 'bpfpre', 'bpf2'] as const;
+const STAT_KEYS = ['st', 'stAI', 'stI', 'pst', 'lost', 'ooo'] as const;
+type Key = (typeof KEYS)[number] | (typeof STAT_KEYS)[number];
 const file = (k: Key): string => join(dir, `${k}.data`);
 /** Why a recording could not be made (kernel or privileges): its cases skip, printing it. */
 const failed = new Map<Key, string>();
@@ -87,7 +92,42 @@ before(async () => {
   record('stI', ['-I', '100', '--', ...DD, 'count=200000'], true);
   // one page of ring buffer at 50 kHz with callchains: the kernel drops records (LOST, LOST_SAMPLES)
   record('lost', ['-m', '1', '-e', 'cpu-clock', '-c', '20000', '-g', '--', ...DD, 'count=20000']);
+  // a small ring buffer (8 KiB): perf wakes often, so the file has several rounds for the queue to flush
+  record('ooo', ['-m', '2', '-e', 'cpu-clock', '-F', '999', '--', ...DD, 'count=300000']);
+  if (!failed.has('ooo')) await outOfOrder(file('ooo'));
+  // pipe mode (perf record -o -): the attrs, features and STAT records arrive as records
+  const pipe = (k: Key, args: string[]): void => {
+    const r = spawnSync('/usr/bin/perf', args, { maxBuffer: 1 << 30 });
+    if (r.status === 0) writeFileSync(file(k), r.stdout);
+    else failed.set(k, `perf ${args.join(' ')}: ${r.stderr?.toString().trim()}`);
+  };
+  pipe('pgrp', ['record', '-q', '-o', '-', '-e', '{cpu-clock,task-clock}:S', '-F', '999', '--', ...DD, 'count=100000']);
+  pipe('pst', ['stat', 'record', '-o', '-', '-e', 'cpu-clock,task-clock', '--', ...DD, 'count=100000']);
 });
+
+/**
+ * Make a recording's delivery out of order as a busy machine can: the time of a
+ * sample late in the file is set to that of the first sample, older than what
+ * the queue has already flushed (perf counts it and warns, then prints it at once).
+ */
+async function outOfOrder(path: string): Promise<void> {
+  const f = await PerfFile.open(path);
+  const samples: { at: number; time: bigint }[] = [];
+  try {
+    for await (const raw of f.records()) {
+      const o = raw.layout?.sampleTimeOffset ?? -1;
+      if (raw.type === RecordType.SAMPLE && o >= 0) samples.push({ at: raw.fileOffset + o, time: raw.timestamp()! });
+    }
+  } finally {
+    await f.close();
+  }
+  const late = samples[Math.floor(samples.length * 0.8)];
+  const first = samples[0];
+  if (!late || !first) return void failed.set('ooo', 'the recording has no samples');
+  const bytes = readFileSync(path);
+  bytes.writeBigUInt64LE(first.time, late.at);
+  writeFileSync(path, bytes);
+}
 
 after(() => {
   for (const l of loaders) l.kill('SIGKILL');
@@ -131,6 +171,10 @@ const CASES: [Key, string[], RegExp?][] = [
   ['bpfpre', ['-F', 'comm,tid,ip,sym,dso', '--comms', 'bpf-busy']],
   ['bpf2', ['--show-bpf-events'], /PERF_RECORD_KSYMBOL .*flags 0x1 name bpf_prog_[0-9a-f]{16}_perfpoke_busy/],
   ['bpf2', []],
+  ['pgrp', [], / task-clock: /],
+  ['pgrp', ['-F', 'comm,tid,period,event', '--ns']],
+  ['pst', [], /^CPU {3}THREAD {13}VAL/],
+  ['pst', ['-F', 'cpu,ip']],
   ['st', [], /^CPU {3}THREAD {13}VAL/],
   ['st', ['-F', 'cpu,ip,sym', '--ns']],
   ['st', ['--header', '--show-task-events']],
@@ -174,15 +218,20 @@ for (const [k, rawArgs, expect] of CASES) {
   });
 }
 
-for (const args of [[], ['--show-lost-events']]) {
-  test(`script ${args.join(' ')}: perf's stdout and its stderr warnings on a recording that lost events`, (t) => {
+for (const [k, args] of [
+  ['lost', []],
+  ['lost', ['--show-lost-events']],
+  ['ooo', []],
+] as [Key, string[]][]) {
+  test(`script ${args.join(' ')}: perf's stdout and its stderr warnings on ${k}.data`, (t) => {
     if (!needTool(t, 'perf')) return;
-    if (!skipForKernel(t, failed.get('lost'))) return;
-    const perf = runPerf(['script', '-i', file('lost'), ...args])!;
-    const mine = runCli(['script', '-i', file('lost'), ...args]);
+    if (!skipForKernel(t, failed.get(k))) return;
+    const perf = runPerf(['script', '-i', file(k), ...args])!;
+    const mine = runCli(['script', '-i', file(k), ...args]);
     assert.equal(perf.status, 0, perf.stderr);
     assert.equal(mine.status, 0, mine.stderr);
-    if (!/lost/.test(perf.stderr)) t.diagnostic('the kernel lost nothing this time: both must print no warning');
+    if (k === 'ooo') assert.match(perf.stderr, /Warning:\n1 out of order events recorded\.\n/);
+    else if (!/lost/.test(perf.stderr)) t.diagnostic('the kernel lost nothing this time: both must print no warning');
     assert.equal(mine.stderr, perf.stderr);
     assert.equal(firstDiff(mine.stdout, pltAsUnknown(perf.stdout)), 'equal');
   });
