@@ -26,6 +26,9 @@ import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
 import { ScriptFilter } from './script-filters.js';
 import { ScriptSymbols, symbolColumns } from './script-symbols.js';
 import { type ChainEntry, dwarfUnwinds, ScriptUnwinder } from './script-unwind.js';
+import { ksymbolEvent } from './script-ksymbols.js';
+import { StatScript } from './script-stat.js';
+import { perfSampleId } from './script-sample-id.js';
 import { DsoSymbols } from '../machine/dso-symbols.js';
 import { jsonHex, jsonLine, jsonTime } from './json-lines.js';
 import type { TypeFields } from './script-field-specs.js';
@@ -306,6 +309,8 @@ export class ScriptPrinter {
       if (t === RecordType.FINISHED_ROUND && this.opts.showRoundEvents) this.emitOther(raw, undefined, undefined);
       if (t === RecordType.HEADER_TRACING_DATA && raw.auxData)
         this.pipeTracingData(parseTracingData(raw.auxData, raw.fileOffset + raw.size));
+      // perf stat record files: the counts at each STAT_ROUND (script-stat.ts)
+      if (t >= RecordType.THREAD_MAP && t <= RecordType.EVENT_UPDATE) this.stat.handle(raw.decode(), this.opts.json);
       return;
     }
     const o = this.opts;
@@ -357,9 +362,12 @@ export class ScriptPrinter {
       case RecordType.LOST:
         if (o.showLostEvents) this.emitOther(raw, raw.decode(), 'sample');
         return;
-      case RecordType.KSYMBOL:
-        if (o.showBpfEvents || o.showTextPokeEvents) this.emitOther(raw, raw.decode(), 'sample');
+      case RecordType.KSYMBOL: {
+        const rec = raw.decode() as Extract<PerfRecord, { kind: 'ksymbol' }>;
+        if (this.wantSymbols) ksymbolEvent(this.symbols().ksymbols, rec);
+        if (o.showBpfEvents || o.showTextPokeEvents) this.emitOther(raw, rec, 'sample');
         return;
+      }
       case RecordType.BPF_EVENT:
         if (o.showBpfEvents) this.emitOther(raw, raw.decode(), 'sample');
         return;
@@ -395,7 +403,7 @@ export class ScriptPrinter {
       return;
     }
     const a = this.s.attrOf(raw) ?? this.s.file.attrs[0];
-    const sid = (rec as { sampleId?: { pid?: number; tid?: number; cpu?: number; time?: bigint } }).sampleId;
+    const sid = perfSampleId(raw, rec);
     if (this.filter.cpuSkipped(sid?.cpu)) return;
     let sf: SampleFields = { pid: sid?.pid ?? -1, tid: sid?.tid ?? -1, cpu: sid?.cpu ?? -1, time: sid?.time ?? NO_U64 };
     let pid = sf.pid;
@@ -423,6 +431,11 @@ export class ScriptPrinter {
   }
 
   private readonly splitter: SampleReadSplitter;
+  private statScript: StatScript | undefined;
+  private get stat(): StatScript {
+    this.statScript ??= new StatScript(this.s, this.out);
+    return this.statScript;
+  }
 
   /** perf prints the payload of a tracepoint sample that has RAW data; no tracing data: refused. */
   private trace(attr: { type: number; config: bigint } | undefined, rec: SampleRecord): string | undefined {

@@ -4,12 +4,14 @@
  * an address, kernel addresses through the kernel map (the [kernel.kallsyms]
  * MMAP) and kallsyms, user addresses through the process's maps and the
  * mapped file's ELF symbols. No map: "[unknown] ([unknown])"; a map without
- * a symbol there: "[unknown] (dso)".
+ * a symbol there: "[unknown] (dso)". Kernel code outside the kernel map:
+ * the KSYMBOL maps (script-ksymbols.ts).
  */
 import { type DsoSymbols, perfMapSymbols } from '../machine/dso-symbols.js';
 import type { SymbolTable } from '../machine/symbols.js';
 import type { UserMaps } from '../session/user-maps.js';
 import type { PerfField } from './script-field-specs.js';
+import { KsymbolMaps } from './script-ksymbols.js';
 
 export interface SymbolColumns {
   sym: boolean;
@@ -51,6 +53,9 @@ export class ScriptSymbols {
   onKernelMmap(filename: string, start: bigint, len: bigint): void {
     if (filename.startsWith('[kernel.kallsyms]')) this.kernelMap = { start, end: start + len };
   }
+
+  /** BPF programs and trampolines named by KSYMBOL records, in event order. */
+  readonly ksymbols = new KsymbolMaps();
 
   private readonly jit = new Map<string, SymbolTable | null>();
   private jitMap(path: string): SymbolTable | undefined {
@@ -98,6 +103,10 @@ export class ScriptSymbols {
         const s = table?.find(ip);
         if (s) [name, off] = [s.name, ip - s.start];
         if (!this.kernelLoaded) this.fixupKernelMap(km, table);
+      } else {
+        const k = this.ksymbols.lookup(ip);
+        if (k) dso = k.dso;
+        if (k?.symbol) [name, off] = [k.symbol.name, ip - k.symbol.start];
       }
     } else {
       const hit = this.maps.lookup(pid, ip);

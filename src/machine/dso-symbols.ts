@@ -16,7 +16,7 @@
  *   `[vdso]`: `~/.debug/[vdso]/<id>/vdso`.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Feature } from '../abi/feature.js';
@@ -114,6 +114,12 @@ export class DsoSymbols {
   private loadUser(filename: string): SymbolTable | undefined {
     // dso__load: a dso the header gives no build-id takes the one of the file at its path
     const bid = this.opts.buildIds.get(filename) ?? (filename.startsWith('/') ? fileBuildId(filename) : undefined);
+    if (filename === '[vdso]' && bid === undefined) {
+      // no recorded build-id (pipe mode): perf takes the host's vDSO, a copy of its own [vdso] mapping
+      const own = ownVdso();
+      const elf = own ? readElfSymbols(own) : undefined;
+      return elf ? SymbolTable.of(elf.symbols) : undefined;
+    }
     const paths: string[] = [];
     if (bid !== undefined) {
       // perf's DSO_BINARY_TYPE__BUILD_ID_CACHE: the .build-id link, which may name another path's copy
@@ -246,4 +252,23 @@ export function hostKernelBuildId(): string | undefined {
     }
   }
   return hostBid ?? undefined;
+}
+
+/** This process's vDSO image (perf's vdso__dso_findnew copies its own [vdso] mapping), or undefined. */
+function ownVdso(): Uint8Array | undefined {
+  try {
+    const m = /^([0-9a-f]+)-([0-9a-f]+) .*\[vdso\]$/m.exec(readFileSync('/proc/self/maps', 'utf8'));
+    if (!m?.[1] || !m[2]) return undefined;
+    const start = Number.parseInt(m[1], 16);
+    const buf = Buffer.alloc(Number.parseInt(m[2], 16) - start);
+    const fd = openSync('/proc/self/mem', 'r');
+    try {
+      readSync(fd, buf, 0, buf.length, start);
+    } finally {
+      closeSync(fd);
+    }
+    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  } catch {
+    return undefined;
+  }
 }

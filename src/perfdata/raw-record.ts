@@ -72,6 +72,20 @@ export class RawRecord {
     return undefined;
   }
 
+  /**
+   * The time perf 6.1 reads: the sample_id at the record's very end. It differs
+   * from timestamp() only on Linux 6.1's inflated TEXT_POKE/KSYMBOL/BPF_EVENT
+   * records (records/index.ts bodyEndOf), where perf reads zeros: time 0.
+   */
+  perfTimestamp(): bigint | undefined {
+    const L = this.layout;
+    if (!L || this.type === RecordType.SAMPLE) return this.timestamp();
+    if (L.trailerTimeFromEnd > 0 && hasSampleIdTrailer(this.type) && this.size - L.trailerSize >= 8) {
+      return this.u64At(this.bytes.length - L.trailerTimeFromEnd);
+    }
+    return undefined;
+  }
+
   /** Allocates the typed record. Throws FormatError for a malformed body. */
   decode(): PerfRecord {
     const rec = decodeRecord(this.bytes, this.fileOffset, {

@@ -48,6 +48,13 @@ export interface SessionOptions extends ReaderOptions {
   roundBeforeFlush?: boolean;
   /** Unordered delivery only: COMPRESSED records too, each before its contents (RecordsOptions 'both'). */
   withCompressed?: boolean;
+  /**
+   * Order by the time perf reads (RawRecord.perfTimestamp): Linux 6.1's inflated
+   * KSYMBOL/BPF_EVENT/TEXT_POKE records then count as time 0 and go out at once,
+   * as perf delivers them (what `script` needs to print perf's order). Default
+   * false: their real time, recovered from mid-record.
+   */
+  perfTimes?: boolean;
 }
 
 const NO_TIME = BigInt.asUintN(64, -1n);
@@ -58,6 +65,7 @@ export class Session {
   private readonly maxQueueBytes: number | undefined;
   private readonly roundBeforeFlush: boolean;
   private readonly withCompressed: boolean;
+  private readonly perfTimes: boolean;
   private readonly layoutIndex = new Map<AttrLayout, number>();
   private names: (string | undefined)[] = [];
   private descNames: Map<bigint, string> | undefined;
@@ -74,6 +82,7 @@ export class Session {
     this.maxQueueBytes = opts.maxQueueBytes;
     this.roundBeforeFlush = opts.roundBeforeFlush ?? false;
     this.withCompressed = opts.withCompressed ?? false;
+    this.perfTimes = opts.perfTimes ?? false;
   }
 
   /** Read the event names a file-mode file carries (HEADER_EVENT_DESC). */
@@ -233,7 +242,7 @@ export class Session {
         yield raw;
         continue;
       }
-      const t = raw.timestamp();
+      const t = this.perfTimes ? raw.perfTimestamp() : raw.timestamp();
       if (t === undefined || t === 0n || t === NO_TIME) {
         yield raw;
         continue;

@@ -3,6 +3,7 @@ import { openSession } from '../../session/session.js';
 import { FormatOptionError } from '../../format/errors.js';
 import { ScriptPrinter } from '../../format/perf-script.js';
 import { ScriptFilter } from '../../format/script-filters.js';
+import { ScriptWarnings } from '../../format/script-warnings.js';
 import { parseFields as parseFieldList, SCRIPT_FIELDS, type ScriptOptions } from '../../format/perf-script-fields.js';
 import type { TextSink } from '../../format/text-sink.js';
 import type { SymbolTable } from '../../machine/symbols.js';
@@ -46,7 +47,7 @@ export async function runScript(
     out.write(`${headerLines(await readFileFeatures(dataFile), mtime, false).join('\n')}\n`);
     if (opts.headerOnly) return void (await out.flush());
   }
-  const s = await openSession(dataFile, { ordered: !opts.showRoundEvents });
+  const s = await openSession(dataFile, { ordered: !opts.showRoundEvents, perfTimes: true });
   const progress = startProgress('script', s.file.pipe ? 0 : s.file.header.data.offset + s.file.header.data.size, opts);
   try {
     const p = new ScriptPrinter(s, opts, out.write);
@@ -58,7 +59,9 @@ export async function runScript(
     if (opts.showTextPokeEvents && input !== '-')
       p.symbolizer = (await (await import('../../machine/from-perf-data.js')).loadMachine(input)).symbolizer;
     let n = 0;
+    const warnings = new ScriptWarnings(s);
     for await (const raw of s.events()) {
+      warnings.count(raw);
       try {
         p.handle(raw);
       } catch (e) {
@@ -68,6 +71,7 @@ export async function runScript(
       if ((++n & 0xffff) === 0) progress.update(raw.fileOffset);
     }
     await out.flush();
+    if (!opts.quiet) process.stderr.write(warnings.text(opts)); // perf's warnings (lost events, out of order)
   } catch (e) {
     throw e instanceof FormatOptionError ? new UsageError(e.message) : e;
   } finally {

@@ -1,0 +1,37 @@
+/**
+ * Shared by the tests that compare `perfpoke script` with `perf script`: run
+ * our command in-process through its own option parser, and show where two
+ * outputs first differ.
+ */
+import { Command } from 'commander';
+import { register, runScript, StringSink, toScriptOptions, type ScriptCliOptions } from '../src/cli/commands/script.js';
+
+/** Parse `args` with the script command's own commander definition, then run it in-process (stdout only). */
+export async function scriptInProcess(file: string, args: string[]): Promise<{ out: string; err?: string }> {
+  const program = new Command().exitOverride();
+  register(program);
+  let parsed: ScriptCliOptions | undefined;
+  const cmd = program.commands.find((c) => c.name() === 'script');
+  if (!cmd) throw new Error('no script command');
+  cmd.exitOverride().action((o: ScriptCliOptions) => {
+    parsed = o;
+  });
+  const sink = new StringSink();
+  try {
+    await program.parseAsync(['script', '-i', file, ...args], { from: 'user' });
+    if (!parsed) throw new Error('script: options not parsed');
+    await runScript(file, { ...toScriptOptions(parsed), quiet: true }, sink);
+    return { out: sink.text };
+  } catch (e) {
+    return { out: sink.text, err: (e as Error).message };
+  }
+}
+
+/** "equal", or the first line where `ours` and `perf` differ. */
+export function firstDiff(ours: string, perf: string): string {
+  const x = ours.split('\n');
+  const y = perf.split('\n');
+  for (let i = 0; i < Math.max(x.length, y.length); i++)
+    if (x[i] !== y[i]) return `line ${i + 1}:\n  ours: ${JSON.stringify(x[i])}\n  perf: ${JSON.stringify(y[i])}`;
+  return 'equal';
+}
