@@ -104,7 +104,8 @@ for (const [name, input] of Object.entries(rec)) {
       assert.equal(
         ours.stdout,
         p.stdout,
-        `${args.join(' ')} on ${name}: first difference at line ${first + 1}:\n  ours: ${a[first]}\n  perf: ${b[first]}`,
+        `${args.join(' ')} on ${name}: first difference at line ${first + 1}:\n` +
+          `  ours: ${a[first]}\n  perf: ${b[first]}`,
       );
       lines += b.length - 1;
       for (const l of b) {

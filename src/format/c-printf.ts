@@ -79,3 +79,8 @@ export function formatStr(s: ConvSpec, str: string): string {
 export function formatPointer(v: bigint): string {
   return v === 0n ? '(nil)' : `0x${BigInt.asUintN(64, v).toString(16)}`;
 }
+
+/** C's "%0Nd": the sign comes before the zeros. */
+export function zeroPad(n: number, w: number): string {
+  return n < 0 ? `-${String(-n).padStart(w - 1, '0')}` : String(n).padStart(w, '0');
+}

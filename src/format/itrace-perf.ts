@@ -18,6 +18,7 @@ import { FormatOptionError } from './errors.js';
 import { perfErrorLine } from './itrace.js';
 import { InsnPeriod } from './itrace-period.js';
 import type { ItracePeriod } from './itrace-options.js';
+import { zeroPad } from './c-printf.js';
 
 /** The -F fields an itrace sample line can show (perf script's names). */
 export const ITRACE_LINE_FIELDS = [
@@ -115,7 +116,7 @@ export interface PerfItraceOptions {
 }
 
 const hex16 = (v: bigint): string => v.toString(16).padStart(16);
-const zeroPad3 = (n: number): string => (n < 0 ? `-${String(-n).padStart(2, '0')}` : String(n).padStart(3, '0'));
+const zeroPad3 = (n: number): string => zeroPad(n, 3);
 
 // perf's branch flags (PERF_IP_FLAG_*) for the filters of c and r
 const F_CALL = 2;

@@ -45,13 +45,9 @@ import {
 import { hex16 } from '../io/hex.js';
 import { parseTracingData, type TracingData } from '../perfdata/tracing/tracing-data.js';
 import { TracePayloads } from './trace-payload.js';
+import { zeroPad } from './c-printf.js';
 
 export { callchainEntries, resolveCallchain } from './script-callchain.js';
-
-/** C's "%0Nd": the sign comes before the zeros. */
-function zeroPad(n: number, w: number): string {
-  return n < 0 ? `-${String(-n).padStart(w - 1, '0')}` : String(n).padStart(w, '0');
-}
 
 interface SampleFields {
   pid: number;

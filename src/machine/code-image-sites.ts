@@ -134,7 +134,10 @@ export function upperBound(a: bigint[], x: bigint): number {
   return lo;
 }
 
-/** The kernel pokes (cpumode KERNEL) that change bytes, in apply order: perf's ordered-events order, time then file offset. */
+/**
+ * The kernel pokes (cpumode KERNEL) that change bytes, in apply order: perf's
+ * ordered-events order, time then file offset.
+ */
 export function applyOrder(st: PokeStore): { order: Int32Array; ignored: Int32Array } {
   let nIgnored = 0;
   let nApplied = 0;

@@ -97,7 +97,7 @@ export class PokeStore {
     this.newLen = grow(this.newLen, n);
   }
 
-  /** Offset in `bytes` of a copy of src[from, from+n); strings of up to 6 bytes (jump labels, calls) are stored once. */
+  /** Offset in `bytes` of a copy of src[from, from+n); strings of up to 6 bytes (jump labels, calls) stored once. */
   private take(src: Uint8Array, from: number, n: number): number {
     let slot = -1;
     if (n <= 6) {

@@ -18,7 +18,6 @@ import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
  * `perf script` lines with symbols, in perf's delivery order
  * (the printer: src/format/perf-script.ts).
  */
-
 export { StringSink } from '../../format/text-sink.js';
 export type { ScriptOptions } from '../../format/perf-script-fields.js';
 

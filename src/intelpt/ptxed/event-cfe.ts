@@ -8,7 +8,7 @@
  * otherwise they stand alone.
  */
 import { PtDecodeError, newEvent, type PtEvent, type PtEventType } from './event-types.js';
-import { EVB, type EventDecoder } from './event-decoder.js';
+import { EVB, type EventDecoderState } from './event-state.js';
 
 /** CFE types (libipt enum pt_cfe_type) and what binds them. */
 const CFE: Record<number, { type: PtEventType; vector?: boolean; whenEnabled: boolean; noIp?: boolean }> = {
@@ -30,7 +30,7 @@ const CFE: Record<number, { type: PtEventType; vector?: boolean; whenEnabled: bo
 };
 
 /** A CFE packet: false when its event waits for a FUP, true when published. */
-export function decodeCfe(dec: EventDecoder, type: number, ipBit: boolean, vector: number): boolean {
+export function decodeCfe(dec: EventDecoderState, type: number, ipBit: boolean, vector: number): boolean {
   // an EVD may have prepared the event (interrupt with CR2, VM exit with its reason)
   const prepared = dec.dequeue(EVB.cfe);
   const k = CFE[type];
@@ -61,7 +61,7 @@ export function decodeCfe(dec: EventDecoder, type: number, ipBit: boolean, vecto
 }
 
 /** An EVD packet: data for the CFE that follows. */
-export function decodeEvd(dec: EventDecoder, type: number, payload: bigint): boolean {
+export function decodeEvd(dec: EventDecoderState, type: number, payload: bigint): boolean {
   const ev = dec.queue.find((q) => q.bind === EVB.cfe)?.ev;
   switch (type) {
     case 0: {

@@ -13,38 +13,22 @@ import { LastIp } from '../packets/last-ip.js';
 import { PacketCursor } from '../packets/cursor.js';
 import { ERR_BAD_OPCODE, ERR_BAD_PACKET } from '../packets/raw-decode.js';
 import { toPacket, type IpPacket, type Packet } from '../packets/packet.js';
-import { TimeCalibration, TimeTracker, type TimingConfig } from '../timing.js';
-import type { Errata } from '../cpu.js';
+import { TimeCalibration, TimeTracker } from '../timing.js';
 import { type PtEvent, type PtEventType, PtDecodeError, newEvent } from './event-types.js';
 import { decodeOvf } from './event-ovf.js';
 import { decodeCfe, decodeEvd } from './event-cfe.js';
 import { decodeFup, decodeTip, decodeTipPge, decodeTipPgd } from './event-ip.js';
 import { decodePsbHeader } from './event-psb.js';
 import { execMode, Lookahead, timeCheck } from './event-support.js';
+import { type CurPacket, EVB, type EventDecoderOptions, type EventDecoderState, type Queued } from './event-state.js';
 
-/** Event bindings (libipt evb_*): which packet completes a queued event. */
-export const EVB = { psbend: 1, tip: 2, fup: 4, fupBound: 8, exstop: 16, pwrx: 32, cfe: 64 } as const;
-
-interface Queued {
-  bind: number;
-  ev: PtEvent;
-}
-
-/** A packet, or the error that ended the stream there (libipt ppt_invalid with decoder->status). */
-export type CurPacket = Packet | { kind: 'invalid'; offset: number; size: 0; error: PtDecodeError };
-
-export interface EventDecoderOptions {
-  errata: Errata;
-  timing: TimingConfig;
-  /** Report iflags events (ptxed --event:iflags). */
-  iflags?: boolean;
-}
+export { type CurPacket, EVB, type EventDecoderOptions } from './event-state.js';
 
 /**
  * The event decoder; its state is shared with the PSB+ (event-psb.ts) and
  * OVF (event-ovf.ts) halves of the packet rules, and with nothing else.
  */
-export class EventDecoder {
+export class EventDecoder implements EventDecoderState {
   readonly cursor: PacketCursor;
   packet: CurPacket = { kind: 'invalid', offset: 0, size: 0, error: new PtDecodeError('nosync') };
   queue: Queued[] = [];

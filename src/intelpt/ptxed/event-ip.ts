@@ -8,9 +8,9 @@
  */
 import type { IpPacket } from '../packets/packet.js';
 import { PtDecodeError, newEvent } from './event-types.js';
-import { EVB, type EventDecoder } from './event-decoder.js';
+import { EVB, type EventDecoderState } from './event-state.js';
 
-export function decodeFup(dec: EventDecoder, p: IpPacket): boolean {
+export function decodeFup(dec: EventDecoderState, p: IpPacket): boolean {
   dec.updateIp(p);
   if (dec.pending(EVB.fupBound)) dec.bound = true;
   const ev = dec.dequeue(EVB.fup | EVB.fupBound);
@@ -30,7 +30,7 @@ export function decodeFup(dec: EventDecoder, p: IpPacket): boolean {
   return true;
 }
 
-export function decodeTip(dec: EventDecoder, p: IpPacket): boolean {
+export function decodeTip(dec: EventDecoderState, p: IpPacket): boolean {
   if (!dec.enabled) throw new PtDecodeError('bad_context');
   dec.updateIp(p);
   if (!dec.bound) {
@@ -68,7 +68,7 @@ export function decodeTip(dec: EventDecoder, p: IpPacket): boolean {
   return true;
 }
 
-export function decodeTipPge(dec: EventDecoder, p: IpPacket): boolean {
+export function decodeTipPge(dec: EventDecoderState, p: IpPacket): boolean {
   dec.updateIp(p);
   if (!dec.bound) {
     const ev = newEvent('enabled');
@@ -89,7 +89,7 @@ export function decodeTipPge(dec: EventDecoder, p: IpPacket): boolean {
   return true;
 }
 
-export function decodeTipPgd(dec: EventDecoder, p: IpPacket): boolean {
+export function decodeTipPgd(dec: EventDecoderState, p: IpPacket): boolean {
   dec.updateIp(p);
   const ev = dec.dequeue(EVB.tip);
   if (!ev) {

@@ -8,12 +8,12 @@
  */
 import type { IpPacket, Packet } from '../packets/packet.js';
 import { newEvent, PtDecodeError, type PtEvent } from './event-types.js';
-import { EVB, type EventDecoder } from './event-decoder.js';
+import { EVB, type EventDecoderState } from './event-state.js';
 import type { Lookahead } from './event-support.js';
 import { TimeCalibration } from '../timing.js';
 
 export interface OvfRecovery {
-  dec: EventDecoder;
+  dec: EventDecoderState;
   /** Publish `ev` as the overflow event, resuming at `resume` (when given) with tracing on at `ip` (when given). */
   publish(ev: PtEvent, resume?: { pos: number; packet: Packet }, ip?: IpPacket): true;
 }
@@ -203,7 +203,7 @@ function resumeAfter(r: OvfRecovery, offset: number): true {
 }
 
 /** pt_evt_decode_ovf: true when an event was published, false when the OVF waits for its FUP. */
-export function decodeOvf(dec: EventDecoder): boolean {
+export function decodeOvf(dec: EventDecoderState): boolean {
   // an OVF ends a PSB+ as PSBEND does: publish what PSB+ queued first
   if (dec.decodePsbend()) return true;
   dec.queue = [];

@@ -7,10 +7,10 @@
  * mean tracing is on.
  */
 import { PtDecodeError } from './event-types.js';
-import { EVB, type EventDecoder } from './event-decoder.js';
+import { EVB, type EventDecoderState } from './event-state.js';
 import { BDM70_SKIP, execMode, timeCheck } from './event-support.js';
 
-export function decodePsbHeader(dec: EventDecoder): void {
+export function decodePsbHeader(dec: EventDecoderState): void {
   // a PWRE without its PWRX is dropped
   dec.queue = dec.queue.filter((q) => q.bind !== EVB.pwrx);
   if (dec.queue.length) throw new PtDecodeError('bad_context');
@@ -119,7 +119,7 @@ export function decodePsbHeader(dec: EventDecoder): void {
 }
 
 /** BDM70: a FUP in PSB+ followed by TIP.PGE (only skippable packets between) does not mean tracing is on. */
-function bdm70Applies(dec: EventDecoder): boolean {
+function bdm70Applies(dec: EventDecoderState): boolean {
   const c = dec.lookahead();
   for (;;) {
     const p = c.nextPacket();
