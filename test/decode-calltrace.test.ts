@@ -58,12 +58,8 @@ for (const [name, input] of Object.entries(rec)) {
     if (!needTool(t, 'perf')) return;
     let lines = 0;
     const flags = new Set<string>();
-    // user code: i100ns still differs from perf there, flags or not (docs/intel-pt-flow.md); callindent after
-    // decode errors (noPokes) differs: perf flushes thread stacks at trace discontinuities decode does not model yet
-    const cases = CALLTRACE_CASES.filter(
-      (c) =>
-        !(name === 'userCode' && c[0] === '--itrace=i100ns') && !(name === 'noPokes' && c[2]?.includes('callindent')),
-    );
+    // user code: i100ns still differs from perf there, flags or not (docs/intel-pt-flow.md)
+    const cases = CALLTRACE_CASES.filter((c) => !(name === 'userCode' && c[0] === '--itrace=i100ns'));
     for (const args of cases) {
       const p = runPerf(['script', '-i', input, ...args]);
       if (p === null || p.status !== 0) return cannotCompare(t, `perf script ${args.join(' ')}: ${p?.stderr ?? ''}`);

@@ -9,8 +9,8 @@ import { IP_FLAG } from './itrace-flags.js';
 
 interface Stack {
   frames: Frame[];
-  /** The decoder's trace number when the stack was last fed. */
-  nr: number;
+  /** The CPU whose trace last fed the stack (its decoder's trace number, see stack()). */
+  cpu: number;
 }
 
 interface Frame {
@@ -21,28 +21,21 @@ interface Frame {
 export class CallIndent {
   /** Per thread (the idle task per CPU, as perf's thread_stack__per_cpu): its stack of return addresses. */
   private stacks = new Map<string, Stack>();
-  /** Per CPU, the decoder's trace number (perf's state->trace_nr): it changes where the trace is discontinuous. */
-  private nr = new Map<number, number>();
   /** perf's static `spacing`: the column width, kept while lines fit, for the whole run. */
   private spacing = 0;
 
-  /** A decode error on a CPU: the trace goes on discontinuous there. */
-  error(cpu: number): void {
-    this.nr.set(cpu, (this.nr.get(cpu) ?? 0) + 1);
-  }
-
   private stack(key: string, cpu: number): Frame[] {
-    const nr = this.nr.get(cpu) ?? 0;
     let s = this.stacks.get(key);
     if (!s) {
-      s = { frames: [], nr };
+      s = { frames: [], cpu };
       this.stacks.set(key, s);
     }
-    // the stack may be invalid after a discontinuity: better no indentation than a misleading one
-    // (perf's trace_nr starts at 0, which flushes nothing)
-    if (s.nr !== nr) {
-      if (s.nr) s.frames.length = 0;
-      s.nr = nr;
+    // perf flushes a thread's stack when the trace number changes (the stack may be invalid): its decoder's
+    // trace_nr is the number of its first AUX buffer (intel_pt_get_trace: buffer_nr + 1, kept while buffers
+    // are consecutive, as in a full-trace recording), so a thread that moves to another CPU starts afresh
+    if (s.cpu !== cpu) {
+      s.frames.length = 0;
+      s.cpu = cpu;
     }
     return s.frames;
   }
