@@ -107,8 +107,9 @@ test('decode refuses what it does not do, naming it', () => {
     [['--itrace=g'], "'g'"],
     [['--itrace=p'], "'p'"],
     [['--itrace=ik'], "'k'"],
-    [['--itrace=b', '-F', 'flags'], "'flags'"],
+    [['--itrace=b', '-F', 'brstack'], "'brstack'"],
     [['--call-trace'], '--call-trace'],
+    [['--call-ret-trace'], '--call-ret-trace'],
   ] as const) {
     const r = runCli(['decode', '-i', rec.pokes, ...args]);
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);

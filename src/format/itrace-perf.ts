@@ -19,6 +19,8 @@ import { perfErrorLine } from './itrace.js';
 import { InsnPeriod } from './itrace-period.js';
 import type { ItracePeriod } from './itrace-options.js';
 import { zeroPad } from './c-printf.js';
+import { CallIndent } from './itrace-callindent.js';
+import { branchSampleFlags, flagsColumn, IP_FLAG, insnTypeFlags } from './itrace-flags.js';
 
 /** The -F fields an itrace sample line can show (perf script's names). */
 export const ITRACE_LINE_FIELDS = [
@@ -36,6 +38,8 @@ export const ITRACE_LINE_FIELDS = [
   'addr',
   'insn',
   'insnlen',
+  'flags',
+  'callindent',
 ] as const;
 export type ItraceLineField = (typeof ITRACE_LINE_FIELDS)[number];
 
@@ -64,8 +68,9 @@ export function parseItraceFields(spec: string | undefined): { fields: Set<Itrac
     if (sign === '-') fields.delete(name as ItraceLineField);
     else fields.add(name as ItraceLineField);
   }
-  // perf's parse_output_fields marks the type user_set for edits too (so `-F +insn` drops a branch's `=> addr`)
-  return { fields, userSet: true };
+  // perf's parse_output_fields marks the type user_set for edits too (so `-F +insn` drops a branch's `=> addr`),
+  // but not for `-F +flags` alone (measured with perf 6.1: the `=> addr` stays)
+  return { fields, userSet: !(items.length === 1 && items[0] === '+flags') };
 }
 
 /** Which branches perf samples: `c` calls (and async, trace end), `r` returns (and trace begin); none = all. */
@@ -118,27 +123,6 @@ export interface PerfItraceOptions {
 const hex16 = (v: bigint): string => v.toString(16).padStart(16);
 const zeroPad3 = (n: number): string => zeroPad(n, 3);
 
-// perf's branch flags (PERF_IP_FLAG_*) for the filters of c and r
-const F_CALL = 2;
-const F_RETURN = 4;
-const F_ASYNC = 16;
-const F_TRACE_BEGIN = 256;
-const F_TRACE_END = 512;
-
-/** intel_pt_sample_flags / intel_pt_insn_type, the bits the c / r filters test. */
-function branchFlags(kind: string, op: string | undefined, from: bigint, to: bigint): number {
-  let f = 0;
-  if (kind === 'async') f = F_CALL | F_ASYNC;
-  else if (from === 0n) f = F_TRACE_BEGIN;
-  else {
-    const o = kind === 'call' ? 'call' : kind === 'ret' ? 'ret' : op;
-    if (o === 'call' || o === 'syscall' || o === 'int' || o === 'int3') f = F_CALL;
-    else if (o === 'ret' || o === 'sysret' || o === 'iret') f = F_RETURN;
-  }
-  if (to === 0n || kind === 'tr end') f |= F_TRACE_END;
-  return f;
-}
-
 /** perf_sample__fprintf_start: comm, tid/pid, cpu, time, period, event, as -F asks; `time` in perf ns. */
 function lineStart(
   o: PerfItraceOptions,
@@ -147,6 +131,7 @@ function lineStart(
   event: string,
   n: bigint,
   task: ItraceTask | undefined,
+  flags = 0,
 ): string {
   const f = o.fields;
   let s = '';
@@ -160,6 +145,7 @@ function lineStart(
   }
   if (f.has('period')) s += `${String(n).padStart(10)} `;
   if (f.has('event')) s += `${event.padStart(o.eventWidth)}: `;
+  if (f.has('flags')) s += flagsColumn(flags);
   return s;
 }
 
@@ -212,7 +198,7 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
     }
     return t;
   };
-  const start = (cpu: number, tsc: bigint, event: string, n: bigint): string =>
+  const start = (cpu: number, tsc: bigint, event: string, n: bigint, flags = 0): string =>
     lineStart(
       o,
       cpu,
@@ -220,6 +206,7 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
       event,
       n,
       f.has('comm') || f.has('tid') || f.has('pid') ? o.task(cpu) : undefined,
+      flags,
     );
   const sym = (addr: bigint): string => symText(o, addr);
   const insnText = (ip: bigint, len: number, bytes?: Uint8Array): string => {
@@ -232,9 +219,11 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
     return s;
   };
   const only = o.cpu;
+  const indent = f.has('callindent') ? new CallIndent() : undefined;
   const sink: FlowSink = {
     error: (e) => {
       if (only !== undefined && e.cpu !== only) return;
+      release();
       now.set(e.cpu, e.estTsc);
       // perf counted the branch it failed at towards the instruction period (a sample due there is lost)
       if (e.droppedBranch) {
@@ -251,9 +240,18 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
   /** perf's initial_skip: the first `skip` samples (of every kind together) are not printed. */
   const skipped = (): boolean => o.skip > 0 && events++ < o.skip;
   const period = new InsnPeriod(o.period, tc);
+  /** An instruction sample of a branch waiting for the decoder's next report, which tells if it ended the trace. */
+  let held: { cpu: number; ip: bigint; flags: number; build: (flags: number) => string } | undefined;
+  const release = (end = false): void => {
+    if (!held) return;
+    const h = held;
+    held = undefined;
+    line(h.build(end ? h.flags | IP_FLAG.TRACE_END : h.flags));
+  };
   if (o.instructions) {
     sink.insns = (cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint) => {
       if (only !== undefined && cpu !== only) return;
+      release();
       const every = period.every;
       let pre: string | undefined;
       for (let i = from; i < to; i++) {
@@ -262,25 +260,50 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
         if (!n || skipped()) continue;
         const t = timeOf(cpu, tsc);
         if (n === 1n && pre === undefined) pre = start(cpu, t, o.insnEvent, 1n);
-        let s = n === 1n && pre !== undefined ? pre : start(cpu, t, o.insnEvent, n);
-        if (f.has('addr')) s += hex16(0n);
-        if (f.has('ip')) s += ` ${hex16(insn.ip)}${sym(insn.ip)}`;
-        if (f.has('insn') || f.has('insnlen')) s += insnText(insn.ip, insn.length);
-        line(s);
+        // perf's instruction samples carry the flags of the state they come from: the instruction's branch class
+        const fl = f.has('flags') ? insnTypeFlags(insn.op) : 0;
+        const build = (flags: number): string => {
+          let s = flags
+            ? start(cpu, t, o.insnEvent, n, flags)
+            : n === 1n && pre !== undefined
+              ? pre
+              : start(cpu, t, o.insnEvent, n);
+          if (f.has('addr')) s += hex16(0n);
+          if (f.has('ip')) s += ` ${hex16(insn.ip)}${sym(insn.ip)}`;
+          if (f.has('insn') || f.has('insnlen')) s += insnText(insn.ip, insn.length);
+          return s;
+        };
+        // a block's last branch may end the trace (TIP.PGD next): its flags then say `tr end`
+        if (fl && i === insns.length - 1 && insn.op !== 'jcc') held = { cpu, ip: insn.ip, flags: fl, build };
+        else line(build(fl));
       }
     };
   }
   const filter =
-    (o.filter.calls ? F_CALL | F_ASYNC | F_TRACE_END : 0) | (o.filter.returns ? F_RETURN | F_TRACE_BEGIN : 0);
-  if (o.branches || period.ticks) {
+    (o.filter.calls ? IP_FLAG.CALL | IP_FLAG.ASYNC | IP_FLAG.TRACE_END : 0) |
+    (o.filter.returns ? IP_FLAG.RETURN | IP_FLAG.TRACE_BEGIN : 0);
+  if (o.branches || period.ticks || (o.instructions && f.has('flags')) || indent) {
     sink.branch = (cpu, from, to, kind, tsc, op) => {
       if (only !== undefined && cpu !== only) return;
+      release(held?.cpu === cpu && held.ip === from && (kind === 'tr end' || to === 0n));
       if (to === 0n || kind === 'tr end') period.stop(cpu);
       if (!o.branches) return;
       if (from !== 0n && kind !== 'async') lastInsn.set(cpu, from);
-      if (filter && !(filter & branchFlags(kind, op, from, to))) return;
+      const flags = branchSampleFlags(kind, op, from, to);
+      let key = '';
+      if (indent) {
+        const t = o.task(cpu);
+        key = t.pid === 0 && t.tid === 0 ? `idle/${cpu}` : `${t.pid}/${t.tid}`;
+        const len = flags & IP_FLAG.CALL && kind !== 'async' && from ? o.insnAt(from).length : 0;
+        indent.event(key, cpu, flags, from, to, len);
+      }
+      if (filter && !(filter & flags)) return;
       if (skipped()) return;
-      let s = start(cpu, timeOf(cpu, tsc), o.branchEvent, 1n);
+      let s = start(cpu, timeOf(cpu, tsc), o.branchEvent, 1n, flags);
+      if (indent) {
+        const dso = f.has('dso') && !f.has('ip') && !f.has('addr') ? o.symbol(from).dso : undefined;
+        s += indent.text(key, flags, from, to, (a) => o.symbol(a).name, dso);
+      }
       if (f.has('ip')) s += ` ${hex16(from)}${sym(from)}`;
       if (f.has('addr') || !o.userSet) s += ` => ${hex16(to)}${sym(to)}`;
       // the branch instruction's bytes (none for a trace begin or an asynchronous branch: perf's insn_len 0)
@@ -292,5 +315,6 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
       line(s);
     };
   }
+  sink.flush = release;
   return sink;
 }

@@ -48,10 +48,13 @@ export function register(program: Command): void {
     .hook('preAction', fillDefaultInput)
     .option('--itrace <spec>', "perf's --itrace: i[period] b c r e x w p o s<N> (default e)")
     .option('--insn-trace', 'every instruction with its bytes (perf script --insn-trace: --itrace=i0nse -F +insn)')
-    .option('--call-trace', 'perf script --call-trace (not supported yet: refused)')
-    .option('--call-ret-trace', 'perf script --call-ret-trace (not supported yet: refused)')
+    .option('--call-trace', 'perf script --call-trace (not supported yet: its p power events; refused)')
+    .option('--call-ret-trace', 'perf script --call-ret-trace (not supported yet: its p power events; refused)')
     .option('--ns', 'times with nanoseconds (perf script --ns)')
-    .option('-F, --fields <list>', 'perf script -F: comm,tid,pid,cpu,time,period,event,ip,sym,symoff,dso,addr,insn…')
+    .option(
+      '-F, --fields <list>',
+      'perf script -F: comm,tid,pid,cpu,time,period,event,ip,sym,symoff,dso,addr,insn,flags,callindent…',
+    )
     .option('--cpu <n>', 'only this CPU (raw mode: the CPU model, none|f/m[/s], as ptxed --cpu)')
     .option('--raw-pt <file>', 'raw mode: a bare Intel PT stream (as ptxed --pt)')
     .option(
@@ -66,9 +69,12 @@ export function register(program: Command): void {
   cmd.action(async (o: DecodeCliOptions) => {
     if (o.rawPt) return decodeRaw({ ...o, rawPt: o.rawPt });
     if (!o.input) throw new UsageError('decode: -i DIR (or --raw-pt FILE) is required');
-    if (o.callTrace) throw new UsageError("--call-trace is not supported yet (it needs perf's callindent field)");
-    if (o.callRetTrace)
-      throw new UsageError("--call-ret-trace is not supported yet (it needs perf's callindent field)");
+    const ct = o.callTrace ? '--call-trace' : o.callRetTrace ? '--call-ret-trace' : undefined;
+    if (ct)
+      throw new UsageError(
+        `${ct} is not supported yet (its itrace 'p' power events): --itrace=c${o.callRetTrace ? 'r' : ''}e ` +
+          `-F -ip,-addr,-event,-period,+callindent${o.callRetTrace ? ',+flags' : ''} prints its other lines`,
+      );
     let spec: ReturnType<typeof parseItrace>;
     let fields: ReturnType<typeof parseItraceFields>;
     try {
@@ -116,6 +122,7 @@ export function register(program: Command): void {
       kernelStart,
       sink,
     });
+    sink.flush?.();
     const seconds = (performance.now() - t0) / 1000;
     const sync = syncSwitchWarning({
       ...rec.taskOptions,

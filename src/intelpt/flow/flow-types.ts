@@ -93,6 +93,8 @@ export interface FlowSink {
   error?(e: FlowError): void;
   /** Events for ptxed-style output; `offset` is the packet's in the CPU's trace. */
   event?(cpu: number, what: FlowEvent, ip: bigint, offset: number): void;
+  /** The decoding ended: print what is still held. */
+  flush?(): void;
 }
 
 export interface BlockSource {
