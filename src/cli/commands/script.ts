@@ -138,9 +138,7 @@ function parseMaxStack(v: string): number {
   return Number(v);
 }
 
-function collect(v: string, prev: string[] | undefined): string[] {
-  return [...(prev ?? []), v];
-}
+const collect = (v: string, prev: string[] | undefined): string[] => [...(prev ?? []), v];
 
 /** A `perf record --kcore` directory's kallsyms (perf reads the kernel's symbols there). */
 async function kcoreSymbols(input: string): Promise<SymbolTable | undefined> {
