@@ -389,16 +389,18 @@ export async function dumpFile(
   const ctx = new DumpContext(s.file, s.file.pipe ? 'pipe' : (opts.label ?? path), !!opts.hex);
   ctx.kcore = opts.kcore;
   try {
-    for await (const raw of s.events()) {
-      onRecord?.(raw);
-      let text: string;
-      try {
-        text = opts.json ? recordJson(raw, ctx) : recordText(raw, ctx);
-      } catch (e) {
-        throw s.named(e);
+    for await (const batch of s.batches()) {
+      for (const raw of batch) {
+        onRecord?.(raw);
+        let text: string;
+        try {
+          text = opts.json ? recordJson(raw, ctx) : recordText(raw, ctx);
+        } catch (e) {
+          throw s.named(e);
+        }
+        const w = write(text);
+        if (w) await w;
       }
-      const w = write(text);
-      if (w) await w;
     }
     // a damaged feature table: perf prints every record; we do too, then report it
     if (s.file.damage) throw s.file.damage;

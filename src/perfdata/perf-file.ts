@@ -14,6 +14,7 @@ import { featureName, Feature } from '../abi/feature.js';
 import { decodeFeature } from './features/codec.js';
 import { describeFsError, perfDataPath } from './input-path.js';
 import { Decompressor } from './decompressor.js';
+import { BATCH_RECORDS, changesReading, readTrailingPayload } from './record-batches.js';
 
 export interface ReaderOptions {
   /** How to read type 19: 'final' (upstream: CGROUP) or 'rfc' (the seed's TEXT_POKE). Default 'final'. */
@@ -356,12 +357,20 @@ export class PerfFile {
 
   /**
    * Records in file order, streamed through a fixed window (never the whole file).
-   * Pipe mode also fills `attrs` (HEADER_ATTR), features (HEADER_FEATURE) and ids
-   * (ID_INDEX) as they pass — after the record is yielded, as perf dumps a record
-   * before processing it. A stream can be iterated once.
+   * Pipe mode also fills `attrs` (HEADER_ATTR), features (HEADER_FEATURE) and ids (ID_INDEX) as they
+   * pass — after the record is yielded, as perf dumps a record before processing it. Streams read once.
    * Throws FormatError (with file name) at the first malformed record header.
    */
   async *records(opts: RecordsOptions = {}): AsyncGenerator<RawRecord> {
+    for await (const batch of this.recordBatches(opts)) yield* batch;
+  }
+
+  /**
+   * `records()` in arrays (a promise per batch, not per record). Window views stay valid until the next
+   * batch is asked for: a batch ends before every refill and after every record `observe` learns from
+   * (applied when the next batch is asked for). Malformed input: the records before it, then the error.
+   */
+  async *recordBatches(opts: RecordsOptions = {}): AsyncGenerator<RawRecord[]> {
     let w: Window;
     if (this.stream) {
       if (this.streamConsumed) throw new Error('PerfFile.records(): a stream can be read once');
@@ -380,15 +389,20 @@ export class PerfFile {
     const mode = opts.compressed ?? 'expand';
     const expand = mode !== 'raw';
     const unpack = new Decompressor(this);
+    const batch: RawRecord[] = [];
     try {
       for (;;) {
-        // awaiting only when the window must be refilled keeps the per-record cost low
-        if (w.available < 8 && !(await w.ensure(8, 'perf_event_header'))) break;
+        // a refill may move the window's bytes: hand out the views taken so far first
+        if (w.available < 8) {
+          if (batch.length) yield batch.splice(0);
+          if (!(await w.ensure(8, 'perf_event_header'))) break;
+        }
         const at = w.pos;
         const type = w.u32At(0, this.le);
         let size = w.u16At(6, this.le);
-        if (size === 0 && type === RecordType.COMPRESSED2 && (await w.ensure(16, 'COMPRESSED2 (83)'))) {
-          size = wrappedCompressed2Size(w.peek(16), this.le) ?? 0;
+        if (size === 0 && type === RecordType.COMPRESSED2) {
+          if (w.available < 16 && batch.length) yield batch.splice(0);
+          if (await w.ensure(16, 'COMPRESSED2 (83)')) size = wrappedCompressed2Size(w.peek(16), this.le) ?? 0;
         }
         if (size < 8) {
           throw new FormatError({
@@ -399,47 +413,47 @@ export class PerfFile {
             expected: '≥ 8 (a record cannot be shorter than its header)',
           });
         }
-        if (w.available < size) await w.ensure(size, structureName(type));
+        if (w.available < size) {
+          if (batch.length) yield batch.splice(0);
+          await w.ensure(size, structureName(type));
+        }
         const bytes = w.peek(size);
         let raw = new RawRecord(bytes, at, this.le, this.layoutFor(bytes, type, size), this.textPokeAbi);
         w.advance(size);
         if (type === RecordType.AUXTRACE || type === RecordType.HEADER_TRACING_DATA) {
           // reading the payload slides the window under raw.bytes: detach it first
           raw = raw.copy();
-          raw.auxData = await this.readTrailingPayload(w, raw);
+          if (batch.length) yield batch.splice(0);
+          raw.auxData = await readTrailingPayload(w, raw);
         }
         if ((type === RecordType.COMPRESSED || type === RecordType.COMPRESSED2) && expand) {
           this.compressedCounts.set(type, (this.compressedCounts.get(type) ?? 0) + 1);
-          if (mode === 'both') yield raw;
+          if (mode === 'both') batch.push(raw);
           for (const inner of unpack.push(raw)) {
-            yield inner;
-            this.observe(inner);
+            batch.push(inner);
+            if (changesReading(inner.type)) {
+              yield batch.splice(0);
+              this.observe(inner);
+            }
           }
-          continue;
+        } else {
+          // like perf, the record is seen (dumped) before it is processed: attrs,
+          // features and ids it carries apply from the next record on
+          batch.push(raw);
+          if (changesReading(type)) {
+            yield batch.splice(0);
+            this.observe(raw);
+          }
         }
-        // like perf, the record is seen (dumped) before it is processed: attrs,
-        // features and ids it carries apply from the next record on
-        yield raw;
-        this.observe(raw);
+        if (batch.length >= BATCH_RECORDS) yield batch.splice(0);
       }
+      if (batch.length) yield batch.splice(0);
       unpack.finish();
     } catch (e) {
+      // what was read before the error is delivered first, as one record at a time would be
+      if (batch.length) yield batch.splice(0);
       throw isFormatError(e) ? e.withFile(this.path) : e;
     }
-  }
-
-  private async readTrailingPayload(w: Window, raw: RawRecord): Promise<Uint8Array> {
-    const r = new ByteReader(raw.bytes, this.le, raw.fileOffset, structureName(raw.type));
-    r.skip(8);
-    let n: number;
-    if (raw.type === RecordType.AUXTRACE) {
-      r.need(8, 'AUXTRACE (71) size');
-      n = r.u64n('AUXTRACE (71) size');
-    } else {
-      r.need(4, 'HEADER_TRACING_DATA (66) size');
-      n = r.u32();
-    }
-    return w.readPayload(n, `${structureName(raw.type)} payload`);
   }
 
   /** Learn attrs, features and ids from pipe-mode records once the consumer has seen them. */

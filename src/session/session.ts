@@ -23,10 +23,11 @@
  *   records precede it, so flushing there would change nothing; a file that
  *   queued timed records before it would get them one round early.
  *
- * Records come out as the reader's RawRecord. A record delivered at once is
- * the reader's zero-copy view (valid until the next iteration); one that went
- * through the queue is a copy. Errors keep pointing at the record's file
- * offset either way.
+ * Records come out as the reader's RawRecord, one at a time (`events()`) or in
+ * batches (`batches()`). A record delivered at once is the reader's zero-copy
+ * view (valid until the next batch); one that went through the queue is a copy
+ * (or, unpacked from COMPRESSED, the unpacker's own buffer). Errors keep
+ * pointing at the record's file offset either way.
  */
 import { Feature } from '../abi/feature.js';
 import { RecordType } from '../abi/record-type.js';
@@ -194,6 +195,17 @@ export class Session {
    * Throws FormatError (naming the file and offset) for malformed input.
    */
   async *events(): AsyncGenerator<RawRecord> {
+    for await (const batch of this.batches()) yield* batch;
+  }
+
+  /**
+   * `events()` in arrays: a promise per batch, not per record (what the hot
+   * consumers take). A record in a batch that is the reader's window view stays
+   * valid until the next batch is asked for. Records the session or reader learn
+   * from (attrs, EVENT_UPDATE, features) apply from the next record on, as in
+   * `events()`; on an error the records delivered before it come first.
+   */
+  async *batches(): AsyncGenerator<RawRecord[]> {
     try {
       yield* this.deliver();
     } catch (e) {
@@ -206,12 +218,20 @@ export class Session {
     return isFormatError(e) ? e.withFile(this.file.path) : e;
   }
 
-  private async *deliver(): AsyncGenerator<RawRecord> {
+  private async *deliver(): AsyncGenerator<RawRecord[]> {
     if (!this.ordered) {
       this.queueStats = undefined;
-      for await (const raw of this.file.records({ compressed: this.withCompressed ? 'both' : 'expand' })) {
-        if (this.needsObserve(raw)) await this.observe(raw);
-        yield raw;
+      for await (const batch of this.file.recordBatches({ compressed: this.withCompressed ? 'both' : 'expand' })) {
+        // what precedes a record the session learns from goes out before it learns
+        let from = 0;
+        for (let i = 0; i < batch.length; i++) {
+          const raw = batch[i]!;
+          if (!this.needsObserve(raw)) continue;
+          if (i > from) yield batch.slice(from, i);
+          from = i;
+          await this.observe(raw);
+        }
+        if (from < batch.length) yield from ? batch.slice(from) : batch;
       }
       return;
     }
@@ -224,34 +244,60 @@ export class Session {
       // event stream"): it delivers what it queued. We do too, then report the cut.
       if (!this.file.pipe || !isFormatError(e) || e.kind !== 'truncated') throw e;
       oe.finish();
-      yield* oe.drain();
+      const rest = oe.drain();
+      if (rest.length) yield rest;
       throw e;
     }
   }
 
-  private async *deliverOrdered(oe: OrderedEvents<RawRecord>): AsyncGenerator<RawRecord> {
-    for await (const raw of this.file.records()) {
-      if (this.needsObserve(raw)) await this.observe(raw);
-      if (raw.type >= RecordType.HEADER_ATTR) {
-        if (raw.type === RecordType.FINISHED_ROUND) {
-          if (this.roundBeforeFlush) yield raw;
-          oe.finishedRound();
-          if (oe.ready.length) yield* oe.drain();
-          if (this.roundBeforeFlush) continue;
+  private async *deliverOrdered(oe: OrderedEvents<RawRecord>): AsyncGenerator<RawRecord[]> {
+    let out: RawRecord[] = [];
+    const take = (ready: RawRecord[]): void => {
+      if (out.length === 0) out = ready;
+      else for (const r of ready) out.push(r);
+    };
+    for await (const batch of this.file.recordBatches()) {
+      try {
+        for (const raw of batch) {
+          if (this.needsObserve(raw)) {
+            // what was delivered before this record is consumed before the session learns from it
+            if (out.length) {
+              yield out;
+              out = [];
+            }
+            await this.observe(raw);
+          }
+          if (raw.type >= RecordType.HEADER_ATTR) {
+            if (raw.type === RecordType.FINISHED_ROUND) {
+              if (this.roundBeforeFlush) out.push(raw);
+              oe.finishedRound();
+              if (oe.ready.length) take(oe.drain());
+              if (this.roundBeforeFlush) continue;
+            }
+            out.push(raw);
+            continue;
+          }
+          const t = this.perfTimes ? raw.perfTimestamp() : raw.timestamp();
+          if (t === undefined || t === 0n || t === NO_TIME) {
+            out.push(raw);
+            continue;
+          }
+          oe.queue(t, raw.fileOffset, raw.size, this.keep(raw));
+          if (oe.ready.length) take(oe.drain());
         }
-        yield raw;
-        continue;
+      } catch (e) {
+        if (out.length) yield out; // delivered before the error, as one record at a time would be
+        throw e;
       }
-      const t = this.perfTimes ? raw.perfTimestamp() : raw.timestamp();
-      if (t === undefined || t === 0n || t === NO_TIME) {
-        yield raw;
-        continue;
+      // window views in `out` are only valid until the reader's next batch
+      if (out.length) {
+        yield out;
+        out = [];
       }
-      oe.queue(t, raw.fileOffset, raw.size, this.keep(raw));
-      if (oe.ready.length) yield* oe.drain();
     }
     oe.finish();
-    yield* oe.drain();
+    const rest = oe.drain();
+    if (rest.length) yield rest;
   }
 
   private slab = new Uint8Array(0);
@@ -264,6 +310,8 @@ export class Session {
    * big files. A slab is freed once every record in it has been delivered.
    */
   private keep(raw: RawRecord): RawRecord {
+    // unpacked COMPRESSED contents have a buffer of their own, never reused: no copy needed
+    if (raw.compressedIn !== 0) return raw;
     const n = raw.bytes.byteLength;
     if (raw.auxData || n > 65536) return raw.copy();
     if (this.slabPos + n > this.slab.byteLength) {

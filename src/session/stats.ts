@@ -52,31 +52,32 @@ async function count(s: Session, onProgress?: (fileOffset: number) => void): Pro
   const records = endAtPipeCut(s, (e) => {
     cut = e;
   });
-  for await (const raw of records) {
-    const t = raw.type;
-    if (s.needsObserve(raw)) await s.observe(raw);
-    total++;
-    if (t < 128) counts[t]!++;
-    else other.set(t, (other.get(t) ?? 0) + 1);
-    if (t === RecordType.SAMPLE) {
-      const i = s.attrIndexOf(raw);
-      const attr = s.file.attrs[i]?.attr;
-      if (i < 0 || !attr) unknownId++;
-      else if (SampleReadSplitter.applies(attr)) {
+  for await (const batch of records)
+    for (const raw of batch) {
+      const t = raw.type;
+      if (s.needsObserve(raw)) await s.observe(raw);
+      total++;
+      if (t < 128) counts[t]!++;
+      else other.set(t, (other.get(t) ?? 0) + 1);
+      if (t === RecordType.SAMPLE) {
+        const i = s.attrIndexOf(raw);
+        const attr = s.file.attrs[i]?.attr;
+        if (i < 0 || !attr) unknownId++;
+        else if (SampleReadSplitter.applies(attr)) {
+          const rec = raw.decode();
+          if (rec.kind === 'sample')
+            for (const d of splitter.split(rec, attr))
+              perAttrSamples[d.attrIndex] = (perAttrSamples[d.attrIndex] ?? 0) + 1;
+        } else perAttrSamples[i] = (perAttrSamples[i] ?? 0) + 1;
+      } else if (t === RecordType.TEXT_POKE) {
+        raw.decode(); // validate: old_len + new_len must fit the record (FormatError otherwise)
+      } else if (t === RecordType.LOST_SAMPLES) {
         const rec = raw.decode();
-        if (rec.kind === 'sample')
-          for (const d of splitter.split(rec, attr))
-            perAttrSamples[d.attrIndex] = (perAttrSamples[d.attrIndex] ?? 0) + 1;
-      } else perAttrSamples[i] = (perAttrSamples[i] ?? 0) + 1;
-    } else if (t === RecordType.TEXT_POKE) {
-      raw.decode(); // validate: old_len + new_len must fit the record (FormatError otherwise)
-    } else if (t === RecordType.LOST_SAMPLES) {
-      const rec = raw.decode();
-      const i = s.attrIndexOf(raw);
-      if (rec.kind === 'lost_samples' && i >= 0) perAttrLost[i] = (perAttrLost[i] ?? 0n) + rec.lost;
+        const i = s.attrIndexOf(raw);
+        if (rec.kind === 'lost_samples' && i >= 0) perAttrLost[i] = (perAttrLost[i] ?? 0n) + rec.lost;
+      }
+      if (onProgress && (++n & 0xffff) === 0) onProgress(raw.fileOffset);
     }
-    if (onProgress && (++n & 0xffff) === 0) onProgress(raw.fileOffset);
-  }
   // the reader replaces COMPRESSED(2) records by their contents (a chunk may end inside a record,
   // or hold none whole): it counts them for us
   for (const [type, k] of s.file.compressedCounts) {
@@ -96,9 +97,9 @@ async function count(s: Session, onProgress?: (fileOffset: number) => void): Pro
 }
 
 /** The file's records; a pipe cut inside a record ends them (perf: "unexpected end of event stream"). */
-async function* endAtPipeCut(s: Session, onCut: (e: Error) => void): AsyncGenerator<RawRecord> {
+async function* endAtPipeCut(s: Session, onCut: (e: Error) => void): AsyncGenerator<RawRecord[]> {
   try {
-    yield* s.file.records();
+    yield* s.file.recordBatches();
   } catch (e) {
     if (!s.file.pipe || !isFormatError(e) || e.kind !== 'truncated') throw e;
     onCut(e);

@@ -14,9 +14,8 @@ import { startProgress } from '../progress.js';
 import { fillDefaultInput, INPUT_DEFAULT_HELP } from '../input.js';
 
 /**
- * `perfpoke script -i F [-F fields] [perf's filters] [--show-*-events] [--json]`: perf 6.1's
- * `perf script` lines with symbols, in perf's delivery order
- * (the printer: src/format/perf-script.ts).
+ * `perfpoke script -i F [-F fields] [perf's filters] [--show-*-events] [--json]`: perf 6.1's `perf script`
+ * lines with symbols, in perf's delivery order, taken in batches (the printer: src/format/perf-script.ts).
  */
 export { StringSink } from '../../format/text-sink.js';
 export type { ScriptOptions } from '../../format/perf-script-fields.js';
@@ -57,17 +56,18 @@ export async function runScript(
     // loaded only when needed: the machine layer pulls in kcore and disassembly support
     if (opts.showTextPokeEvents && input !== '-')
       p.symbolizer = (await (await import('../../machine/from-perf-data.js')).loadMachine(input)).symbolizer;
-    let n = 0;
     const warnings = new ScriptWarnings(s);
-    for await (const raw of s.events()) {
-      warnings.count(raw);
-      try {
-        p.handle(raw);
-      } catch (e) {
-        throw s.named(e);
+    for await (const batch of s.batches()) {
+      for (const raw of batch) {
+        warnings.count(raw);
+        try {
+          p.handle(raw);
+        } catch (e) {
+          throw s.named(e);
+        }
+        if (out.pending > 1 << 16) await out.flush();
       }
-      if (out.pending > 1 << 16) await out.flush();
-      if ((++n & 0xffff) === 0) progress.update(raw.fileOffset);
+      progress.update(batch[batch.length - 1]?.fileOffset ?? 0);
     }
     await out.flush();
     if (!opts.quiet) process.stderr.write(warnings.text(opts)); // perf's warnings (lost events, out of order)
@@ -137,9 +137,7 @@ function parseMaxStack(v: string): number {
   return Number(v);
 }
 
-function collect(v: string, prev: string[] | undefined): string[] {
-  return [...(prev ?? []), v];
-}
+const collect = (v: string, prev: string[] | undefined): string[] => [...(prev ?? []), v];
 
 /** A `perf record --kcore` directory's kallsyms (perf reads the kernel's symbols there). */
 async function kcoreSymbols(input: string): Promise<SymbolTable | undefined> {
