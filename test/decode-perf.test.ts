@@ -12,9 +12,10 @@ import assert from 'node:assert/strict';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { simulate } from '../src/sim/simulate.js';
-import { runCli, runPerf } from './cli.js';
-import { cannotCompare, needTool } from './require-tool.js';
+import { runCli } from './cli.js';
+import { needTool } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
+import { compareDecode } from './decode-compare.js';
 import { cutLoadSegments } from './kcore-cut.js';
 
 const dir = tempDir('perfpoke-decode-perf-');
@@ -66,22 +67,8 @@ const CASES: string[][] = [
 ];
 
 function compare(t: { skip(m?: string): void }, input: string, args: string[]): number {
-  const p = runPerf(['script', '-i', input, ...args]);
-  if (p === null || p.status !== 0) {
-    cannotCompare(t, `perf script ${args.join(' ')} did not run: ${p?.stderr ?? ''}`);
-    return -1;
-  }
-  const ours = runCli(['decode', '-i', input, ...args]);
-  assert.equal(ours.status, 0, ours.stderr);
-  const a = ours.stdout.split('\n');
-  const b = p.stdout.split('\n');
-  const first = a.findIndex((l, i) => l !== b[i]);
-  assert.equal(
-    ours.stdout,
-    p.stdout,
-    `${args.join(' ')} on ${input}: first difference at line ${first + 1}:\n  ours: ${a[first]}\n  perf: ${b[first]}`,
-  );
-  return b.length - 1;
+  const perfLines = compareDecode(t, input, args);
+  return perfLines === null ? -1 : perfLines.length - 1;
 }
 
 for (const [name, input] of Object.entries(rec)) {

@@ -18,9 +18,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { simulate } from '../src/sim/simulate.js';
-import { runCli, runPerf } from './cli.js';
-import { cannotCompare, needTool } from './require-tool.js';
+import { needTool } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
+import { compareDecode } from './decode-compare.js';
 import { cutLoadSegments } from './kcore-cut.js';
 
 const dir = tempDir('perfpoke-decode-tasks-');
@@ -94,19 +94,8 @@ for (const [name, input] of Object.entries(rec)) {
     const errorTasks = new Set<string>();
     let cyclesLines = 0;
     for (const args of cases) {
-      const p = runPerf(['script', '-i', input, ...args]);
-      if (p === null || p.status !== 0) return cannotCompare(t, `perf script ${args.join(' ')}: ${p?.stderr ?? ''}`);
-      const ours = runCli(['decode', '-i', input, ...args]);
-      assert.equal(ours.status, 0, ours.stderr);
-      const a = ours.stdout.split('\n');
-      const b = p.stdout.split('\n');
-      const first = a.findIndex((l, i) => l !== b[i]);
-      assert.equal(
-        ours.stdout,
-        p.stdout,
-        `${args.join(' ')} on ${name}: first difference at line ${first + 1}:\n` +
-          `  ours: ${a[first]}\n  perf: ${b[first]}`,
-      );
+      const b = compareDecode(t, input, args, name);
+      if (b === null) return;
       lines += b.length - 1;
       for (const l of b) {
         if (l.startsWith(' instruction trace error')) errorTasks.add(/ pid (-?\d+) tid (-?\d+) /.exec(l)?.[2] ?? '');

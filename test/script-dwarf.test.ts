@@ -12,11 +12,10 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Command } from 'commander';
 import { runPerf } from './cli.js';
 import { needTool, skipForKernel } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
-import { register, runScript, StringSink, toScriptOptions, type ScriptCliOptions } from '../src/cli/commands/script.js';
+import { firstDiff, scriptInProcess as ours } from './script-compare.js';
 
 const dir = tempDir('perfpoke-script-dwarf-');
 const files = { c: join(dir, 'c.data'), z: join(dir, 'z.data') };
@@ -59,33 +58,6 @@ before(() => {
   writeFileSync(input, Buffer.from(Array.from({ length: 1 << 21 }, (_, i) => (i * 2654435761) >>> 24)));
   rec(files.z, ['gzip', '-c', '-k', '-f', input]);
 });
-
-/** Parse `args` with the script command's own commander definition, then run it in-process. */
-async function ours(file: string, args: string[]): Promise<{ out: string; err?: string }> {
-  const program = new Command().exitOverride();
-  register(program);
-  let parsed: ScriptCliOptions | undefined;
-  const cmd = program.commands.find((c) => c.name() === 'script')!;
-  cmd.exitOverride().action((o: ScriptCliOptions) => {
-    parsed = o;
-  });
-  const sink = new StringSink();
-  try {
-    await program.parseAsync(['script', '-i', file, ...args], { from: 'user' });
-    await runScript(file, { ...toScriptOptions(parsed!), quiet: true }, sink);
-    return { out: sink.text };
-  } catch (e) {
-    return { out: sink.text, err: (e as Error).message };
-  }
-}
-
-function firstDiff(a: string, b: string): string {
-  const x = a.split('\n');
-  const y = b.split('\n');
-  for (let i = 0; i < Math.max(x.length, y.length); i++)
-    if (x[i] !== y[i]) return `line ${i + 1}:\n  ours: ${JSON.stringify(x[i])}\n  perf: ${JSON.stringify(y[i])}`;
-  return 'equal';
-}
 
 const CASES: [keyof typeof files, string[]][] = [
   ['c', []],

@@ -18,11 +18,10 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { jsonlToPerfData, perfDataToJsonl } from '../src/perfdata/jsonl.js';
-import { Command } from 'commander';
 import { runPerf } from './cli.js';
 import { needTool, skipForKernel } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
-import { register, runScript, StringSink, toScriptOptions, type ScriptCliOptions } from '../src/cli/commands/script.js';
+import { scriptInProcess } from './script-compare.js';
 
 const dir = tempDir('perfpoke-script-kmap-');
 const file = join(dir, 's.data');
@@ -71,6 +70,9 @@ async function makeEdited(): Promise<void> {
   await jsonlToPerfData(jl, edited);
 }
 
+/** Our script in-process, on the live recording unless told otherwise. */
+const ours = (args: string[], input = file) => scriptInProcess(input, args);
+
 before(async () => {
   if (runPerf(['--version']) === null) return;
   try {
@@ -91,24 +93,6 @@ before(async () => {
   );
   if (r?.status !== 0) recordFailure = `perf record -a -g: ${r?.stderr.trim()}`;
 });
-
-async function ours(args: string[], input = file): Promise<{ out: string; err?: string }> {
-  const program = new Command().exitOverride();
-  register(program);
-  let parsed: ScriptCliOptions | undefined;
-  const cmd = program.commands.find((c) => c.name() === 'script')!;
-  cmd.exitOverride().action((o: ScriptCliOptions) => {
-    parsed = o;
-  });
-  const sink = new StringSink();
-  try {
-    await program.parseAsync(['script', '-i', input, ...args], { from: 'user' });
-    await runScript(input, { ...toScriptOptions(parsed!), quiet: true }, sink);
-    return { out: sink.text };
-  } catch (e) {
-    return { out: sink.text, err: (e as Error).message };
-  }
-}
 
 const CASES: string[][] = [
   ['--comms', 'swapper', '-F', '-trace'],
