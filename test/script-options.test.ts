@@ -24,6 +24,7 @@ const files = {
   t: join(dir, 't.data'),
   u: join(dir, 'u.data'),
   p: join(dir, 'p.data'),
+  k: join(dir, 'k.data'),
 };
 let recordFailure: string | null = null;
 
@@ -51,6 +52,8 @@ before(() => {
   // a task that wakes every 10 ms: switches spread over the whole recording, so time windows hold some
   const naps = 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do sleep 0.01; done';
   rec(['-o', files.t, '-e', 'sched:sched_switch', '-a', '--', 'sh', '-c', naps]);
+  // tracepoints with callchains: perf adds ip, sym+off and dso to their default fields
+  rec(['-o', files.k, '-e', 'sched:sched_switch', '-e', 'cpu-clock', '-g', '--', 'sh', '-c', naps]);
   rec(['-o', files.u, '-e', 'cpu-clock', '-F', '999', '--', 'dd', 'if=/dev/zero', 'of=/dev/null', 'count=300000']);
   // pipe mode (perf record -o -): no HEADER_BUILD_ID before the samples, perf takes the kernel as this host's
   const dd = ['dd', 'if=/dev/zero', 'of=/dev/null', 'count=100000'];
@@ -124,6 +127,10 @@ const CASES: [keyof typeof files, string[]][] = [
   ['g', ['-F', CHAIN, '--cpu', '0']],
   ['t', ['-F', TP, '--cpu', '0', '--show-switch-events']],
   ['t', ['-F', TP, '--ns', '--comms', 'COMM1', '--time', '20%-60%']],
+  ['k', []],
+  ['k', ['-G']],
+  ['k', ['--max-stack', '2', '--ns']],
+  ['k', ['-F', '+pid']],
 ];
 
 /** Values that exist in this recording: the two busiest processes and a time window inside it. */
@@ -162,7 +169,7 @@ for (const [key, rawArgs] of CASES) {
       '-i',
       file,
       '-F',
-      key === 'g' || key === 'u' || key === 'p' ? CHAIN : key === 't' ? TP : SAMPLE,
+      key === 'g' || key === 'u' || key === 'p' || key === 'k' ? CHAIN : key === 't' ? TP : SAMPLE,
     ])!;
     const ph = placeholders(base.stdout);
     const args = rawArgs.map((a) => a.replace(/PID1|PID2|COMM1|COMM2|T1|T2|T3|T4/g, (k) => ph[k]!));

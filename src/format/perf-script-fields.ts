@@ -161,6 +161,16 @@ export function checkAttr(s: Session, i: number, userSet: ReadonlySet<PerfField>
   check(['cpu'], SampleType.CPU, 'CPU', 'cpu', allowUserSet);
 }
 
+/**
+ * perf_session__check_output_opt: with no -F and no -G, tracepoints print ip,
+ * sym+off and dso once a tracepoint event records callchains. True if it applied.
+ */
+export function tracepointChainDefaults(fs: FieldSet, opts: ScriptOptions, attrType: number): boolean {
+  if (attrType !== PerfType.TRACEPOINT || opts.hideCallGraph || opts.fields || opts.fieldSpecs?.length) return false;
+  for (const f of ['ip', 'sym', 'symoff', 'dso'] as const) fs.has.add(f);
+  return true;
+}
+
 export function defaultFieldsFor(attrType: number): ScriptField[] {
   return attrType === PerfType.TRACEPOINT ? DEFAULT_TRACEPOINT_FIELDS : DEFAULT_FIELDS;
 }

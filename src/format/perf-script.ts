@@ -1,9 +1,7 @@
 /**
- * perf 6.1's `perf script` lines (symbols: script-symbols.ts, filters: script-filters.ts)
- * (builtin-script.c perf_sample__fprintf_start / process_event, and
- * perf_event__fprintf for the --show-*-events records), and their JSON Lines
- * form. `ScriptPrinter` keeps what perf keeps between records (thread names,
- * user maps, the field set per event type); `formatScript` prints one sample.
+ * perf 6.1's `perf script` lines (builtin-script.c process_event, perf_event__fprintf for --show-*-events;
+ * symbols: script-symbols.ts, filters: script-filters.ts) and their JSON Lines form. `ScriptPrinter` keeps
+ * what perf keeps between records (threads, user maps, fields per type); `formatScript` prints one sample.
  */
 import { attrFlag, PerfType } from '../abi/event-attr.js';
 import { FormatOptionError } from './errors.js';
@@ -38,6 +36,7 @@ import {
   defaultFieldsFor,
   fieldsPerType,
   outputType,
+  tracepointChainDefaults,
   type FieldSet,
   type ScriptField,
   type ScriptOptions,
@@ -278,6 +277,7 @@ export class ScriptPrinter {
         if (this.s.file.pipe && hasChain) fs.has.add('ip');
       }
       if (hasChain) fs.callchain = true;
+      if (hasChain && tracepointChainDefaults(fs, this.opts, a.type)) this.wantSymbols = true;
     }
   }
 
