@@ -14,7 +14,7 @@
  * Linux 6.1's second copies of a poke (double-delivery.ts) are a note: they
  * are folded before the image is built, so they are neither stale nor lost.
  */
-import { checkImage, type CheckReport } from './check.js';
+import { checkImage, siteRangeMemo, type CheckReport } from './check.js';
 import type { Machine } from './from-perf-data.js';
 import type { Loss } from './evidence.js';
 import { formatPerfTime } from './time-format.js';
@@ -82,25 +82,8 @@ function coverage(m: Machine): { checked: number; n: number; first?: bigint } {
   let first: bigint | undefined;
   const image = m.image;
   const st = image.store;
-  // kcore is fixed: one answer per site for its usual (address, length), kept
-  // on the store's u32 halves: no object and no bigint for the usual poke
-  const memoHi = new Float64Array(image.sites.length).fill(-1);
-  const memoLo = new Float64Array(image.sites.length);
-  const memoSpan = new Float64Array(image.sites.length);
-  const memoIn = new Uint8Array(image.sites.length);
-  const inBase = (q: number, i: number, span: number): boolean => {
-    const s = image.siteOf[q]!;
-    const hi = st.addrHi[i]!;
-    const lo = st.addrLo[i]!;
-    if (memoHi[s] === hi && memoLo[s] === lo && memoSpan[s] === span) return memoIn[s] === 1;
-    const a = st.addr(i);
-    const r = image.inBase(a) && image.inBase(a + BigInt(span) - 1n);
-    memoHi[s] = hi;
-    memoLo[s] = lo;
-    memoSpan[s] = span;
-    memoIn[s] = r ? 1 : 0;
-    return r;
-  };
+  // kcore is fixed: one answer per site for its usual (address, length)
+  const inBase = siteRangeMemo(image, (a, span) => image.inBase(a) && image.inBase(a + BigInt(span) - 1n));
   // every applied poke is a kernel poke (the image ignores the others)
   for (let q = 0; q < image.order.length; q++) {
     const i = image.order[q]!;

@@ -78,6 +78,37 @@ function hexOrGap(b: Uint8Array, live: Uint8Array): string {
   return parts.join(' ');
 }
 
+/**
+ * A per-site memo of `test(addr, span)` for the pokes of `image`, when the
+ * answer cannot change during the recording (the maps, the kcore image): a
+ * site's pokes (same address, same length, over and over) share one answer,
+ * compared on the store's u32 halves, so the usual poke costs no object and
+ * no bigint. The returned function takes the poke's apply index q, its store
+ * index i and the span.
+ */
+export function siteRangeMemo(
+  image: CodeImage,
+  test: (addr: bigint, span: number) => boolean,
+): (q: number, i: number, span: number) => boolean {
+  const st = image.store;
+  const memoHi = new Float64Array(image.sites.length).fill(-1);
+  const memoLo = new Float64Array(image.sites.length);
+  const memoSpan = new Float64Array(image.sites.length);
+  const memoIn = new Uint8Array(image.sites.length);
+  return (q, i, span) => {
+    const s = image.siteOf[q]!;
+    const hi = st.addrHi[i]!;
+    const lo = st.addrLo[i]!;
+    if (memoHi[s] === hi && memoLo[s] === lo && memoSpan[s] === span) return memoIn[s] === 1;
+    const r = test(st.addr(i), span);
+    memoHi[s] = hi;
+    memoLo[s] = lo;
+    memoSpan[s] = span;
+    memoIn[s] = r ? 1 : 0;
+    return r;
+  };
+}
+
 /** Linear in the number of pokes (after the image's build). */
 export function checkImage(image: CodeImage, opts: CheckOptions = {}): CheckReport {
   const disagreements: SiteDisagreement[] = [];
@@ -128,27 +159,8 @@ export function checkImage(image: CodeImage, opts: CheckOptions = {}): CheckRepo
     return false;
   };
   const haveMaps = ranges.length > 0;
-  // the maps are fixed, so a site's pokes (same address, same length, over and
-  // over) share one answer: remembered per site, compared on the store's u32
-  // halves, so the usual poke costs no object and no bigint
   const st = image.store;
-  const memoHi = new Float64Array(image.sites.length).fill(-1);
-  const memoLo = new Float64Array(image.sites.length);
-  const memoSpan = new Float64Array(image.sites.length);
-  const memoIn = new Uint8Array(image.sites.length);
-  const inMaps = (q: number, i: number, span: number): boolean => {
-    const s = image.siteOf[q]!;
-    const hi = st.addrHi[i]!;
-    const lo = st.addrLo[i]!;
-    if (memoHi[s] === hi && memoLo[s] === lo && memoSpan[s] === span) return memoIn[s] === 1;
-    const a = st.addr(i);
-    const r = inRanges(ranges, a, a + BigInt(span));
-    memoHi[s] = hi;
-    memoLo[s] = lo;
-    memoSpan[s] = span;
-    memoIn[s] = r ? 1 : 0;
-    return r;
-  };
+  const inMaps = siteRangeMemo(image, (a, span) => inRanges(ranges, a, a + BigInt(span)));
   for (let q = 0; q < image.order.length; q++) {
     const i = image.order[q]!;
     const ol = st.oldLen[i]!;
