@@ -30,7 +30,9 @@ if (files.length === 0) {
 }
 // spec output, with failing todo tests shown as todos (scripts/test-reporter.mjs)
 const reporter = fileURLToPath(new URL('./test-reporter.mjs', import.meta.url));
-const r = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-reporter=${reporter}`, ...files], {
+const seed = fileURLToPath(new URL('./fc-seed.mjs', import.meta.url));
+const args = ['--import', 'tsx', '--import', seed, '--test', `--test-reporter=${reporter}`, ...files];
+const r = spawnSync(process.execPath, args, {
   stdio: 'inherit',
 });
 process.exit(r.status ?? 1);

@@ -9,7 +9,11 @@ import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { repoRoot, runCli } from './cli.js';
+import { repoRoot, runCli, runPerf } from './cli.js';
+import { needTool } from './require-tool.js';
+import { scriptInProcess } from './script-compare.js';
+import { PerfFile } from '../src/perfdata/perf-file.js';
+import { Feature } from '../src/abi/feature.js';
 import { FormatError } from '../src/io/errors.js';
 import { RecordType } from '../src/abi/record-type.js';
 import { openSession } from '../src/session/session.js';
@@ -205,4 +209,25 @@ test('property: mutated real fixtures end in success or FormatError, in bounded 
     ),
     { numRuns: 60 },
   );
+});
+
+test('a damaged BUILD_ID entry ends the build-id list there and script goes on, as perf does', async (t) => {
+  if (!needTool(t, 'perf')) return;
+  // fast-check's counterexample: the size of callchain.data's last BUILD_ID
+  // entry set to 0 — the script path once threw without naming the file
+  const b = load('callchain.data');
+  const f = await PerfFile.open(join(rec, 'callchain.data'));
+  const sec = f.featureSection(Feature.BUILD_ID);
+  await f.close();
+  assert.ok(sec, 'callchain.data has HEADER_BUILD_ID');
+  const dv = new DataView(b.buffer);
+  let last = sec.offset;
+  for (let at = sec.offset; at < sec.offset + sec.size; at += dv.getUint16(at + 6, true)) last = at;
+  assert.ok(last > sec.offset, 'more than one entry');
+  dv.setUint16(last + 6, 0, true);
+  const p = writeTmp(b);
+  const perf = runPerf(['script', '-i', p]);
+  assert.ok(perf && perf.status === 0, perf?.stderr.toString());
+  const { out } = await scriptInProcess(p, []);
+  assert.equal(out, perf.stdout.toString());
 });

@@ -5,6 +5,7 @@
  * delivery order with the fields `perfpoke script --json` prints, and the
  * recording's header features.
  */
+import { readFileFeature } from '../perfdata/file-feature.js';
 import { Feature } from '../abi/feature.js';
 import {
   PERF_RECORD_MISC_CPUMODE_MASK,
@@ -14,7 +15,7 @@ import {
 } from '../abi/record-type.js';
 import { PERF_CONTEXT_MAX } from '../abi/sample-format.js';
 import type { Machine } from '../machine/from-perf-data.js';
-import { decodeFeature, type FeatureData } from '../perfdata/features/index.js';
+import type { FeatureData } from '../perfdata/features/index.js';
 import type { PerfRecord } from '../perfdata/index.js';
 import type { RawRecord } from '../perfdata/raw-record.js';
 import { perfEventName } from '../format/perf-event-text.js';
@@ -130,10 +131,8 @@ export async function sampleRows(dataFile: string, m: Machine): Promise<Row[]> {
   return rows;
 }
 
-async function feature(s: Session, id: number): Promise<FeatureData | undefined> {
-  const bytes = await s.file.readFeature(id);
-  if (!bytes) return undefined;
-  return decodeFeature(id, bytes, s.file.le, s.file.featureSection(id)?.offset ?? 0);
+function feature(s: Session, id: number): Promise<FeatureData | undefined> {
+  return readFileFeature(s.file, id);
 }
 
 /** Build id bytes: the used length is in byte 20 when misc has PERF_RECORD_MISC_BUILD_ID_SIZE. */

@@ -5,9 +5,9 @@
  * `--time RANGES` (util/time-utils.c perf_time__parse_for_ranges; samples
  * only). Bad input is a FormatOptionError with perf's message.
  */
+import { readFileFeature } from '../perfdata/file-feature.js';
 import { Feature } from '../abi/feature.js';
 import { SampleType } from '../abi/sample-format.js';
-import { decodeFeature } from '../perfdata/features/codec.js';
 import type { PerfFile } from '../perfdata/perf-file.js';
 import { FormatOptionError } from './errors.js';
 
@@ -229,7 +229,4 @@ export class ScriptFilter {
   }
 }
 
-async function feature(file: PerfFile, id: number): Promise<ReturnType<typeof decodeFeature> | undefined> {
-  const bytes = await file.readFeature(id);
-  return bytes ? decodeFeature(id, bytes, file.le, 0) : undefined;
-}
+const feature = readFileFeature;

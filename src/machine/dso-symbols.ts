@@ -15,12 +15,14 @@
  *   for takes the build-id of the file at its path, as perf's dso__load does.
  *   `[vdso]`: `~/.debug/[vdso]/<id>/vdso`.
  */
+import { decodeFeature } from '../perfdata/features/codec.js';
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Feature } from '../abi/feature.js';
-import { decodeFeature } from '../perfdata/features/codec.js';
+import type { FeatureData } from '../perfdata/features/types.js';
+import { isFormatError } from '../io/errors.js';
 import type { PerfFile } from '../perfdata/perf-file.js';
 import { readElfSymbols } from './elf-symbols.js';
 import { parseKallsyms } from './kallsyms.js';
@@ -160,12 +162,24 @@ export class DsoSymbols {
 
 const PERF_RECORD_MISC_BUILD_ID_SIZE = 1 << 15;
 
-/** filename → build-id from the file's HEADER_BUILD_ID (20 bytes, or the size the entry gives). */
+/**
+ * filename → build-id from the file's HEADER_BUILD_ID (20 bytes, or the size
+ * the entry gives). A malformed entry ends the list there and the entries
+ * before it stay: perf_header__read_build_ids adds each entry as it reads it,
+ * and perf_file_section__process only notes "Failed to read buildids,
+ * continuing...".
+ */
 export async function recordedBuildIds(file: PerfFile): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const bytes = await file.readFeature(Feature.BUILD_ID);
   if (!bytes) return out;
-  const f = decodeFeature(Feature.BUILD_ID, bytes, file.le, 0);
+  let f: FeatureData;
+  try {
+    f = decodeFeature(Feature.BUILD_ID, bytes, file.le, 0);
+  } catch (e) {
+    if (!isFormatError(e)) throw e;
+    f = decodeFeature(Feature.BUILD_ID, bytes.subarray(0, e.offset), file.le, 0);
+  }
   if (f.kind !== 'build_id') return out;
   for (const e of f.entries) {
     const size = e.misc & PERF_RECORD_MISC_BUILD_ID_SIZE ? (e.buildId[20] ?? 20) : 20;

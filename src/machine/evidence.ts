@@ -7,11 +7,11 @@
  * data section was read to its end. `check` turns this into its verdict
  * (check-verdict.ts): without it, "0 stale pokes" says nothing.
  */
+import { readFileFeature } from '../perfdata/file-feature.js';
 import { attrFlag, type EventAttr } from '../abi/event-attr.js';
 import { RecordType } from '../abi/record-type.js';
 import { SampleType } from '../abi/sample-format.js';
 import { Feature } from '../abi/feature.js';
-import { decodeFeature } from '../perfdata/features/index.js';
 import type { AttrEntry, PerfFile } from '../perfdata/perf-file.js';
 import type { RawRecord } from '../perfdata/raw-record.js';
 import { defaultEventName } from '../session/event-names.js';
@@ -182,9 +182,7 @@ export function eventOfId(ev: RecordingEvidence, id: bigint | undefined): Record
 /** A file-mode file's event names (HEADER_EVENT_DESC), by attr position; [] when it has none. */
 export async function eventDescNames(f: PerfFile): Promise<(string | undefined)[]> {
   if (f.pipe) return [];
-  const bytes = await f.readFeature(Feature.EVENT_DESC);
-  if (!bytes) return [];
-  const fd = decodeFeature(Feature.EVENT_DESC, bytes, f.le, f.featureSection(Feature.EVENT_DESC)?.offset ?? 0);
-  if (fd.kind !== 'event_desc') return [];
+  const fd = await readFileFeature(f, Feature.EVENT_DESC);
+  if (fd?.kind !== 'event_desc') return [];
   return f.attrs.map((a) => fd.events.find((e) => e.ids.some((id) => a.ids.includes(id)))?.name);
 }

@@ -29,10 +29,10 @@
  * (or, unpacked from COMPRESSED, the unpacker's own buffer). Errors keep
  * pointing at the record's file offset either way.
  */
+import { readFileFeature } from '../perfdata/file-feature.js';
 import { Feature } from '../abi/feature.js';
 import { RecordType } from '../abi/record-type.js';
 import { attrFlag } from '../abi/event-attr.js';
-import { decodeFeature } from '../perfdata/features/codec.js';
 import { isFormatError } from '../io/errors.js';
 import { PerfFile, type AttrEntry, type ReaderOptions } from '../perfdata/perf-file.js';
 import { RawRecord } from '../perfdata/raw-record.js';
@@ -88,11 +88,8 @@ export class Session {
 
   /** Read the event names a file-mode file carries (HEADER_EVENT_DESC). */
   async loadNames(): Promise<void> {
-    const bytes = await this.file.readFeature(Feature.EVENT_DESC);
-    if (!bytes) return;
-    const sec = this.file.featureSection(Feature.EVENT_DESC);
-    const fd = decodeFeature(Feature.EVENT_DESC, bytes, this.file.le, sec?.offset ?? 0);
-    if (fd.kind !== 'event_desc') return;
+    const fd = await readFileFeature(this.file, Feature.EVENT_DESC);
+    if (fd?.kind !== 'event_desc') return;
     this.descNames = new Map();
     this.descByIndex = fd.events.map((e) => e.name);
     for (const e of fd.events) for (const id of e.ids) this.descNames.set(id, e.name);
@@ -160,15 +157,12 @@ export class Session {
     if (this.featurePending) {
       this.featurePending = false;
       if (!this.descNames) {
-        const bytes = await this.file.readFeature(Feature.EVENT_DESC);
-        if (bytes) {
-          const fd = decodeFeature(Feature.EVENT_DESC, bytes, this.file.le, 0);
-          if (fd.kind === 'event_desc') {
-            this.descNames = new Map();
-            this.descByIndex = fd.events.map((e) => e.name);
-            for (const e of fd.events) for (const id of e.ids) this.descNames.set(id, e.name);
-            this.names = [];
-          }
+        const fd = await readFileFeature(this.file, Feature.EVENT_DESC);
+        if (fd?.kind === 'event_desc') {
+          this.descNames = new Map();
+          this.descByIndex = fd.events.map((e) => e.name);
+          for (const e of fd.events) for (const id of e.ids) this.descNames.set(id, e.name);
+          this.names = [];
         }
       }
     }

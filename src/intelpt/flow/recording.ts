@@ -10,12 +10,12 @@
  * (QueueTrace, packet-reader.ts), so memory stays flat as the trace grows.
  * Input read from a pipe ('-') cannot be read again: its buffers are kept.
  */
+import { readFileFeature } from '../../perfdata/file-feature.js';
 import { open, stat } from 'node:fs/promises';
 import { Feature } from '../../abi/feature.js';
 import { PerfFile } from '../../perfdata/perf-file.js';
 import { RawRecord } from '../../perfdata/raw-record.js';
 import type { AuxtraceRecord } from '../../perfdata/records/auxtrace.js';
-import { decodeFeature } from '../../perfdata/features/codec.js';
 import { RecordType } from '../../abi/record-type.js';
 import { FormatError } from '../../io/errors.js';
 import { loadMachine, type Machine } from '../../machine/from-perf-data.js';
@@ -205,10 +205,8 @@ async function queueFromIndex(
   add: (rec: AuxBufferRecord, recOffset: number, dataOffset: number) => void,
 ): Promise<boolean> {
   if (f.pipe) return false;
-  const bytes = await f.readFeature(Feature.AUXTRACE);
-  if (!bytes) return false;
-  const feat = decodeFeature(Feature.AUXTRACE, bytes, f.le);
-  if (feat.kind !== 'auxtrace' || feat.entries.length === 0) return false;
+  const feat = await readFileFeature(f, Feature.AUXTRACE);
+  if (feat?.kind !== 'auxtrace' || feat.entries.length === 0) return false;
   const size = (await stat(f.path)).size;
   const fh = await open(f.path, 'r');
   const found: [AuxBufferRecord, number, number][] = [];
