@@ -19,6 +19,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { simulate } from '../src/sim/simulate.js';
 import { needTool } from './require-tool.js';
+import { runCli, runPerf } from './cli.js';
 import { tempDir } from './temp-dir.js';
 import { compareDecode } from './decode-compare.js';
 import { cutLoadSegments } from './kcore-cut.js';
@@ -118,3 +119,27 @@ for (const [name, input] of Object.entries(rec)) {
       );
   });
 }
+
+test("decode --json names each error's task as perf's error line does (codeMissing recording)", (t) => {
+  if (!needTool(t, 'perf')) return;
+  const p = runPerf(['script', '-i', rec.codeMissing, '--itrace=e']);
+  assert.ok(p && p.status === 0, p?.stderr.toString());
+  const perfTasks = p.stdout
+    .toString()
+    .split('\n')
+    .filter((l) => l.startsWith(' instruction trace error'))
+    .map((l) => / pid (-?\d+) tid (-?\d+) /.exec(l)?.slice(1, 3).join('/'));
+  const j = runCli(['decode', '-i', rec.codeMissing, '--json']);
+  assert.equal(j.status, 0, j.stderr);
+  const ours = j.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .filter((o) => o.type === 'decode_error')
+    .map((o) => `${o.pid}/${o.tid}`);
+  assert.ok(
+    perfTasks.some((x) => x !== '-1/-1'),
+    'perf names a task for some error',
+  );
+  assert.deepEqual(ours.sort(), perfTasks.sort());
+});

@@ -80,6 +80,9 @@ export interface BranchFilter {
 }
 
 /** The task perf attributes a CPU's samples to at a time (pid/tid -1 and comm ":-1" when unknown). */
+/** A decode error with the task perf names in its line (pid/tid -1 when none is known). */
+export type TaskError = FlowError & { pid: number; tid: number };
+
 export interface ItraceTask {
   pid: number;
   tid: number;
@@ -185,7 +188,7 @@ export function otherSampleLine(
 }
 
 /** A sink printing perf script's default-format itrace lines (samples and errors, as perf interleaves them). */
-export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, errors: FlowError[] = []): FlowSink {
+export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, errors: TaskError[] = []): FlowSink {
   const f = o.fields;
   const tc = o.timeConv;
   /** ptq->timestamp per CPU. */
@@ -230,8 +233,9 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
         period.step(e.cpu, e.tsc, true, true);
         lastInsn.set(e.cpu, e.ip);
       }
-      errors.push(e);
-      if (o.errors) line(perfErrorLine(e, tc, o.task(e.cpu)));
+      const task = o.task(e.cpu);
+      errors.push({ ...e, pid: task.pid, tid: task.tid });
+      if (o.errors) line(perfErrorLine(e, tc, task));
     },
   };
   let events = 0;

@@ -116,7 +116,7 @@ export interface AuxBufferPlace {
  */
 export function* decodeJsonLines(
   r: FlowResult,
-  errors: readonly FlowError[],
+  errors: readonly (FlowError & { pid?: number; tid?: number })[],
   info: {
     input: string;
     pokes: number;
@@ -131,6 +131,7 @@ export function* decodeJsonLines(
     yield jsonLine({
       type: 'decode_error',
       cpu: e.cpu,
+      ...(e.pid === undefined ? {} : { pid: e.pid, tid: e.tid }),
       code: e.code,
       message: e.message,
       reason: e.reason,
