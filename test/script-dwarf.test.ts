@@ -5,7 +5,11 @@
  * (src/machine/dwarf-unwind.ts), inlined functions named as perf names them
  * (addr2line), kernel frames from the callchain. Recorded live here: a C
  * program compiled by gcc (recursion through qsort, libc and ld.so frames)
- * and gzip, each started directly by perf.
+ * and gzip, each started directly by perf; a C program whose samples land in
+ * a signal handler (frames through __restore_rt); and `sh -c 'seq | sort'`,
+ * whose children keep the shell's maps after exec, so perf's .eh_frame
+ * search may take the shell's load base for ld.so and libc and fall back to
+ * libunwind's frame-pointer heuristics.
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,7 +22,7 @@ import { tempDir } from './temp-dir.js';
 import { firstDiff, scriptInProcess as ours } from './script-compare.js';
 
 const dir = tempDir('perfpoke-script-dwarf-');
-const files = { c: join(dir, 'c.data'), z: join(dir, 'z.data') };
+const files = { c: join(dir, 'c.data'), z: join(dir, 'z.data'), sig: join(dir, 'sig.data'), sh: join(dir, 'sh.data') };
 let recordFailure: string | null = null;
 let gccFailure: string | null = null;
 
@@ -43,6 +47,27 @@ int main(void) {
 }
 `;
 
+// samples in a SIGPROF handler: the handler's callers are __restore_rt and the interrupted loop
+const SIGNAL_PROGRAM = `
+#include <signal.h>
+#include <stdio.h>
+#include <sys/time.h>
+static volatile long sink;
+__attribute__((noinline)) static void work(long n) { for (long i = 0; i < n; i++) sink += i ^ (i >> 3); }
+static void on_prof(int sig) { (void)sig; work(300000); }
+__attribute__((noinline)) static void loop(void) { for (long i = 0; i < 400000000L && sink >= 0; i++) sink += i & 1; }
+int main(void) {
+  struct sigaction sa = { 0 };
+  sa.sa_handler = on_prof;
+  sigaction(SIGPROF, &sa, 0);
+  struct itimerval it = { { 0, 2000 }, { 0, 2000 } };
+  setitimer(ITIMER_PROF, &it, 0);
+  loop();
+  printf("%ld\\n", sink);
+  return 0;
+}
+`;
+
 before(() => {
   if (runPerf(['--version']) === null) return;
   const rec = (out: string, cmd: string[]): void => {
@@ -54,6 +79,12 @@ before(() => {
   const gcc = spawnSync('gcc', ['-O2', '-o', join(dir, 'w'), src], { encoding: 'utf8' });
   if (gcc.status === 0) rec(files.c, [join(dir, 'w')]);
   else gccFailure = `gcc failed: ${gcc.stderr ?? gcc.error}`;
+  const sigSrc = join(dir, 's.c');
+  writeFileSync(sigSrc, SIGNAL_PROGRAM);
+  const gccSig = spawnSync('gcc', ['-O2', '-o', join(dir, 's'), sigSrc], { encoding: 'utf8' });
+  if (gccSig.status === 0) rec(files.sig, [join(dir, 's')]);
+  else gccFailure ??= `gcc failed: ${gccSig.stderr ?? gccSig.error}`;
+  rec(files.sh, ['sh', '-c', 'seq 1 200000 | sort -R > /dev/null']);
   const input = join(dir, 'rnd');
   writeFileSync(input, Buffer.from(Array.from({ length: 1 << 21 }, (_, i) => (i * 2654435761) >>> 24)));
   rec(files.z, ['gzip', '-c', '-k', '-f', input]);
@@ -68,13 +99,16 @@ const CASES: [keyof typeof files, string[]][] = [
   ['c', ['--max-stack', '1']],
   ['z', []],
   ['z', ['-F', 'comm,tid,pid,time,period,event,ip,sym']],
+  ['sig', []],
+  ['sh', []],
+  ['sh', ['-F', 'comm,pid,ip,sym,dso', '--max-stack', '4']],
 ];
 
 for (const [key, args] of CASES) {
   test(`script ${args.join(' ')} equals perf script on a live --call-graph dwarf ${key}.data`, async (t) => {
     if (!needTool(t, 'perf')) return;
-    if (key === 'c' && !needTool(t, 'gcc')) return;
-    if (key === 'c' && gccFailure) assert.fail(gccFailure);
+    if ((key === 'c' || key === 'sig') && !needTool(t, 'gcc')) return;
+    if ((key === 'c' || key === 'sig') && gccFailure) assert.fail(gccFailure);
     if (!skipForKernel(t, recordFailure)) return;
     const file = files[key];
     const perf = runPerf(['script', '-i', file, ...args])!;

@@ -40,7 +40,9 @@ export function dwarfUserFrames(
     (ip) => {
       const hit = maps.lookup(pid, ip);
       if (!hit) return undefined;
-      return { start: hit.start, mapIp: hit.mapIp, tables: hit.identity ? undefined : tables.get(hit.filename) };
+      if (hit.identity) return { start: hit.start, mapIp: hit.mapIp, tables: undefined };
+      const loadBase = maps.loadBase(pid, hit.filename);
+      return { start: hit.start, mapIp: hit.mapIp, loadBase, tables: tables.get(hit.filename) };
     },
     maxStack,
   );

@@ -23,6 +23,8 @@ export interface UnwindMap {
   start: bigint;
   /** ip - start + pgoff */
   mapIp: bigint;
+  /** Where perf's .eh_frame search believes the file is loaded (UserMaps.loadBase); absent: start - pgoff. */
+  loadBase?: bigint;
   /** The file's tables; undefined when perf cannot open it (anonymous memory, missing file). */
   tables: ElfUnwind | undefined;
 }
@@ -82,13 +84,14 @@ export function unwindUser(s: UnwindSample, lookup: (ip: bigint) => UnwindMap | 
     if (v === undefined) throw new Fail();
     return v;
   };
-  const cur = { ip: ip0, cfa: sp0, usePrev: false };
+  const cur: Cursor = { ip: ip0, cfa: sp0, usePrev: false, sigFrame: false };
   const ips = [ip0];
   try {
     while (ips.length < maxStack) {
       if (step(cur, loc, lookup, read, readMem) <= 0) break;
-      // perf's get_entries: non-signal frames point into the call (isactivation = false)
-      ips.push(isSignalFrame(readMem, cur.ip) ? cur.ip : BigInt.asUintN(64, cur.ip - 1n));
+      // perf's get_entries: the ip moves back into the call unless unw_is_signal_frame, which in
+      // libunwind 1.6 reads the sigcontext format tdep_fetch_frame set from the FDE stepped *from*
+      ips.push(cur.sigFrame ? cur.ip : BigInt.asUintN(64, cur.ip - 1n));
     }
   } catch (e) {
     if (!(e instanceof Fail) && !(e instanceof ExprError)) throw e;
@@ -96,14 +99,21 @@ export function unwindUser(s: UnwindSample, lookup: (ip: bigint) => UnwindMap | 
   return ips.filter((ip) => ip !== 0n);
 }
 
-/** x86-64 Linux __restore_rt (`mov $0xf,%rax; syscall`), as libunwind's unw_is_signal_frame checks. */
-function isSignalFrame(readMem: (a: bigint) => bigint, ip: bigint): boolean {
-  return readMem(ip) === 0x0f0000000fc0c748n && (readMem(ip + 8n) & 0xffn) === 0x05n;
+/**
+ * libunwind's cursor as far as perf's output sees it. sigFrame is its
+ * sigcontext_format: set on each DWARF step from the CIE's 'S' augmentation
+ * of the frame being left, kept as it was by a fallback step.
+ */
+interface Cursor {
+  ip: bigint;
+  cfa: bigint;
+  usePrev: boolean;
+  sigFrame: boolean;
 }
 
 /** One unw_step: 1 a caller found, 0 the end of the chain; throws Fail on an error (the walk ends). */
 function step(
-  c: { ip: bigint; cfa: bigint; usePrev: boolean },
+  c: Cursor,
   loc: Loc[],
   lookup: (ip: bigint) => UnwindMap | undefined,
   read: (l: Loc) => bigint,
@@ -115,7 +125,7 @@ function step(
   const m = lookup(pc);
   // find_proc_info: no map or no readable file → -EINVAL, which ends the walk
   if (!m?.tables?.hasTables) throw new Fail();
-  const row = m.tables.row(pc, m.start, m.mapIp);
+  const row = m.tables.row(pc, m.start, m.mapIp, m.loadBase);
   if (row) {
     const regVal = (n: number): bigint | undefined => {
       if (n === RSP) return c.cfa;
@@ -145,6 +155,7 @@ function step(
     }
     if (c.ip === prevIp && c.cfa === prevCfa) throw new Fail();
     c.usePrev = !row.signal;
+    c.sigFrame = row.signal;
     // x86-64 ABI: the end of the chain is a NULL rbp or an undefined return address
     if (loc[RBP] === null) {
       c.ip = 0n;
@@ -185,7 +196,7 @@ function apply(
  * chain, when rbp points a little above the CFA.
  */
 function fallback(
-  c: { ip: bigint; cfa: bigint; usePrev: boolean },
+  c: Cursor,
   loc: Loc[],
   read: (l: Loc) => bigint,
   readMem: (a: bigint) => bigint,

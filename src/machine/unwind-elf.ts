@@ -32,6 +32,8 @@ export class ElfUnwind {
     private readonly debug: Section | undefined,
     /** vaddr - file offset, from .eh_frame_hdr (0 without one). */
     readonly bias: bigint,
+    /** perf's elf_base_address: the first PT_LOAD's p_vaddr - p_offset. */
+    private readonly elfBase: bigint,
     /** ET_EXEC: .debug_frame addresses are process addresses. */
     private readonly exec: boolean,
     /**
@@ -50,7 +52,8 @@ export class ElfUnwind {
     const exec = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint16(16, true) === 2;
     const text = exec ? secs.find((s) => s.name === '.text') : undefined;
     const objdumpBias = text ? text.addr - BigInt(text.offset) : 0n;
-    return new ElfUnwind(bytes, eh, debug, hdr ? hdr.addr - BigInt(hdr.offset) : 0n, exec, objdumpBias);
+    const bias = hdr ? hdr.addr - BigInt(hdr.offset) : 0n;
+    return new ElfUnwind(bytes, eh, debug, bias, firstLoadBias(bytes), exec, objdumpBias);
   }
 
   /** Whether perf finds any table in this file (else it stops unwinding there). */
@@ -63,9 +66,10 @@ export class ElfUnwind {
    * offset): from .eh_frame, else .debug_frame (perf gives libunwind the map
    * start as the base of a shared object's .debug_frame); undefined: no FDE.
    */
-  row(ip: bigint, mapStart: bigint, mapIp: bigint): UnwindRow | undefined {
+  row(ip: bigint, mapStart: bigint, mapIp: bigint, loadBase?: bigint): UnwindRow | undefined {
     if (this.eh) {
-      const pc = mapIp + this.bias;
+      // the FDE search runs at ip - (load base - elf_base_address): a wrong base finds no FDE (or another one)
+      const pc = loadBase === undefined ? mapIp + this.bias : BigInt.asUintN(64, ip - loadBase + this.elfBase);
       this.ehFdes ??= safeParse(this.bytes, this.eh, true);
       const f = findFde(this.ehFdes, pc);
       if (f) return unwindRow(this.bytes, f, pc, this.eh.addr, this.eh.offset);
@@ -85,6 +89,20 @@ export class ElfUnwind {
     const o = Number(offset);
     return new DataView(this.bytes.buffer, this.bytes.byteOffset + o, 8).getBigUint64(0, true);
   }
+}
+
+/** The first PT_LOAD program header's p_vaddr - p_offset (symbol-elf.c elf_base_address), 0 without one. */
+function firstLoadBias(buf: Uint8Array): bigint {
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const phoff = Number(dv.getBigUint64(32, true));
+  const phentsize = dv.getUint16(54, true);
+  const phnum = dv.getUint16(56, true);
+  for (let i = 0; i < phnum; i++) {
+    const o = phoff + i * phentsize;
+    if (phentsize < 56 || o + 56 > buf.length) return 0n;
+    if (dv.getUint32(o, true) === 1) return dv.getBigUint64(o + 16, true) - dv.getBigUint64(o + 8, true);
+  }
+  return 0n;
 }
 
 function safeParse(bytes: Uint8Array, s: Section, eh: boolean): Fde[] {

@@ -9,6 +9,22 @@
  * leader), a fork into a new process copies the parent's (maps__clone).
  */
 
+import { PERF_RECORD_MISC_MMAP_DATA } from '../abi/record-type.js';
+
+const PROT_EXEC = 4;
+
+/** What onMmapRecord reads of an MMAP or MMAP2 record. */
+export interface MmapLike {
+  kind: 'mmap' | 'mmap2';
+  misc: number;
+  pid: number;
+  addr: bigint;
+  len: bigint;
+  pgoff: bigint;
+  filename: string;
+  prot?: number;
+}
+
 interface UserMap {
   start: bigint;
   end: bigint;
@@ -54,8 +70,18 @@ export class UserMaps {
     return m;
   }
 
-  /** A user MMAP/MMAP2 record: insert, trimming what it overlaps (maps__fixup_overlappings). */
-  onMmap(pid: number, start: bigint, len: bigint, pgoff: bigint, filename: string): void {
+  /**
+   * A user MMAP/MMAP2 record with perf's prot (machine__process_mmap_event):
+   * MMAP2's own, and for MMAP PROT_EXEC unless it carries MISC_MMAP_DATA.
+   */
+  onMmapRecord(rec: MmapLike): void {
+    const exec =
+      rec.kind === 'mmap2' ? ((rec.prot ?? 0) & PROT_EXEC) !== 0 : (rec.misc & PERF_RECORD_MISC_MMAP_DATA) === 0;
+    this.onMmap(rec.pid, rec.addr, rec.len, rec.pgoff, rec.filename, exec);
+  }
+
+  /** A user mapping: insert, trimming what it overlaps (maps__fixup_overlappings). */
+  onMmap(pid: number, start: bigint, len: bigint, pgoff: bigint, filename: string, exec = true): void {
     const maps = this.mapsOf(pid);
     const end = start + len;
     // first map that ends after `start`
@@ -74,8 +100,9 @@ export class UserMaps {
       if (m.end > end) repl.push({ ...m, start: end, pgoff: m.identity ? m.pgoff : m.pgoff + (end - m.start) });
       k++;
     }
-    // map__new names anonymous memory after the JIT symbol file perf would read for it
-    const anon = filename === '//anon' || filename.startsWith('/dev/zero') || filename.startsWith('/anon_hugepage');
+    // map__new names executable anonymous memory after the JIT symbol file perf would read for it
+    const anon =
+      exec && (filename === '//anon' || filename.startsWith('/dev/zero') || filename.startsWith('/anon_hugepage'));
     const name = anon ? `/tmp/perf-${pid}.map` : filename;
     const mine: UserMap = { start, end, pgoff, identity: isIdentityMapping(filename), filename: name };
     const before = repl.filter((m) => m.start < start);
@@ -99,6 +126,23 @@ export class UserMaps {
    */
   printedAddress(pid: number, ip: bigint): bigint {
     return this.lookup(pid, ip)?.mapIp ?? ip;
+  }
+
+  /**
+   * Where perf 6.1's libunwind glue believes `filename` is loaded in process
+   * `pid` (read_unwind_spec_eh_frame, with 6.1.y's "Fix base address for
+   * .eh_frame"): over the process's maps of that file in address order, the
+   * first one's start - pgoff. After fork + exec the child still holds the
+   * parent's maps (perf does not flush them on exec), so a file both mapped
+   * — ld.so, libc under `sh -c` — may take the parent's, lower, base: then
+   * perf's FDE search misses and libunwind falls back to its frame-pointer
+   * heuristics.
+   */
+  loadBase(pid: number, filename: string): bigint | undefined {
+    let base: bigint | undefined;
+    for (const m of this.byPid.get(pid) ?? [])
+      if (m.filename === filename && (base === undefined || m.start < base)) base = m.start - m.pgoff;
+    return base;
   }
 
   /** The map of process `pid` covering ip, or undefined. */
