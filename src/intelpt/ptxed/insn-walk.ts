@@ -16,12 +16,15 @@ import { EventDecoder } from './event-decoder.js';
 import { PtDecodeError, type ExecMode, type PtErrorCode, type PtEvent } from './event-types.js';
 
 export interface PtxedSink {
-  insn(ip: bigint, speculative: boolean, insn: Insn): void;
+  /** `at`: the event pending (a TNT/TIP or one to reach) and the execution mode (block-walk.ts uses them). */
+  insn(ip: bigint, speculative: boolean, insn: Insn, at?: { pending: PtEvent | undefined; mode: ExecMode }): void;
   event(ev: PtEvent): void;
   /** `kind`: "error" while decoding, "sync error" while looking for a PSB. */
   error(offset: number, ip: bigint, code: PtErrorCode, kind: 'error' | 'sync error'): void;
   /** The trace ended with tracing enabled (ptxed prints `[end of trace]`). */
   end?(): void;
+  /** A status update (PSB+) was applied: not printed, but libipt's decoders deliver it between blocks. */
+  status?(ev: PtEvent): void;
 }
 
 export interface PtxedDecodeOptions {
@@ -122,6 +125,7 @@ class InsnWalk {
         if (!this.cur.statusUpdate) this.starting = false;
       }
       if (this.applyBefore(this.cur)) {
+        if (this.cur.statusUpdate) this.sink.status?.(this.cur);
         this.cur = undefined;
         continue;
       }
@@ -176,7 +180,7 @@ class InsnWalk {
           this.ip = ev.ip;
           this.enabled = true;
         }
-        this.retstack = [];
+        // (libipt keeps the return stack across an overflow: a compressed return after it still pops)
         return this.print(ev);
       case 'exec_mode':
         if (!at && this.enabled) return false;
@@ -249,7 +253,7 @@ class InsnWalk {
     const block = this.code.get(this.ip);
     const insn = block.insns[0];
     if (!insn) throw new PtDecodeError(block.stop === 'invalid' ? 'bad_insn' : 'nomap');
-    this.sink.insn(this.ip, this.speculative, insn);
+    this.sink.insn(this.ip, this.speculative, insn, { pending: this.cur, mode: this.mode });
     this.instructions++;
     const next = this.ip + BigInt(insn.length);
     this.errIp = next;
