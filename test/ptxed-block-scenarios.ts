@@ -86,12 +86,15 @@ const shape: fc.Arbitrary<PassShape> = fc.record({
 });
 const passes = fc.array(shape, { minLength: 0, maxLength: 3 }).map((ps) => ps.flatMap((p) => packets(walk(p))));
 
-/** A pass cut before one of its instructions: the packets up to it, its IP, the packets after. */
-const cutPass = fc.tuple(shape, fc.nat()).map(([p, k]) => {
-  const steps = walk(p);
-  const i = k % steps.length;
-  return { before: packets(steps.slice(0, i)), ip: hx(steps[i]?.ip ?? BLOCK_BASE), after: packets(steps.slice(i)) };
-});
+/** A pass cut before one of its instructions (one that takes no trace with `plain`): packets up to it, its IP, after. */
+const cut = (plain: boolean) =>
+  fc.tuple(shape, fc.nat()).map(([p, k]) => {
+    const steps = walk(p);
+    const at = steps.map((_s, i) => i).filter((i) => !plain || (steps[i]?.tnt ?? steps[i]?.tip) === undefined);
+    const i = at[k % at.length] ?? 0;
+    return { before: packets(steps.slice(0, i)), ip: hx(steps[i]?.ip ?? BLOCK_BASE), after: packets(steps.slice(i)) };
+  });
+const cutPass = cut(false);
 
 export const BLOCK_KINDS = {
   plain: passes,
@@ -121,10 +124,27 @@ export const BLOCK_KINDS = {
       ...(commit ? ['mode.tsx 0 0', `fup 3 ${hx(0x1016)}`] : []),
       ...c.after.slice(-1),
     ]),
+  // (bound to an instruction that is not a branch: a PTWRITE bound to a conditional branch that takes the last
+  // bit of its TNT, followed by a return, makes libipt report an internal error — not modelled)
   ptwrite: fc
-    .tuple(passes, cutPass, fc.bigInt({ min: 0n, max: 0xffffffffn }))
+    .tuple(passes, cut(true), fc.bigInt({ min: 0n, max: 0xffffffffn }))
     .map(([a, c, v]) => [...a, ...c.before, `ptw 0 0x${v.toString(16)} 1`, `fup 3 ${c.ip}`, ...c.after]),
   'cbr in a pass': fc.tuple(passes, cutPass).map(([a, c]) => [...a, ...c.before, 'cbr 12', ...c.after]),
+  // a packet lost: the decoder errs where the trace no longer fits the code, and resynchronizes at the next PSB
+  'packet lost': fc.tuple(passes, shape, fc.nat(), passes).map(([a, p, k, b]) => {
+    const pk = packets(walk(p));
+    return [
+      ...a,
+      ...pk.filter((_x, i) => i !== k % pk.length),
+      'psb',
+      'mode.exec 1 0',
+      `fup 3 ${hx(BLOCK_BASE)}`,
+      'psbend',
+      ...b,
+    ];
+  }),
+  // the trace ends with tracing enabled, anywhere in a pass (the last pass below is then not reached)
+  'trace ends': fc.tuple(passes, cutPass).map(([a, c]) => [...a, ...c.before]),
 } satisfies Record<string, fc.Arbitrary<string[]>>;
 export type BlockKind = keyof typeof BLOCK_KINDS;
 
@@ -133,5 +153,9 @@ export function blockScenario(kind: BlockKind): fc.Arbitrary<string[]> {
   const head = ['psb', 'mode.exec 1 0', 'psbend', `tip.pge 3 ${hx(BLOCK_BASE)}`];
   return fc
     .tuple(BLOCK_KINDS[kind], shape)
-    .map(([body, last]) => [...head, ...body, ...packets(walk(last)).slice(0, -1), 'tip.pgd 0 0']);
+    .map(([body, last]) =>
+      kind === 'trace ends'
+        ? [...head, ...body]
+        : [...head, ...body, ...packets(walk(last)).slice(0, -1), 'tip.pgd 0 0'],
+    );
 }
