@@ -75,7 +75,7 @@ test("one lost poke: the error list equals perf's, --cpu keeps one CPU, --json l
   );
 });
 
-test("raw mode prints what Intel's ptxed 2.3 prints (--no-inst, decoders, --event:ip, --stat) on simulated traces", {
+test("raw mode prints what Intel's ptxed 2.3 prints (--no-inst, decoders, blocks, --event:ip, --stat) on simulated traces", {
   timeout: 120_000,
 }, async (t) => {
   const tools = libipt23Tools();
@@ -107,6 +107,15 @@ test("raw mode prints what Intel's ptxed 2.3 prints (--no-inst, decoders, --even
         [
           ['--stat:insn', '-q'],
           ['--stat-insn', '--errors-only'],
+        ],
+        // the block decoder's blocks over kernel-like code: where libipt's block cache ends them
+        [
+          ['--block:show-blocks', '--stat'],
+          ['--block-show-blocks', '--stat'],
+        ],
+        [
+          ['--block:show-blocks', '--block:end-on-call', '--block:end-on-jump', '--stat:blocks'],
+          ['--block-show-blocks', '--block-end-on-call', '--block-end-on-jump', '--stat-blocks'],
         ],
       ];
       for (const [o, cli] of runs) {
