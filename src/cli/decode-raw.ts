@@ -37,7 +37,7 @@ export function rawDecodeOptions(cmd: Command): void {
     .option('--event-ip', "raw mode: print the IP of events (ptxed's --event:ip)")
     .option('--event-time', "raw mode: print the TSC of events (ptxed's --event:time)")
     .option('--event-iflags', "raw mode: report interrupt flag changes (ptxed's --event:iflags)")
-    .option('--insn-decoder', "raw mode: ptxed's instruction flow decoder (same output as the block decoder)")
+    .option('--insn-decoder', "raw mode: ptxed's instruction flow decoder (no blocks)")
     .option('--block-decoder', "raw mode: ptxed's block decoder (its default)")
     .option('--block-show-blocks', "raw mode: a [block] line before each block (ptxed's --block:show-blocks)")
     .option('--block-end-on-call', "raw mode: end blocks after direct calls (ptxed's --block:end-on-call)")
