@@ -44,13 +44,11 @@ function compare(
   ptxed: string,
   cases: Case[],
   optionSets: string[][],
-  image: string,
-  base: number,
-  bytes: Uint8Array,
+  images: { file: string; base: number; bytes: Uint8Array }[],
 ): { table: string[]; failures: string[]; outputs: string[] } {
-  const jobs = cases.flatMap((c) =>
-    optionSets.map((opts) => [...opts, '--pt', c.file, '--raw', `${image}:${base}`, '--no-inst']),
-  );
+  const raws = images.flatMap((i) => ['--raw', `${i.file}:${i.base}`]);
+  const segs = images.map((i) => ({ addr: BigInt(i.base), bytes: i.bytes }));
+  const jobs = cases.flatMap((c) => optionSets.map((opts) => [...opts, '--pt', c.file, ...raws, '--no-inst']));
   const theirs = runEach(ptxed, jobs);
   const counts = new Map<string, [number, number]>();
   const failures: string[] = [];
@@ -58,7 +56,7 @@ function compare(
   for (const c of cases)
     for (const opts of optionSets) {
       const want = theirs[n++] ?? '';
-      const ours = runPtxedView(c.bytes, [{ addr: BigInt(base), bytes }], opts).stdout;
+      const ours = runPtxedView(c.bytes, segs, opts).stdout;
       const k = counts.get(c.kind) ?? [0, 0];
       counts.set(c.kind, [k[0] + (ours === want ? 1 : 0), k[1] + 1]);
       if (ours !== want && failures.length < 3)
@@ -92,7 +90,7 @@ test('block decoder vs ptxed 2.3 over calls, returns and loops: blocks where the
   const image = join(dir, 'code.bin');
   writeFileSync(image, BLOCK_IMAGE);
   const cases = writeCases(dir, Object.keys(BLOCK_KINDS) as BlockKind[], blockScenario, 6, 0x1718);
-  const r = compare(tools.ptxed, cases, OPTION_SETS, image, BLOCK_BASE, BLOCK_IMAGE);
+  const r = compare(tools.ptxed, cases, OPTION_SETS, [{ file: image, base: BLOCK_BASE, bytes: BLOCK_IMAGE }]);
   for (const l of r.table) t.diagnostic(l);
   assert.deepEqual(r.failures, [], r.failures.join('\n'));
   // the corpus shows the block cache at work: the call and the backward jump end a block the first time only
@@ -112,7 +110,26 @@ test('block decoder vs ptxed 2.3 on the event scenarios of every kind', (t) => {
   writeFileSync(image, IMAGE);
   const cases = writeCases(dir, Object.keys(KINDS) as Kind[], scenario, 4, 0x1719);
   const sets = [OPTION_SETS[0] ?? [], ['--block:show-blocks', '--block:end-on-jump', '--event:time', '--stat:blocks']];
-  const r = compare(tools.ptxed, cases, sets, image, BASE, IMAGE);
+  const r = compare(tools.ptxed, cases, sets, [{ file: image, base: BASE, bytes: IMAGE }]);
   for (const l of r.table) t.diagnostic(l);
   assert.deepEqual(r.failures, [], r.failures.join('\n'));
+});
+
+test('block decoder vs ptxed 2.3 with the code in two images: a block never crosses from one to the other', (t) => {
+  const tools = libipt23Tools();
+  if ('skip' in tools) return noLibipt23(t, tools.skip);
+  const dir = tempDir('ptxed23-blocks-sections-');
+  // the loop and the function in the second image: the forward jmp at 100c and the call leave the first
+  const images = [BLOCK_IMAGE.subarray(0, 0x10), BLOCK_IMAGE.subarray(0x10)].map((bytes, i) => {
+    const file = join(dir, `part${i}.bin`);
+    writeFileSync(file, bytes);
+    return { file, base: BLOCK_BASE + 0x10 * i, bytes };
+  });
+  const cases = writeCases(dir, Object.keys(BLOCK_KINDS) as BlockKind[], blockScenario, 4, 0x171a);
+  const sets = [OPTION_SETS[0] ?? [], OPTION_SETS[1] ?? []];
+  const r = compare(tools.ptxed, cases, sets, images);
+  for (const l of r.table) t.diagnostic(l);
+  assert.deepEqual(r.failures, [], r.failures.join('\n'));
+  // the first time, a block ends where the code leaves the first image
+  assert.match(r.outputs.join(''), /^0+100c\n\[block/m);
 });
