@@ -101,6 +101,12 @@ export const BLOCK_KINDS = {
   'direct disable-enable': fc
     .tuple(passes, shape, passes)
     .map(([a, p, b]) => [...a, ...packets(walk(p)).slice(0, -1), 'tip.pgd 0 0', `tip.pge 3 ${hx(BLOCK_BASE)}`, ...b]),
+  // a TIP.PGD with the call's target: tracing resumes in the function ([resumed]) or after the call ([enabled])
+  'disabled at the call': fc.tuple(passes, shape, fc.boolean(), passes).map(([a, p, into, b]) => {
+    const st = walk(p);
+    const k = into ? 3 : st.findIndex((x) => x.ip === 0x1007);
+    return [...a, 'tip.pgd 3 0x1020', `tip.pge 3 ${hx(st[k]?.ip ?? BLOCK_BASE)}`, ...packets(st.slice(k)), ...b];
+  }),
   interrupt: fc
     .tuple(passes, cutPass, passes)
     .map(([a, c, b]) => [...a, ...c.before, `fup 3 ${c.ip}`, `tip 3 ${hx(BLOCK_BASE)}`, ...b]),

@@ -271,11 +271,12 @@ class InsnWalk {
         if (!insn.indirect) {
           if (insn.op === 'call') this.retstack.push(next);
           this.ip = insn.target ?? next;
-          if (ev?.type === 'disabled' && (ev.ipSuppressed || ev.ip === this.ip)) this.disableAfter(ev, next);
+          if (ev?.type === 'disabled' && (ev.ipSuppressed || ev.ip === this.ip))
+            this.disableAfter(ev, next, ev.ipSuppressed ? resumeAfter(insn, next) : this.ip);
           return;
         }
         if (insn.op === 'call') this.retstack.push(next);
-        this.takeTip(ev, next);
+        this.takeTip(ev, next, insn);
         return;
       case 'ret':
         if (this.retComp && ev?.type === 'tnt') {
@@ -288,11 +289,11 @@ class InsnWalk {
           this.ip = to;
           return;
         }
-        this.takeTip(ev, next);
+        this.takeTip(ev, next, insn);
         return;
       default:
         // far branches, syscall/sysret, iret, int: the target comes in a TIP
-        this.takeTip(ev, next);
+        this.takeTip(ev, next, insn);
     }
   }
 
@@ -319,7 +320,7 @@ class InsnWalk {
     return taken;
   }
 
-  private takeTip(ev: PtEvent | undefined, next: bigint): void {
+  private takeTip(ev: PtEvent | undefined, next: bigint, insn: Insn): void {
     if (ev?.type === 'tip') {
       if (ev.ipSuppressed) throw new PtDecodeError('noip');
       this.ip = ev.ip;
@@ -327,18 +328,26 @@ class InsnWalk {
       return;
     }
     if (ev?.type === 'disabled') {
-      this.disableAfter(ev, next);
+      this.disableAfter(ev, next, resumeAfter(insn, next));
       return;
     }
     throw new PtDecodeError('bad_query');
   }
 
-  /** A TIP.PGD: the branch just walked left the traced region. */
-  private disableAfter(ev: PtEvent, next: bigint): void {
+  /** A TIP.PGD: the branch just walked left the traced region; a TIP.PGE at `resume` is `[resumed]`. */
+  private disableAfter(ev: PtEvent, next: bigint, resume: bigint): void {
     this.enabled = false;
-    this.lastDisableIp = ev.ipSuppressed ? 0n : next;
+    this.lastDisableIp = resume;
     this.ip = ev.ipSuppressed ? next : ev.ip;
     this.cur = undefined;
     this.print(ev);
   }
+}
+
+/**
+ * Where libipt expects tracing to resume after a TIP.PGD at a branch that
+ * needed trace (pt_blk_set_disable_resume_ip): after a call, else nowhere.
+ */
+function resumeAfter(insn: Insn, next: bigint): bigint {
+  return insn.op === 'call' || insn.op === 'syscall' || insn.op === 'int' || insn.op === 'int3' ? next : 0n;
 }
