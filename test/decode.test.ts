@@ -75,8 +75,8 @@ test("one lost poke: the error list equals perf's, --cpu keeps one CPU, --json l
   );
 });
 
-test("raw mode prints what Intel's ptxed 2.3 prints (--no-inst, decoders, --event:ip, --stat) on simulated traces", {
-  timeout: 120_000,
+test("raw mode prints what Intel's ptxed 2.3 prints (--no-inst, decoders, blocks, --event:ip, --stat) on simulated traces", {
+  timeout: 400_000,
 }, async (t) => {
   const tools = libipt23Tools();
   if ('skip' in tools) return noLibipt23(t, tools.skip);
@@ -108,6 +108,15 @@ test("raw mode prints what Intel's ptxed 2.3 prints (--no-inst, decoders, --even
           ['--stat:insn', '-q'],
           ['--stat-insn', '--errors-only'],
         ],
+        // the block decoder's blocks over kernel-like code: where libipt's block cache ends them
+        [
+          ['--block:show-blocks', '--stat'],
+          ['--block-show-blocks', '--stat'],
+        ],
+        [
+          ['--block:show-blocks', '--block:end-on-call', '--block:end-on-jump', '--stat:blocks'],
+          ['--block-show-blocks', '--block-end-on-call', '--block-end-on-jump', '--stat-blocks'],
+        ],
       ];
       for (const [o, cli] of runs) {
         const lib = spawnSync(ptxed, [...o, '--pt', trace, '--raw', img, '--no-inst'], {
@@ -131,20 +140,22 @@ test('decode rejects bad usage with exit 2', () => {
   assert.match(r.stderr, /perf\.data: no such file or directory/); // no -i: ./perf.data, as perf
   const r2 = runCli(['decode', '-i', dir, '--itrace=x']);
   assert.equal(r2.status, 2);
-  // raw mode: a malformed CPU model and the block decoder's --stat are refused in one line
+  // raw mode: a malformed CPU model is refused in one line
   const trace = join(dir, 'bad-usage.pt');
   const img = join(dir, 'bad-usage.bin');
   writeFileSync(trace, new Uint8Array(16).fill(0));
   writeFileSync(img, new Uint8Array([0x90]));
-  for (const extra of [['--cpu', 'six'], ['--stat']]) {
-    const r3 = runCli(['decode', '--raw-pt', trace, '--image', `${img}:0x1000`, ...extra]);
-    assert.equal(r3.status, 2, r3.stderr);
-    assert.equal(r3.stderr.trim().split('\n').length, 1, r3.stderr);
-    assert.match(r3.stderr, extra[0] === '--cpu' ? /f\/m\[\/s\]/ : /--insn-decoder/);
-  }
+  const r3 = runCli(['decode', '--raw-pt', trace, '--image', `${img}:0x1000`, '--cpu', 'six']);
+  assert.equal(r3.status, 2, r3.stderr);
+  assert.equal(r3.stderr.trim().split('\n').length, 1, r3.stderr);
+  assert.match(r3.stderr, /f\/m\[\/s\]/);
   const ok = runCli(['decode', '--raw-pt', trace, '--image', `${img}:0x1000`, '--insn-decoder', '--stat']);
   assert.equal(ok.status, 0, ok.stderr);
   assert.equal(ok.stdout, 'insn: 0.\n');
+  // the block decoder (ptxed's default) also counts its blocks, as ptxed's --stat does
+  const blk = runCli(['decode', '--raw-pt', trace, '--image', `${img}:0x1000`, '--stat', '--block-show-blocks']);
+  assert.equal(blk.status, 0, blk.stderr);
+  assert.equal(blk.stdout, 'insn: 0.\nblocks:\t0.\n');
 });
 
 test("PSB+ with FUP inside bursts (--mid-burst-psb): errors without pokes equal perf's, flow with pokes equals " +

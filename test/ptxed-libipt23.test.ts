@@ -15,7 +15,8 @@ import { runPtxedView } from '../src/cli/ptxed-view.js';
  * (insn decoder, `--no-inst`) on scenarios encoded by libipt's own encoder
  * (tools/libipt-harness) over one image: six `jz +0` (either TNT bit is
  * consistent) and a `jmp *%rax` back to the start (a TIP). Whole outputs must
- * equal ptxed's in every scenario (test/ptxed-events-libipt23.test.ts covers
+ * equal ptxed's in every scenario, and so must the block decoder's
+ * (`--block:show-blocks --stat`) (test/ptxed-events-libipt23.test.ts covers
  * every event kind with the project's own encoder).
  */
 
@@ -86,22 +87,35 @@ test('decode --raw-pt --format=ptxed vs ptxed 2.3 (insn decoder): runs equal per
     tools.ptxed,
     files.map((f) => ['--insn-decoder', '--pt', f, '--raw', `${image}:${BASE}`, '--no-inst']),
   );
+  // and the block decoder's view of the same streams: its blocks and statistics
+  const BLOCKS = ['--block:show-blocks', '--stat'];
+  const theirBlocks = runEach(
+    tools.ptxed,
+    files.map((f) => [...BLOCKS, '--pt', f, '--raw', `${image}:${BASE}`, '--no-inst']),
+  );
   const counts: string[] = [];
   KINDS.forEach((kind, ki) => {
     let equal = 0;
     let sameInsns = 0;
+    let sameBlocks = 0;
     for (let j = 0; j < RUNS; j++) {
       const k = ki * RUNS + j;
       const ours = ptxedView(streams[k]!);
       const want = theirs[k] ?? '';
       if (ours === want) equal++;
       if (addresses(ours).join() === addresses(want).join()) sameInsns++;
+      const img = [{ addr: BigInt(BASE), bytes: IMAGE }];
+      if (runPtxedView(streams[k]!, img, BLOCKS).stdout === theirBlocks[k]) sameBlocks++;
     }
-    counts.push(`${kind}: whole output ${equal}/${RUNS}, instruction addresses ${sameInsns}/${RUNS}`);
+    counts.push(
+      `${kind}: whole output ${equal}/${RUNS}, instruction addresses ${sameInsns}/${RUNS}, blocks ${sameBlocks}/${RUNS}`,
+    );
     assert.equal(sameInsns, RUNS, `${kind}: instruction addresses differ from ptxed's`);
     assert.equal(equal, RUNS, `${kind}: whole outputs differ from ptxed's`);
+    assert.equal(sameBlocks, RUNS, `${kind}: block decoder outputs differ from ptxed's`);
   });
   for (const c of counts) t.diagnostic(c);
   // ptxed itself decoded them (the scenarios are consistent with the image)
   assert.ok(theirs.every((o) => o.startsWith('[enabled]\n') && !o.includes('error')));
+  assert.ok(theirBlocks.every((o) => o.startsWith('[enabled]\n[block 1]\n')));
 });

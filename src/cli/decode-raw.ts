@@ -24,6 +24,10 @@ export interface RawDecodeOptions {
   blockDecoder?: boolean;
   stat?: boolean;
   statInsn?: boolean;
+  statBlocks?: boolean;
+  blockShowBlocks?: boolean;
+  blockEndOnCall?: boolean;
+  blockEndOnJump?: boolean;
   errorsOnly?: boolean;
 }
 
@@ -33,10 +37,14 @@ export function rawDecodeOptions(cmd: Command): void {
     .option('--event-ip', "raw mode: print the IP of events (ptxed's --event:ip)")
     .option('--event-time', "raw mode: print the TSC of events (ptxed's --event:time)")
     .option('--event-iflags', "raw mode: report interrupt flag changes (ptxed's --event:iflags)")
-    .option('--insn-decoder', "raw mode: ptxed's instruction flow decoder (same output as the block decoder)")
+    .option('--insn-decoder', "raw mode: ptxed's instruction flow decoder (no blocks)")
     .option('--block-decoder', "raw mode: ptxed's block decoder (its default)")
-    .option('--stat', "raw mode: print statistics (ptxed's --stat; with --insn-decoder)")
+    .option('--block-show-blocks', "raw mode: a [block] line before each block (ptxed's --block:show-blocks)")
+    .option('--block-end-on-call', "raw mode: end blocks after direct calls (ptxed's --block:end-on-call)")
+    .option('--block-end-on-jump', "raw mode: end blocks after direct jumps (ptxed's --block:end-on-jump)")
+    .option('--stat', "raw mode: print statistics (ptxed's --stat)")
     .option('--stat-insn', "raw mode: print the instruction count (ptxed's --stat:insn)")
+    .option('--stat-blocks', "raw mode: print the block count (ptxed's --stat:blocks)")
     .option('--errors-only', "raw mode: print errors and statistics only (ptxed's --quiet)");
 }
 
@@ -63,6 +71,10 @@ export async function decodeRaw(o: RawDecodeOptions): Promise<void> {
   if (o.eventIflags) args.push('--event:iflags');
   if (o.stat) args.push('--stat');
   if (o.statInsn) args.push('--stat:insn');
+  if (o.statBlocks) args.push('--stat:blocks');
+  if (o.blockShowBlocks) args.push('--block:show-blocks');
+  if (o.blockEndOnCall) args.push('--block:end-on-call');
+  if (o.blockEndOnJump) args.push('--block:end-on-jump');
   if (o.errorsOnly) args.push('--quiet');
   if (o.cpu !== undefined) args.push('--cpu', o.cpu);
   const trace = new Uint8Array(readFileSync(o.rawPt));

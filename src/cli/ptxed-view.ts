@@ -8,6 +8,7 @@ import { cpuErrata, NO_ERRATA, parseCpu, type Errata } from '../intelpt/cpu.js';
 import { decodePtxed } from '../intelpt/ptxed/insn-walk.js';
 import { ptxedTextSink } from '../format/ptxed.js';
 import { UsageError } from './errors.js';
+import { blockView, PTXED_BLOCK_OPTIONS, PTXED_STAT_OPTIONS, statLines } from './ptxed-view-blocks.js';
 
 export interface FlatSegment {
   addr: bigint;
@@ -24,16 +25,9 @@ export const PTXED_VIEW_OPTIONS = [
   '--cpu',
   '--quiet',
   '-q',
-  '--stat',
-  '--stat:insn',
+  ...PTXED_STAT_OPTIONS,
+  ...PTXED_BLOCK_OPTIONS,
 ] as const;
-
-/**
- * Options that need the blocks of libipt's block decoder, whose boundaries
- * also depend on its block cache (a direct branch ends a block the first time
- * it is decoded): not modelled, refused by name.
- */
-const BLOCK_OPTIONS = ['--stat:blocks', '--block:show-blocks', '--block:end-on-call', '--block:end-on-jump'];
 
 export function runPtxedView(
   trace: Uint8Array,
@@ -60,18 +54,12 @@ export function runPtxedView(
       errata = e ?? NO_ERRATA;
       continue;
     }
-    if (BLOCK_OPTIONS.includes(a))
-      throw new UsageError(`ptxed option ${a} is not supported by the ptxed view (it needs libipt's block cache)`);
     if (!(PTXED_VIEW_OPTIONS as readonly string[]).includes(a))
       throw new UsageError(`ptxed option ${a} is not supported by the ptxed view`);
     if (a === '--insn-decoder' || a === '--block-decoder') blockDecoder = a === '--block-decoder';
     flags.add(a === '-q' ? '--quiet' : a);
   }
   const quiet = flags.has('--quiet');
-  // --stat alone collects what the decoder has: with the block decoder, also its block count
-  if (flags.has('--stat') && !flags.has('--stat:insn') && blockDecoder)
-    throw new UsageError('--stat with the block decoder counts its blocks (not supported): add --insn-decoder');
-  const statInsn = flags.has('--stat') || flags.has('--stat:insn');
   const read = (addr: bigint, len: number): Uint8Array | undefined => {
     for (const s of segs) {
       if (addr >= s.addr && addr < s.addr + BigInt(s.bytes.length)) {
@@ -81,17 +69,16 @@ export function runPtxedView(
     }
     return undefined;
   };
-  const sink = ptxedTextSink((l) => lines.push(l), {
-    eventIp: flags.has('--event:ip'),
-    eventTime: flags.has('--event:time'),
-    quiet,
-  });
+  const text = { eventIp: flags.has('--event:ip'), eventTime: flags.has('--event:time'), quiet };
+  const blocks = blockDecoder ? blockView((l) => lines.push(l), segs, flags, text) : undefined;
+  const sink = blocks ?? ptxedTextSink((l) => lines.push(l), text);
   const timing = { mtcFreq: 0, nomFreq: 0, cpuid15Eax: 0, cpuid15Ebx: 0 };
   const r = decodePtxed(trace, read, sink, {
     errata,
     timing,
     iflags: flags.has('--event:iflags'),
   });
-  if (statInsn) lines.push(`insn: ${r.instructions}.`);
+  blocks?.flush();
+  lines.push(...statLines(flags, blockDecoder, blocks ? blocks.instructions : r.instructions, blocks?.blocks ?? 0));
   return { stdout: lines.map((l) => `${l}\n`).join(''), ...r };
 }

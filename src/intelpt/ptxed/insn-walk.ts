@@ -16,12 +16,15 @@ import { EventDecoder } from './event-decoder.js';
 import { PtDecodeError, type ExecMode, type PtErrorCode, type PtEvent } from './event-types.js';
 
 export interface PtxedSink {
-  insn(ip: bigint, speculative: boolean, insn: Insn): void;
+  /** `at`: the event pending (a TNT/TIP or one to reach) and the execution mode (block-walk.ts uses them). */
+  insn(ip: bigint, speculative: boolean, insn: Insn, at?: { pending: PtEvent | undefined; mode: ExecMode }): void;
   event(ev: PtEvent): void;
   /** `kind`: "error" while decoding, "sync error" while looking for a PSB. */
   error(offset: number, ip: bigint, code: PtErrorCode, kind: 'error' | 'sync error'): void;
   /** The trace ended with tracing enabled (ptxed prints `[end of trace]`). */
   end?(): void;
+  /** A status update (PSB+) was applied: not printed, but libipt's decoders deliver it between blocks. */
+  status?(ev: PtEvent): void;
 }
 
 export interface PtxedDecodeOptions {
@@ -122,6 +125,7 @@ class InsnWalk {
         if (!this.cur.statusUpdate) this.starting = false;
       }
       if (this.applyBefore(this.cur)) {
+        if (this.cur.statusUpdate) this.sink.status?.(this.cur);
         this.cur = undefined;
         continue;
       }
@@ -176,7 +180,7 @@ class InsnWalk {
           this.ip = ev.ip;
           this.enabled = true;
         }
-        this.retstack = [];
+        // (libipt keeps the return stack across an overflow: a compressed return after it still pops)
         return this.print(ev);
       case 'exec_mode':
         if (!at && this.enabled) return false;
@@ -249,7 +253,7 @@ class InsnWalk {
     const block = this.code.get(this.ip);
     const insn = block.insns[0];
     if (!insn) throw new PtDecodeError(block.stop === 'invalid' ? 'bad_insn' : 'nomap');
-    this.sink.insn(this.ip, this.speculative, insn);
+    this.sink.insn(this.ip, this.speculative, insn, { pending: this.cur, mode: this.mode });
     this.instructions++;
     const next = this.ip + BigInt(insn.length);
     this.errIp = next;
@@ -267,11 +271,12 @@ class InsnWalk {
         if (!insn.indirect) {
           if (insn.op === 'call') this.retstack.push(next);
           this.ip = insn.target ?? next;
-          if (ev?.type === 'disabled' && (ev.ipSuppressed || ev.ip === this.ip)) this.disableAfter(ev, next);
+          if (ev?.type === 'disabled' && (ev.ipSuppressed || ev.ip === this.ip))
+            this.disableAfter(ev, next, ev.ipSuppressed ? resumeAfter(insn, next) : this.ip);
           return;
         }
         if (insn.op === 'call') this.retstack.push(next);
-        this.takeTip(ev, next);
+        this.takeTip(ev, next, insn);
         return;
       case 'ret':
         if (this.retComp && ev?.type === 'tnt') {
@@ -284,11 +289,11 @@ class InsnWalk {
           this.ip = to;
           return;
         }
-        this.takeTip(ev, next);
+        this.takeTip(ev, next, insn);
         return;
       default:
         // far branches, syscall/sysret, iret, int: the target comes in a TIP
-        this.takeTip(ev, next);
+        this.takeTip(ev, next, insn);
     }
   }
 
@@ -315,7 +320,7 @@ class InsnWalk {
     return taken;
   }
 
-  private takeTip(ev: PtEvent | undefined, next: bigint): void {
+  private takeTip(ev: PtEvent | undefined, next: bigint, insn: Insn): void {
     if (ev?.type === 'tip') {
       if (ev.ipSuppressed) throw new PtDecodeError('noip');
       this.ip = ev.ip;
@@ -323,18 +328,26 @@ class InsnWalk {
       return;
     }
     if (ev?.type === 'disabled') {
-      this.disableAfter(ev, next);
+      this.disableAfter(ev, next, resumeAfter(insn, next));
       return;
     }
     throw new PtDecodeError('bad_query');
   }
 
-  /** A TIP.PGD: the branch just walked left the traced region. */
-  private disableAfter(ev: PtEvent, next: bigint): void {
+  /** A TIP.PGD: the branch just walked left the traced region; a TIP.PGE at `resume` is `[resumed]`. */
+  private disableAfter(ev: PtEvent, next: bigint, resume: bigint): void {
     this.enabled = false;
-    this.lastDisableIp = ev.ipSuppressed ? 0n : next;
+    this.lastDisableIp = resume;
     this.ip = ev.ipSuppressed ? next : ev.ip;
     this.cur = undefined;
     this.print(ev);
   }
+}
+
+/**
+ * Where libipt expects tracing to resume after a TIP.PGD at a branch that
+ * needed trace (pt_blk_set_disable_resume_ip): after a call, else nowhere.
+ */
+function resumeAfter(insn: Insn, next: bigint): bigint {
+  return insn.op === 'call' || insn.op === 'syscall' || insn.op === 'int' || insn.op === 'int3' ? next : 0n;
 }

@@ -1,0 +1,31 @@
+/**
+ * The text of `ptxed --block-decoder --no-inst` (ptxed.c print_block): each
+ * block's instruction addresses (`? ` before speculative ones), after a
+ * `[block]` line with `--block:show-blocks` — `[block N]`, N in hex counting
+ * from 1, when statistics are collected. Events, errors and the end of the
+ * trace read as in the instruction view (src/format/ptxed.ts).
+ */
+import type { PtxedBlockSink } from '../intelpt/ptxed/block-walk.js';
+import { ptxedTextSink, type PtxedTextOptions } from './ptxed.js';
+
+export interface PtxedBlockTextOptions extends PtxedTextOptions {
+  /** ptxed --block:show-blocks. */
+  showBlocks?: boolean;
+  /** Statistics are collected (--stat, --stat:*): blocks are numbered. */
+  numbered?: boolean;
+}
+
+const h16 = (v: bigint): string => v.toString(16).padStart(16, '0');
+
+/** A PtxedBlockSink writing ptxed's lines through `line`. */
+export function ptxedBlockTextSink(line: (s: string) => void, o: PtxedBlockTextOptions = {}): PtxedBlockSink {
+  const flow = ptxedTextSink(line, o);
+  const sink: PtxedBlockSink = { event: flow.event, error: flow.error, block: () => {} };
+  if (flow.end) sink.end = flow.end;
+  if (o.quiet) return sink;
+  sink.block = (insns, index) => {
+    if (o.showBlocks) line(o.numbered ? `[block ${index.toString(16)}]` : '[block]');
+    for (const i of insns) line(i.speculative ? `? ${h16(i.ip)}` : h16(i.ip));
+  };
+  return sink;
+}
