@@ -75,7 +75,7 @@ test("one lost poke: the error list equals perf's, --cpu keeps one CPU, --json l
   );
 });
 
-test("raw mode prints what Intel's ptxed 2.3 prints (--no-inst, decoders, blocks, --event:ip, --stat) on simulated traces", {
+test("raw mode prints what Intel's ptxed 2.3 prints (--no-inst, decoders, blocks, --event:ip, --stat) on sim traces", {
   timeout: 400_000,
 }, async (t) => {
   const tools = libipt23Tools();

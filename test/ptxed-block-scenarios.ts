@@ -86,7 +86,10 @@ const shape: fc.Arbitrary<PassShape> = fc.record({
 });
 const passes = fc.array(shape, { minLength: 0, maxLength: 3 }).map((ps) => ps.flatMap((p) => packets(walk(p))));
 
-/** A pass cut before one of its instructions (one that takes no trace with `plain`): packets up to it, its IP, after. */
+/**
+ * A pass cut before one of its instructions (one that takes no trace with
+ * `plain`): packets up to it, its IP, after.
+ */
 const cut = (plain: boolean) =>
   fc.tuple(shape, fc.nat()).map(([p, k]) => {
     const steps = walk(p);

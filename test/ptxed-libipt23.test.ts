@@ -108,7 +108,8 @@ test('decode --raw-pt --format=ptxed vs ptxed 2.3 (insn decoder): runs equal per
       if (runPtxedView(streams[k]!, img, BLOCKS).stdout === theirBlocks[k]) sameBlocks++;
     }
     counts.push(
-      `${kind}: whole output ${equal}/${RUNS}, instruction addresses ${sameInsns}/${RUNS}, blocks ${sameBlocks}/${RUNS}`,
+      `${kind}: whole output ${equal}/${RUNS}, instruction addresses ${sameInsns}/${RUNS}, ` +
+        `blocks ${sameBlocks}/${RUNS}`,
     );
     assert.equal(sameInsns, RUNS, `${kind}: instruction addresses differ from ptxed's`);
     assert.equal(equal, RUNS, `${kind}: whole outputs differ from ptxed's`);

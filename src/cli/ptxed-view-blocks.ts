@@ -7,7 +7,12 @@ import { BlockCache } from '../x86/block-cache.js';
 import { BlockGrouping } from '../intelpt/ptxed/block-walk.js';
 import type { CodeView } from '../intelpt/ptxed/block-cache-model.js';
 import { ptxedBlockTextSink, type PtxedBlockTextOptions } from '../format/ptxed-blocks.js';
-import type { FlatSegment } from './ptxed-view.js';
+
+/** A flat image segment: code bytes at an address (ptxed's --raw FILE:ADDR). */
+export interface FlatSegment {
+  addr: bigint;
+  bytes: Uint8Array;
+}
 
 export const PTXED_BLOCK_OPTIONS = ['--block:show-blocks', '--block:end-on-call', '--block:end-on-jump'] as const;
 export const PTXED_STAT_OPTIONS = ['--stat', '--stat:insn', '--stat:blocks'] as const;

@@ -8,12 +8,15 @@ import { cpuErrata, NO_ERRATA, parseCpu, type Errata } from '../intelpt/cpu.js';
 import { decodePtxed } from '../intelpt/ptxed/insn-walk.js';
 import { ptxedTextSink } from '../format/ptxed.js';
 import { UsageError } from './errors.js';
-import { blockView, PTXED_BLOCK_OPTIONS, PTXED_STAT_OPTIONS, statLines } from './ptxed-view-blocks.js';
+import {
+  blockView,
+  type FlatSegment,
+  PTXED_BLOCK_OPTIONS,
+  PTXED_STAT_OPTIONS,
+  statLines,
+} from './ptxed-view-blocks.js';
 
-export interface FlatSegment {
-  addr: bigint;
-  bytes: Uint8Array;
-}
+export type { FlatSegment } from './ptxed-view-blocks.js';
 
 /** ptxed options the view supports; anything else is refused by name. */
 export const PTXED_VIEW_OPTIONS = [
