@@ -18,7 +18,7 @@ import { ZSTD_MAX_WINDOW, zstdFrameWindow } from './zstd-window.js';
  * first) would pay for compiling it.
  */
 let fzstd: typeof import('fzstd') | undefined;
-function loadFzstd(): typeof import('fzstd') {
+export function loadFzstd(): typeof import('fzstd') {
   fzstd ??= createRequire(import.meta.url)('fzstd') as typeof import('fzstd');
   return fzstd;
 }
