@@ -12,7 +12,7 @@ import {
   PERF_RECORD_MISC_GUEST_KERNEL,
 } from '../abi/record-type.js';
 import { SampleType } from '../abi/sample-format.js';
-import { callchainEntries, resolveCallchain } from './script-callchain.js';
+import { callchainEntries } from './script-callchain.js';
 import type { PerfRecord, RawRecord, SampleRecord } from '../perfdata/index.js';
 import type { Session } from '../session/session.js';
 import { formatPerfEvent } from './perf-event-text.js';
@@ -20,7 +20,6 @@ import { ThreadComms } from '../session/threads.js';
 import { UserMaps } from '../session/user-maps.js';
 import { SampleReadSplitter } from '../session/sample-read.js';
 import type { Symbolizer } from '../machine/symbolizer.js';
-import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
 import { ScriptFilter } from './script-filters.js';
 import { ScriptSymbols, symbolColumns } from './script-symbols.js';
 import { type ChainEntry, dwarfUnwinds, ScriptUnwinder } from './script-unwind.js';
@@ -28,170 +27,33 @@ import { ksymbolEvent } from './script-ksymbols.js';
 import { StatScript } from './script-stat.js';
 import { perfSampleId } from './script-sample-id.js';
 import { DsoSymbols } from '../machine/dso-symbols.js';
-import { jsonHex, jsonLine, jsonTime } from './json-lines.js';
+import { jsonLine, jsonTime } from './json-lines.js';
 import type { TypeFields } from './script-field-specs.js';
 import {
   checkAttr,
   checkPrintable,
-  defaultFieldsFor,
   fieldsPerType,
   outputType,
   tracepointChainDefaults,
   type FieldSet,
-  type ScriptField,
   type ScriptOptions,
 } from './perf-script-fields.js';
-import { hex16 } from '../io/hex.js';
 import { parseTracingData, type TracingData } from '../perfdata/tracing/tracing-data.js';
 import { TracePayloads } from './trace-payload.js';
-import { zeroPad } from './c-printf.js';
+import {
+  NO_U64,
+  type SampleFields,
+  type SampleLine,
+  sampleJson,
+  sampleText,
+  scriptStart,
+} from './script-sample-text.js';
+import { FastLines, fastPlan, fastPrintable } from './script-fast.js';
+import type { SymbolColumns } from './script-symbols.js';
 
 export { callchainEntries, resolveCallchain } from './script-callchain.js';
 
-interface SampleFields {
-  pid: number;
-  tid: number;
-  cpu: number;
-  time: bigint;
-}
-
-const NO_U64 = BigInt.asUintN(64, -1n);
-
-/** perf_sample__fprintf_start. `callchainComm`: comm unpadded (sample with ip + callchain). */
-function scriptStart(
-  f: ReadonlySet<ScriptField>,
-  comm: string | undefined,
-  sf: SampleFields,
-  callchainComm: boolean,
-  ns = false,
-) {
-  let line = '';
-  if (f.has('comm')) {
-    const c = comm ?? ':-1';
-    line += callchainComm ? `${c} ` : `${c.padStart(16)} `;
-  }
-  if (f.has('pid') && f.has('tid')) line += `${String(sf.pid).padStart(5)}/${String(sf.tid).padEnd(5)} `;
-  else if (f.has('pid')) line += `${String(sf.pid).padStart(5)} `;
-  else if (f.has('tid')) line += `${String(sf.tid).padStart(5)} `;
-  if (f.has('cpu')) line += `[${zeroPad(sf.cpu, 3)}] `;
-  // perf: "%5lu.%09llu: " with --ns, else "%12s: " of secs.usecs
-  if (f.has('time'))
-    line += ns ? `${formatNsTime(sf.time).padStart(15)}: ` : `${formatPerfTime(sf.time).padStart(12)}: `;
-  return line;
-}
-
-/** What a sample line needs beside the sample: perf's state at that record. */
-interface SampleLine {
-  fields: ReadonlySet<ScriptField>;
-  comm: string | undefined;
-  period: bigint;
-  event: string;
-  /** Event names are padded to the longest name of the file. */
-  eventWidth: number;
-  /** The resolved callchain (resolveCallchain), printed one address a line; undefined: ip on the line. */
-  chain: bigint[] | undefined;
-  /** The file has callchains for this event type: comm is printed unpadded then. */
-  callchainComm: boolean;
-  /** --ns */
-  ns?: boolean;
-  /** " sym+0xoff (dso)" after the ip, and after each callchain entry (script-symbols.ts). */
-  ipSymbol?: string;
-  chainSymbols?: string[];
-  /** The tracepoint payload (the `trace` field, trace-payload.ts). */
-  trace?: string;
-}
-
-/** process_event for a sample: one line (or one line and its callchain lines). */
-function sampleText(rec: SampleRecord, sf: SampleFields, l: SampleLine): string {
-  const f = l.fields;
-  let line = scriptStart(f, l.comm, sf, f.has('ip') && l.callchainComm, l.ns);
-  if (f.has('period')) line += `${l.period.toString().padStart(10)} `;
-  if (f.has('event')) line += `${l.event.padStart(l.eventWidth)}: `;
-  if (l.trace !== undefined) line += l.trace;
-  if (f.has('addr')) line += hex16(rec.addr ?? 0n);
-  if (f.has('ip')) {
-    if (l.chain) {
-      line += '\n';
-      l.chain.forEach((ip, i) => {
-        line += `\t${hex16(ip)}${l.chainSymbols?.[i] ?? ''}\n`;
-      });
-    } else {
-      line += ` ${hex16(rec.ip ?? 0n)}${l.ipSymbol ?? ''}`;
-    }
-  }
-  return `${line}\n`;
-}
-
-/** The JSON Lines form of a sample line (docs/json/sample.schema.json). */
-function sampleJson(rec: SampleRecord, sf: SampleFields, l: SampleLine, offset: number): string {
-  const f = l.fields;
-  const o: { type: string } & Record<string, unknown> = { type: 'sample', offset };
-  if (f.has('comm')) o.comm = l.comm ?? ':-1';
-  if (f.has('pid')) o.pid = sf.pid;
-  if (f.has('tid')) o.tid = sf.tid;
-  if (f.has('cpu')) o.cpu = sf.cpu;
-  if (f.has('time')) Object.assign(o, jsonTime(sf.time));
-  if (f.has('period')) o.period = Number(l.period);
-  if (f.has('event')) o.event = l.event;
-  if (l.trace !== undefined) o.trace = l.trace;
-  if (f.has('addr')) o.addr = jsonHex(rec.addr ?? 0n);
-  if (f.has('ip')) o.ip = jsonHex(rec.ip ?? 0n);
-  if (l.chain) o.callchain = l.chain.map(jsonHex);
-  return jsonLine(o);
-}
-
-export interface FormatScriptOptions {
-  /** perf's -F fields (default: perf's defaults for an event of attrType). */
-  fields?: ScriptField[];
-  /** The event's perf_event_attr.type (tracepoints have other default fields). */
-  attrType?: number;
-  /** The event's sample_period: perf prints it as the period of a sample without PERIOD. */
-  samplePeriod?: bigint;
-  /** The thread's name (perf prints ":-1" when it has none). */
-  comm?: string;
-  /** The event's name (perf's evsel__name). */
-  event?: string;
-  /** Pad the event name to this width (perf: the longest event name in the file). */
-  eventWidth?: number;
-  /** Print the callchain below the line, as perf does for a sample that has one. */
-  callchain?: boolean;
-  json?: boolean;
-  /** A tracepoint's formats and its id (the attr's config), for the `trace` field (%pS prints addresses). */
-  tracingData?: TracingData;
-  config?: bigint;
-}
-
-/**
- * `perf script`'s text for one sample, without the state a whole file gives
- * (a ScriptPrinter keeps that: thread names, user-space map offsets in
- * callchains, event-name widths).
- */
-export function formatScript(sample: SampleRecord, opts: FormatScriptOptions = {}): string {
-  const fields = new Set(opts.fields ?? defaultFieldsFor(opts.attrType ?? 0));
-  const sf: SampleFields = {
-    pid: sample.pid ?? -1,
-    tid: sample.tid ?? -1,
-    cpu: sample.cpu ?? -1,
-    time: sample.time ?? NO_U64,
-  };
-  const withChain = opts.callchain === true && sample.callchain !== undefined;
-  const l: SampleLine = {
-    fields,
-    comm: opts.comm,
-    period: sample.period ?? opts.samplePeriod ?? 0n,
-    event: opts.event ?? '[unknown]',
-    eventWidth: opts.eventWidth ?? 0,
-    chain: withChain && fields.has('ip') ? resolveCallchain(sample.callchain!) : undefined,
-    callchainComm: withChain,
-  };
-  if (fields.has('trace') && opts.attrType === PerfType.TRACEPOINT && sample.raw) {
-    // never a line without its payload: no formats is an error, as in ScriptPrinter
-    if (!opts.tracingData || opts.config === undefined)
-      throw new FormatOptionError('-F trace: pass tracingData and config to print the payload (or -trace)');
-    l.trace = new TracePayloads(opts.tracingData, () => undefined).text(Number(opts.config), sample.raw);
-  }
-  return opts.json ? sampleJson(sample, sf, l, sample.fileOffset) : sampleText(sample, sf, l);
-}
+export { formatScript, type FormatScriptOptions } from './script-sample-text.js';
 
 /** The script printer: keeps perf's thread names and writes perf's lines. */
 export class ScriptPrinter {
@@ -318,6 +180,7 @@ export class ScriptPrinter {
         return;
       }
       case RecordType.FORK: {
+        this.fast.invalidate();
         const rec = raw.decode() as Extract<PerfRecord, { kind: 'fork' }>;
         this.threads.onFork(rec.pid, rec.tid, rec.ppid, rec.ptid);
         this.maps.onFork(rec.pid, rec.ppid);
@@ -339,6 +202,7 @@ export class ScriptPrinter {
         if (this.checked < this.s.file.attrs.length) this.checkNewAttrs(); // pipe mode: do we want symbols?
         if (!o.showMmapEvents && ((kernel && !this.wantSymbols) || !this.needMaps)) return;
         const rec = raw.decode() as Extract<PerfRecord, { kind: 'mmap' | 'mmap2' }>;
+        this.fast.invalidate();
         if (!kernel && this.needMaps) this.maps.onMmapRecord(rec);
         if (!kernel) this.dwarf()?.onMmap(rec.pid, rec.filename);
         if (kernel && this.wantSymbols) this.symbols().onKernelMmap(rec.filename, rec.addr, rec.len);
@@ -360,6 +224,7 @@ export class ScriptPrinter {
         return;
       case RecordType.KSYMBOL: {
         const rec = raw.decode() as Extract<PerfRecord, { kind: 'ksymbol' }>;
+        this.fast.invalidate();
         if (this.wantSymbols) ksymbolEvent(this.symbols().ksymbols, rec);
         if (o.showBpfEvents || o.showTextPokeEvents) this.emitOther(raw, rec, 'sample');
         return;
@@ -447,7 +312,57 @@ export class ScriptPrinter {
       for (const d of this.splitter.split(rec, a0.attr)) this.printSample(raw, rec, d.attrIndex, d.period);
       return;
     }
-    this.printSample(raw, undefined, this.s.attrIndexOf(raw), undefined);
+    const i = this.s.attrIndexOf(raw);
+    if (!this.fastSample(raw, i)) this.printSample(raw, undefined, i, undefined);
+  }
+
+  /** Plain samples printed from their bytes (script-fast.ts); false: the general path must print it. */
+  private readonly fast = new FastLines();
+  private readonly fastFields = new WeakMap<FieldSet, { ok: boolean; cols: SymbolColumns | undefined }>();
+  private readonly fastCtx = {
+    kernel: false,
+    event: '',
+    eventWidth: 0,
+    unpaddedComm: false,
+    ns: false,
+    comm: (pid: number, tid: number): string => this.threads.comm(pid, tid),
+    skip: undefined as ((cpu: number, pid: number, tid: number, comm: string) => boolean) | undefined,
+    cols: undefined as SymbolColumns | undefined,
+    syms: undefined as ScriptSymbols | undefined,
+  };
+  private fastSample(raw: RawRecord, attrIndex: number): boolean {
+    const L = raw.layout;
+    if (!L || this.opts.json || this.filter.ranges.length) return false;
+    const plan = fastPlan(L);
+    if (!plan) return false;
+    if (this.checked < this.s.file.attrs.length) this.checkNewAttrs();
+    const entry = this.s.file.attrs[attrIndex];
+    const fs = entry ? this.fieldsByType.get(outputType(entry.attr.type)) : undefined;
+    if (!fs || fs.has.size === 0 || fs.unprintable) return false;
+    let ff = this.fastFields.get(fs);
+    if (!ff) {
+      ff = { ok: fastPrintable(fs.has), cols: fs.has.has('ip') ? symbolColumns(fs.has) : undefined };
+      this.fastFields.set(fs, ff);
+    }
+    if (!ff.ok) return false;
+    const c = this.fastCtx;
+    const cpumode = raw.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+    c.kernel = cpumode === PERF_RECORD_MISC_KERNEL || cpumode === PERF_RECORD_MISC_GUEST_KERNEL;
+    c.event = this.s.eventNameAt(attrIndex);
+    c.eventWidth = this.width();
+    c.unpaddedComm = fs.has.has('ip') && fs.callchain && this.opts.hideCallGraph !== true;
+    c.ns = this.opts.ns === true;
+    const fl = this.filter;
+    c.skip =
+      fl.cpus || fl.pids || fl.tids || fl.comms
+        ? (cpu, pid, tid, comm) => fl.sampleSkipped(cpu, pid, tid, comm, undefined)
+        : undefined;
+    c.cols = ff.cols;
+    c.syms = ff.cols ? this.symbols() : undefined;
+    const line = this.fast.line(raw.bytes, raw.le, plan, fs, c);
+    if (line === undefined) return false;
+    if (line) this.out(line);
+    return true;
   }
 
   private printSample(

@@ -34,6 +34,13 @@ export class ScriptSymbols {
 
   private kernelLoaded = false;
   /**
+   * No kernel map, or it has had its first lookup (and fixup): a kernel
+   * address's text changes only with the next MMAP or KSYMBOL.
+   */
+  get kernelSettled(): boolean {
+    return this.kernelLoaded || this.kernelMap === undefined;
+  }
+  /**
    * dso__load_kernel_sym after loading kallsyms (not kcore): map__fixup_start
    * and map__fixup_end make the kernel map run from its first symbol to its
    * last symbol's end, so init text above _etext (start_kernel,

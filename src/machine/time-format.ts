@@ -9,17 +9,19 @@ const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** timestamp__scnprintf_usec: "secs.usecs". */
 export function formatPerfTime(ns: bigint): string {
-  if (ns <= SAFE && ns >= 0n) {
-    // exact in a double below 2^53 ns (104 days of uptime), and much cheaper than BigInt division
-    const n = Number(ns);
-    let secs = Math.floor(n / 1e9);
-    if (n - secs * 1e9 < 0) secs--; // n/1e9 can round up to the next integer just below it
-    const usecs = Math.floor((n - secs * 1e9) / 1000);
-    return `${secs}.${usecs < 100000 ? String(usecs).padStart(6, '0') : usecs}`;
-  }
+  // exact in a double below 2^53 ns (104 days of uptime), and much cheaper than BigInt division
+  if (ns <= SAFE && ns >= 0n) return formatPerfTimeNumber(Number(ns));
   const s = ns / 1_000_000_000n;
   const us = (ns % 1_000_000_000n) / 1000n;
   return `${s}.${us.toString().padStart(6, '0')}`;
+}
+
+/** formatPerfTime for a time below 2^53 ns, given as a number. */
+export function formatPerfTimeNumber(n: number): string {
+  let secs = Math.floor(n / 1e9);
+  if (n - secs * 1e9 < 0) secs--; // n/1e9 can round up to the next integer just below it
+  const usecs = Math.floor((n - secs * 1e9) / 1000);
+  return `${secs}.${usecs < 100000 ? String(usecs).padStart(6, '0') : usecs}`;
 }
 
 /** Full-precision seconds: "1000.000001234". */

@@ -18,7 +18,7 @@ import { ZSTD_MAX_WINDOW, zstdFrameWindow } from './zstd-window.js';
  * first) would pay for compiling it.
  */
 let fzstd: typeof import('fzstd') | undefined;
-function loadFzstd(): typeof import('fzstd') {
+export function loadFzstd(): typeof import('fzstd') {
   fzstd ??= createRequire(import.meta.url)('fzstd') as typeof import('fzstd');
   return fzstd;
 }
@@ -90,9 +90,11 @@ export class Decompressor {
     let p = 0;
     const le = this.f.le;
     while (buf.length - p >= 8) {
-      const dv = new DataView(buf.buffer, buf.byteOffset + p, 8);
-      const size = dv.getUint16(6, le);
-      const type = dv.getUint32(0, le);
+      // byte loads, not a DataView: no object per unpacked record
+      const size = le ? buf[p + 6]! | (buf[p + 7]! << 8) : (buf[p + 6]! << 8) | buf[p + 7]!;
+      const type = le
+        ? (buf[p]! | (buf[p + 1]! << 8) | (buf[p + 2]! << 16) | (buf[p + 3]! << 24)) >>> 0
+        : ((buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!) >>> 0;
       if (size < 8) {
         throw new FormatError({
           kind: 'bad-size',

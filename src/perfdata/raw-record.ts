@@ -60,16 +60,22 @@ export class RawRecord {
    * undefined when absent.
    */
   timestamp(): bigint | undefined {
+    const o = this.timeOffset();
+    return o < 0 ? undefined : this.u64At(o);
+  }
+
+  /** Where timestamp() reads its u64 in `bytes`, or -1 (no time). */
+  timeOffset(): number {
     const L = this.layout;
-    if (!L) return undefined;
+    if (!L) return -1;
     if (this.type === RecordType.SAMPLE) {
       const o = L.sampleTimeOffset;
-      return o >= 0 && o + 8 <= this.size ? this.u64At(o) : undefined;
+      return o >= 0 && o + 8 <= this.size ? o : -1;
     }
     if (L.trailerTimeFromEnd > 0 && hasSampleIdTrailer(this.type) && this.size - L.trailerSize >= 8) {
-      return this.u64At(trailerEndOf(this.type, this.bytes, this.le, L.trailerSize) - L.trailerTimeFromEnd);
+      return trailerEndOf(this.type, this.bytes, this.le, L.trailerSize) - L.trailerTimeFromEnd;
     }
-    return undefined;
+    return -1;
   }
 
   /**
@@ -78,12 +84,26 @@ export class RawRecord {
    * records (records/index.ts bodyEndOf), where perf reads zeros: time 0.
    */
   perfTimestamp(): bigint | undefined {
+    const o = this.perfTimeOffset();
+    return o < 0 ? undefined : this.u64At(o);
+  }
+
+  /** Where perfTimestamp() reads its u64 in `bytes`, or -1 (no time). */
+  perfTimeOffset(): number {
     const L = this.layout;
-    if (!L || this.type === RecordType.SAMPLE) return this.timestamp();
+    if (!L || this.type === RecordType.SAMPLE) return this.timeOffset();
     if (L.trailerTimeFromEnd > 0 && hasSampleIdTrailer(this.type) && this.size - L.trailerSize >= 8) {
-      return this.u64At(this.bytes.length - L.trailerTimeFromEnd);
+      return this.bytes.length - L.trailerTimeFromEnd;
     }
-    return undefined;
+    return -1;
+  }
+
+  /** The u32 at `off` in `bytes` (record byte order): what the reorder queue reads a time by, as two halves. */
+  u32At(off: number): number {
+    const b = this.bytes;
+    return this.le
+      ? (b[off]! | (b[off + 1]! << 8) | (b[off + 2]! << 16) | (b[off + 3]! << 24)) >>> 0
+      : ((b[off]! << 24) | (b[off + 1]! << 16) | (b[off + 2]! << 8) | b[off + 3]!) >>> 0;
   }
 
   /** Allocates the typed record. Throws FormatError for a malformed body. */

@@ -7,8 +7,10 @@
  * It only counts; anything it does not handle exactly like the reader it hands
  * back (returns undefined) and `collectStats` runs the reader path, which is
  * the reference and the one that raises perf-style FormatErrors:
- * pipe mode, COMPRESSED/AUXTRACE/TRACING_DATA records (payloads, zstd), a
- * header.size below 8, a record past the data section, a short read.
+ * pipe mode, AUXTRACE/TRACING_DATA records (payloads), a header.size below 8,
+ * a record past the data section, a short read, a zstd stream the reader
+ * would reject. COMPRESSED records are unpacked and walked in place
+ * (fast-count-zstd.ts).
  * Records it must look inside (samples of PERF_SAMPLE_READ events,
  * LOST_SAMPLES, TEXT_POKE, EVENT_UPDATE, ID_INDEX) go through RawRecord.decode,
  * like the reader path. Same results: test/stats.test.ts compares both.
@@ -18,6 +20,7 @@ import { RecordType } from '../abi/record-type.js';
 import { RawRecord } from '../perfdata/raw-record.js';
 import type { AttrLayout } from '../perfdata/layout.js';
 import { SampleReadSplitter } from './sample-read.js';
+import { InnerRecords, NotFast } from './fast-count-zstd.js';
 import type { Session } from './session.js';
 import { statsResult, type SessionStats } from './stats-result.js';
 
@@ -26,9 +29,6 @@ import { statsResult, type SessionStats } from './stats-result.js';
  * the walk over it; 8 MiB reads measured ~2x the system time on a 350 MB file.
  */
 const CHUNK = 1 << 20;
-
-/** Bail out: the reader path must take this file. */
-class NotFast extends Error {}
 
 export async function fastCount(s: Session): Promise<SessionStats | undefined> {
   const f = s.file;
@@ -64,6 +64,9 @@ export async function fastCount(s: Session): Promise<SessionStats | undefined> {
   const perAttrLost = new Array<bigint>(attrs.length).fill(0n);
   let unknownId = 0;
   let total = 0;
+  /** EVENT_UPDATE records name events: observed after the walk, in file order (names only matter for the output). */
+  const updates: RawRecord[] = [];
+  const inner = new InnerRecords(le);
 
   /** perf's evlist__event2evsel, as the reader's layoutFor. */
   const attrIndex = (dv: DataView, p: number, type: number, size: number): number => {
@@ -92,6 +95,44 @@ export async function fastCount(s: Session): Promise<SessionStats | undefined> {
     }
     const id = dv.getBigUint64(off, le);
     return idToIndex.get(id) ?? 0;
+  };
+
+  /** Count one record at b[p, p + size); `at`: its file offset (inside COMPRESSED: the COMPRESSED record's). */
+  const countOne = (b: Uint8Array, bdv: DataView, p: number, type: number, size: number, at: number): void => {
+    total++;
+    if (type < 256) counts[type]!++;
+    else throw new NotFast();
+    if (type === RecordType.SAMPLE) {
+      const i = attrIndex(bdv, p, type, size);
+      if (i < 0) unknownId++;
+      else if (anyRead && readAttrs[i]) {
+        const rec = new RawRecord(b.subarray(p, p + size), at, le, layouts[i], f.textPokeAbi).decode();
+        if (rec.kind === 'sample') for (const d of splitter.split(rec, attrs[i]!.attr)) perAttrSamples[d.attrIndex]!++;
+      } else perAttrSamples[i]!++;
+    } else if (
+      type === RecordType.COMPRESSED ||
+      type === RecordType.COMPRESSED2 ||
+      type === RecordType.AUXTRACE ||
+      type === RecordType.HEADER_TRACING_DATA
+    ) {
+      throw new NotFast();
+    } else if (
+      type === RecordType.LOST_SAMPLES ||
+      type === RecordType.TEXT_POKE ||
+      type === RecordType.EVENT_UPDATE ||
+      type === RecordType.ID_INDEX
+    ) {
+      const i = type < RecordType.HEADER_ATTR ? attrIndex(bdv, p, type, size) : 0;
+      const raw = new RawRecord(b.subarray(p, p + size), at, le, layouts[i], f.textPokeAbi);
+      const rec = raw.decode();
+      if (rec.kind === 'lost_samples' && i >= 0 && i < attrs.length) perAttrLost[i] = perAttrLost[i]! + rec.lost;
+      else if (rec.kind === 'id_index') {
+        for (const e of rec.entries) {
+          const idx = Number(e.idx);
+          if (idx < attrs.length) addId(e.id, idx);
+        }
+      } else if (rec.kind === 'event_update') updates.push(raw.copy());
+    }
   };
 
   const start = f.header.data.offset;
@@ -136,43 +177,17 @@ export async function fastCount(s: Session): Promise<SessionStats | undefined> {
         size = dv.getUint16(p + 6, le);
       }
       if (size < 8 || fileOff + p + size > end || size > have - p) throw new NotFast();
-      total++;
-      if (type < 256) counts[type]!++;
-      else throw new NotFast();
-      if (type === RecordType.SAMPLE) {
-        const i = attrIndex(dv, p, type, size);
-        if (i < 0) unknownId++;
-        else if (anyRead && readAttrs[i]) {
-          const rec = new RawRecord(buf.subarray(p, p + size), fileOff + p, le, layouts[i], f.textPokeAbi).decode();
-          if (rec.kind === 'sample')
-            for (const d of splitter.split(rec, attrs[i]!.attr)) perAttrSamples[d.attrIndex]!++;
-        } else perAttrSamples[i]!++;
-      } else if (
-        type === RecordType.COMPRESSED ||
-        type === RecordType.COMPRESSED2 ||
-        type === RecordType.AUXTRACE ||
-        type === RecordType.HEADER_TRACING_DATA
-      ) {
-        throw new NotFast();
-      } else if (
-        type === RecordType.LOST_SAMPLES ||
-        type === RecordType.TEXT_POKE ||
-        type === RecordType.EVENT_UPDATE ||
-        type === RecordType.ID_INDEX
-      ) {
-        const i = type < RecordType.HEADER_ATTR ? attrIndex(dv, p, type, size) : 0;
-        const raw = new RawRecord(buf.subarray(p, p + size), fileOff + p, le, layouts[i], f.textPokeAbi);
-        const rec = raw.decode();
-        if (rec.kind === 'lost_samples' && i >= 0 && i < attrs.length) perAttrLost[i] = perAttrLost[i]! + rec.lost;
-        else if (rec.kind === 'id_index') {
-          for (const e of rec.entries) {
-            const idx = Number(e.idx);
-            if (idx < attrs.length) addId(e.id, idx);
-          }
-        } else if (rec.kind === 'event_update') await s.observe(raw);
-      }
+      if (type === RecordType.COMPRESSED || type === RecordType.COMPRESSED2) {
+        // perf counts the COMPRESSED record itself, then each record inside it
+        total++;
+        counts[type]!++;
+        const at = fileOff + p;
+        inner.push(buf, p, type, size, (b, bdv, q, t, n) => countOne(b, bdv, q, t, n, at));
+      } else countOne(buf, dv, p, type, size, fileOff + p);
       p += size;
     }
+    inner.finish();
+    for (const u of updates) await s.observe(u);
   } catch (e) {
     if (e instanceof NotFast) return undefined;
     throw e;

@@ -9,8 +9,8 @@ interface Ev {
   label: string;
 }
 
-function q(oe: OrderedEvents<Ev>, ev: Ev, off = 0): void {
-  oe.queue(BigInt(ev.t), off, 16, ev);
+function q(oe: OrderedEvents<Ev>, ev: Ev): void {
+  oe.queue(BigInt(ev.t), 16, ev);
 }
 const labels = (evs: Ev[]): string[] => evs.map((e) => e.label);
 
@@ -123,7 +123,7 @@ test('property: output is time-sorted, stable and complete whenever input obeys 
         for (const c of cpus) {
           for (const e of pass.filter((x) => x.cpu === c)) {
             const item = { t: e.t, id: e.id, seq: seq++ };
-            oe.queue(BigInt(e.t), item.seq, 8, item);
+            oe.queue(BigInt(e.t), 8, item);
           }
         }
         oe.finishedRound();
@@ -156,4 +156,57 @@ test('property check can fail: input breaking the invariant comes out unsorted',
   oe.finish();
   assert.deepEqual(labels(oe.drain()), ['a', 'too-late', 'b']);
   assert.equal(oe.stats.unordered, 1);
+});
+
+test('times past 2^32 and 2^53 ns order exactly (the queue compares u32 halves)', () => {
+  // a reference: the same round rule on bigints, sorted by (time, file order)
+  const base = 2n ** 53n - 3n;
+  const times = [base + 5n, 2n ** 32n + 1n, base, 2n ** 32n, base + 1n, 2n ** 64n - 2n, 0xffffffffn, base + 1n];
+  const oe = new OrderedEvents<{ t: bigint; i: number }>();
+  times.forEach((t, i) => {
+    oe.queue(t, 8, { t, i });
+  });
+  oe.finish();
+  const out = oe.drain();
+  const want = times.map((t, i) => ({ t, i })).sort((a, b) => (a.t < b.t ? -1 : a.t > b.t ? 1 : a.i - b.i));
+  assert.deepEqual(out, want);
+  // a round delivers up to the previous round's maximum, compared on both halves
+  const r = new OrderedEvents<bigint>();
+  r.queue(2n ** 40n + 7n, 8, 2n ** 40n + 7n);
+  r.finishedRound();
+  r.queue(2n ** 40n + 8n, 8, 2n ** 40n + 8n);
+  r.queue(2n ** 40n + 6n, 8, 2n ** 40n + 6n);
+  r.finishedRound();
+  assert.deepEqual(r.drain(), [2n ** 40n + 6n, 2n ** 40n + 7n]);
+});
+
+test('a queue past its first 1024 slots grows and compacts without losing or reordering records', () => {
+  const oe = new OrderedEvents<number>({ maxQueueBytes: 1 << 30 });
+  const out: number[] = [];
+  // rounds of 3000 records, each round's times interleaved backwards, so every flush sorts
+  for (let r = 0; r < 4; r++) {
+    for (let i = 2999; i >= 0; i--) oe.queue(BigInt(r * 3000 + i + 1), 8, r * 3000 + i + 1);
+    oe.finishedRound();
+    out.push(...oe.drain());
+  }
+  oe.finish();
+  out.push(...oe.drain());
+  assert.deepEqual(
+    out,
+    Array.from({ length: 12000 }, (_, i) => i + 1),
+  );
+  // HALF flushes (a small budget) deliver in time order too
+  const h = new OrderedEvents<number>({ maxQueueBytes: 64 * 100 });
+  const got: number[] = [];
+  for (let i = 1; i <= 5000; i++) {
+    h.queue(BigInt(i), 0, i);
+    got.push(...h.drain());
+  }
+  h.finish();
+  got.push(...h.drain());
+  assert.ok(h.stats.flushes.half > 0);
+  assert.deepEqual(
+    got,
+    Array.from({ length: 5000 }, (_, i) => i + 1),
+  );
 });

@@ -56,17 +56,11 @@ export const DEFAULT_MAX_QUEUE_BYTES = 64 * 1024 * 1024;
 /** Bookkeeping cost of one queued entry, on top of its record bytes (perf: sizeof(struct ordered_event)). */
 const ENTRY_OVERHEAD = 64;
 
-interface Entry<T> {
-  time: bigint;
-  seq: number;
-  /** Kept so a late error (at delivery) can still name the record's place in the file. */
-  fileOffset: number;
-  size: number;
-  item: T;
-}
+const TWO32 = 0x100000000;
 
-function byTimeThenFileOrder<T>(a: Entry<T>, b: Entry<T>): number {
-  return a.time < b.time ? -1 : a.time > b.time ? 1 : a.seq - b.seq;
+/** a < b for times given as u32 halves (hi = -1: perf's -1, below every time). */
+function before(ah: number, al: number, bh: number, bl: number): boolean {
+  return ah < bh || (ah === bh && al < bl);
 }
 
 /** What happened so far, for diagnostics and tests. */
@@ -89,19 +83,31 @@ export class OrderedEvents<T> {
   /** Records released by the last calls, in delivery order. The caller empties it. */
   ready: T[] = [];
 
-  private pending: Entry<T>[] = [];
+  // The queue as parallel arrays (no object, no BigInt per record: a queued
+  // record outlives young-generation GCs, so each object it brings costs a
+  // copy and a promotion). Times are u64 halves. Slots [head, tail) are
+  // queued, in queue order until sorted; ties sort by slot, i.e. file order.
+  private hi: Float64Array = new Float64Array(1024);
+  private lo: Float64Array = new Float64Array(1024);
+  private sizes: Float64Array = new Float64Array(1024);
+  private items: (T | undefined)[] = [];
+  private head = 0;
+  private tail = 0;
   private sorted = true;
-  private seq = 0;
   private bytes = 0;
   private readonly maxBytes: number;
-  /** perf's oe->max_timestamp: the newest time queued so far. */
-  private maxTime = -1n;
-  /** perf's oe->next_flush: the limit the next ROUND flush may deliver up to (-1: nothing). */
-  private nextFlush = -1n;
+  /** perf's oe->max_timestamp: the newest time queued so far (hi -1: none). */
+  private maxHi = -1;
+  private maxLo = 0;
+  /** perf's oe->next_flush: the limit the next ROUND flush may deliver up to (hi -1: nothing). */
+  private nextHi = -1;
+  private nextLo = 0;
   /** perf's oe->last_flush: time of the last delivered record. */
-  private lastFlush = -1n;
+  private lastHi = -1;
+  private lastLo = 0;
   /** Time of the most recently queued record (perf's oe->last), for HALF. */
-  private lastQueuedTime = -1n;
+  private queuedHi = -1;
+  private queuedLo = 0;
   readonly stats: OrderedEventsStats = {
     queued: 0,
     delivered: 0,
@@ -116,7 +122,7 @@ export class OrderedEvents<T> {
 
   /** Number of records waiting. */
   get length(): number {
-    return this.pending.length;
+    return this.tail - this.head;
   }
   get queuedBytes(): number {
     return this.bytes;
@@ -126,17 +132,50 @@ export class OrderedEvents<T> {
    * Queue one timed record. `size` is what it costs to keep (its byte length);
    * `item` must outlive the caller's read window (a copy).
    */
-  queue(time: bigint, fileOffset: number, size: number, item: T): void {
-    if (time < this.lastFlush) this.stats.unordered++;
-    const p = this.pending;
-    if (p.length > 0 && time < p[p.length - 1]!.time) this.sorted = false;
-    p.push({ time, seq: this.seq++, fileOffset, size, item });
+  queue(time: bigint, size: number, item: T): void {
+    this.queueHalves(Number(time >> 32n), Number(time & 0xffffffffn), size, item);
+  }
+
+  /** `queue` with the time as its high and low u32 halves (what the reader reads). */
+  queueHalves(h: number, l: number, size: number, item: T): void {
+    if (before(h, l, this.lastHi, this.lastLo)) this.stats.unordered++;
+    if (this.tail === this.hi.length) this.makeRoom();
+    const n = this.tail;
+    if (n > this.head && before(h, l, this.hi[n - 1]!, this.lo[n - 1]!)) this.sorted = false;
+    this.hi[n] = h;
+    this.lo[n] = l;
+    this.sizes[n] = size;
+    this.items[n] = item;
+    this.tail = n + 1;
     this.stats.queued++;
-    if (time > this.maxTime) this.maxTime = time;
-    this.lastQueuedTime = time;
+    if (before(this.maxHi, this.maxLo, h, l)) {
+      this.maxHi = h;
+      this.maxLo = l;
+    }
+    this.queuedHi = h;
+    this.queuedLo = l;
     this.bytes += size + ENTRY_OVERHEAD;
     if (this.bytes > this.stats.peakBytes) this.stats.peakBytes = this.bytes;
     if (this.bytes > this.maxBytes) this.flush('half');
+  }
+
+  /** The arrays are full: move the queued slots to the front, and double them when over half full. */
+  private makeRoom(): void {
+    const n = this.tail - this.head;
+    const grow = n * 2 > this.hi.length;
+    const cap = grow ? this.hi.length * 2 : this.hi.length;
+    const move = (a: Float64Array): Float64Array => {
+      if (!grow) return a.copyWithin(0, this.head, this.tail);
+      const to = new Float64Array(cap);
+      to.set(a.subarray(this.head, this.tail));
+      return to;
+    };
+    this.hi = move(this.hi);
+    this.lo = move(this.lo);
+    this.sizes = move(this.sizes);
+    this.items = this.items.slice(this.head, this.tail);
+    this.head = 0;
+    this.tail = n;
   }
 
   /** FINISHED_ROUND: deliver up to the previous round's maximum, remember this round's. */
@@ -151,58 +190,77 @@ export class OrderedEvents<T> {
 
   private flush(kind: FlushKind): void {
     // perf returns early on an empty queue, so an empty round does not move next_flush
-    if (this.pending.length === 0) return;
+    if (this.tail === this.head) return;
     this.stats.flushes[kind]++;
-    let limit: bigint;
-    if (kind === 'final') {
-      limit = BigInt.asUintN(64, -1n);
-    } else if (kind === 'half') {
+    if (kind === 'final') this.deliverUpTo(TWO32, 0);
+    else if (kind === 'half') {
       this.sort();
-      const first = this.pending[0];
-      if (!first) return;
       // perf: next_flush = first->timestamp + (last->timestamp - first->timestamp) / 2,
-      // where `last` is the record queued last (not necessarily the newest).
-      // biome-ignore lint/complexity/useMathMinMax: bigint timestamps
-      const last = this.lastQueuedTime < first.time ? first.time : this.lastQueuedTime;
-      limit = first.time + (last - first.time) / 2n;
-      this.nextFlush = limit;
+      // where `last` is the record queued last (not necessarily the newest). Rare: BigInt is fine here.
+      const h0 = this.head;
+      const first = BigInt(this.hi[h0]!) * BigInt(TWO32) + BigInt(this.lo[h0]!);
+      const queued = BigInt(this.queuedHi) * BigInt(TWO32) + BigInt(this.queuedLo);
+      const last = queued < first ? first : queued;
+      const limit = first + (last - first) / 2n;
+      this.nextHi = Number(limit >> 32n);
+      this.nextLo = Number(limit & 0xffffffffn);
+      this.deliverUpTo(this.nextHi, this.nextLo);
     } else {
-      limit = this.nextFlush;
+      this.deliverUpTo(this.nextHi, this.nextLo);
+      this.nextHi = this.maxHi;
+      this.nextLo = this.maxLo;
     }
-    this.deliverUpTo(limit);
-    if (kind === 'round') this.nextFlush = this.maxTime;
   }
 
   private sort(): void {
-    if (!this.sorted) {
-      // Array.prototype.sort is stable and fast on the nearly sorted runs a
-      // round leaves; seq breaks time ties in file order anyway.
-      this.pending.sort(byTimeThenFileOrder);
-      this.sorted = true;
+    if (this.sorted) return;
+    // sort the slots [head, tail) by (time, slot): the slot breaks ties in file order
+    const { hi, lo, sizes, items, head, tail } = this;
+    const order: number[] = [];
+    for (let i = head; i < tail; i++) order.push(i);
+    order.sort((a, b) => hi[a]! - hi[b]! || lo[a]! - lo[b]! || a - b);
+    const h2 = hi.slice(head, tail);
+    const l2 = lo.slice(head, tail);
+    const s2 = sizes.slice(head, tail);
+    const i2 = items.slice(head, tail);
+    for (let k = 0; k < order.length; k++) {
+      const from = order[k]! - head;
+      hi[head + k] = h2[from]!;
+      lo[head + k] = l2[from]!;
+      sizes[head + k] = s2[from]!;
+      items[head + k] = i2[from];
     }
+    this.sorted = true;
   }
 
-  private deliverUpTo(limit: bigint): void {
-    if (limit < 0n || this.pending.length === 0) return;
+  /** Deliver every record with time <= the limit (hi TWO32: all of them; hi -1: none). */
+  private deliverUpTo(lh: number, ll: number): void {
+    if (lh < 0 || this.tail === this.head) return;
     this.sort();
-    const p = this.pending;
-    // first index whose time is > limit
-    let lo = 0;
-    let hi = p.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (p[mid]!.time <= limit) lo = mid + 1;
-      else hi = mid;
+    const { hi, lo, sizes, items } = this;
+    // first slot whose time is > limit
+    let a = this.head;
+    let b = this.tail;
+    while (a < b) {
+      const mid = (a + b) >>> 1;
+      if (!before(lh, ll, hi[mid]!, lo[mid]!)) a = mid + 1;
+      else b = mid;
     }
-    if (lo === 0) return;
-    for (let i = 0; i < lo; i++) {
-      const e = p[i]!;
-      this.ready.push(e.item);
-      this.bytes -= e.size + ENTRY_OVERHEAD;
+    if (a === this.head) return;
+    for (let i = this.head; i < a; i++) {
+      this.ready.push(items[i]!);
+      items[i] = undefined; // delivered: no longer kept alive by the queue
+      this.bytes -= sizes[i]! + ENTRY_OVERHEAD;
     }
-    this.lastFlush = p[lo - 1]!.time;
-    this.stats.delivered += lo;
-    this.pending = lo === p.length ? [] : p.slice(lo);
+    this.lastHi = hi[a - 1]!;
+    this.lastLo = lo[a - 1]!;
+    this.stats.delivered += a - this.head;
+    this.head = a;
+    if (a === this.tail) {
+      this.head = 0;
+      this.tail = 0;
+      this.items = [];
+    }
   }
 
   /** Take (and clear) the records released so far. */

@@ -58,8 +58,6 @@ export interface SessionOptions extends ReaderOptions {
   perfTimes?: boolean;
 }
 
-const NO_TIME = BigInt.asUintN(64, -1n);
-
 export class Session {
   readonly file: PerfFile;
   readonly ordered: boolean;
@@ -271,12 +269,15 @@ export class Session {
             out.push(raw);
             continue;
           }
-          const t = this.perfTimes ? raw.perfTimestamp() : raw.timestamp();
-          if (t === undefined || t === 0n || t === NO_TIME) {
-            out.push(raw);
+          // the time as two u32 halves: no BigInt per record
+          const o = this.perfTimes ? raw.perfTimeOffset() : raw.timeOffset();
+          const th = o < 0 ? 0 : raw.u32At(raw.le ? o + 4 : o);
+          const tl = o < 0 ? 0 : raw.u32At(raw.le ? o : o + 4);
+          if ((th === 0 && tl === 0) || (th === 0xffffffff && tl === 0xffffffff)) {
+            out.push(raw); // no time, 0 or -1: delivered at once, as perf
             continue;
           }
-          oe.queue(t, raw.fileOffset, raw.size, this.keep(raw));
+          oe.queueHalves(th, tl, raw.size, this.keep(raw));
           if (oe.ready.length) take(oe.drain());
         }
       } catch (e) {
