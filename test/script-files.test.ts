@@ -73,7 +73,8 @@ before(async () => {
       for (const k of ['bpf', 'bpfa', 'bpfpre', 'bpf2'] as const) failed.set(k, probe.stderr.trim());
     else {
       record('bpf', ['-e', 'cpu-clock', '-F', '999', '--', BUSY, '20000', '20000']);
-      record('bpfa', ['-a', '-g', '-e', 'cpu-clock', '-F', '999', '--', BUSY, '20000', '20000']);
+      // system-wide on a loaded machine: run the program long enough (~1 s) that its samples cannot all be missed
+      record('bpfa', ['-a', '-g', '-e', 'cpu-clock', '-F', '999', '--', BUSY, '20000', '80000']);
       // loaded 700 ms before it runs: perf record synthesizes its KSYMBOL / BPF_EVENT at start
       const why = await loadedBusy(['20000', '30000', '700']);
       if (why) failed.set('bpfpre', why);
