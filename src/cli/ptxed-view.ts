@@ -8,6 +8,8 @@ import { cpuErrata, NO_ERRATA, parseCpu, type Errata } from '../intelpt/cpu.js';
 import { decodePtxed } from '../intelpt/ptxed/insn-walk.js';
 import { ptxedTextSink } from '../format/ptxed.js';
 import { UsageError } from './errors.js';
+import { applyPtxedConfigOption, isPtxedConfigOption } from './ptxed-config-options.js';
+import { newAddrFilter } from '../intelpt/ptxed/addr-filter.js';
 
 export interface FlatSegment {
   addr: bigint;
@@ -21,6 +23,8 @@ export const PTXED_VIEW_OPTIONS = [
   '--event:ip',
   '--event:time',
   '--event:iflags',
+  '--event:tick',
+  '--time',
   '--cpu',
   '--quiet',
   '-q',
@@ -44,8 +48,14 @@ export function runPtxedView(
   let errata: Errata = NO_ERRATA;
   const flags = new Set<string>();
   let blockDecoder = true;
+  const timing = { mtcFreq: 0, nomFreq: 0, cpuid15Eax: 0, cpuid15Ebx: 0 };
+  const filter = newAddrFilter();
   for (let i = 0; i < args.length; i++) {
     const a = args[i] ?? '';
+    if (isPtxedConfigOption(a)) {
+      applyPtxedConfigOption(a, args[++i], timing, filter);
+      continue;
+    }
     if (a === '--cpu') {
       const v = args[++i] ?? '';
       if (v === 'none') {
@@ -84,13 +94,15 @@ export function runPtxedView(
   const sink = ptxedTextSink((l) => lines.push(l), {
     eventIp: flags.has('--event:ip'),
     eventTime: flags.has('--event:time'),
+    time: flags.has('--time'),
     quiet,
   });
-  const timing = { mtcFreq: 0, nomFreq: 0, cpuid15Eax: 0, cpuid15Ebx: 0 };
   const r = decodePtxed(trace, read, sink, {
     errata,
     timing,
+    filter,
     iflags: flags.has('--event:iflags'),
+    tick: flags.has('--event:tick'),
   });
   if (statInsn) lines.push(`insn: ${r.instructions}.`);
   return { stdout: lines.map((l) => `${l}\n`).join(''), ...r };

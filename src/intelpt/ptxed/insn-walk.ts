@@ -13,10 +13,13 @@ import { BlockCache, type Insn } from '../../x86/block-cache.js';
 import type { Errata } from '../cpu.js';
 import type { TimingConfig } from '../timing.js';
 import { EventDecoder } from './event-decoder.js';
+import { PtxedClock } from './tick-clock.js';
+import { type AddrFilter, filterAllows, filterConfigured } from './addr-filter.js';
 import { PtDecodeError, type ExecMode, type PtErrorCode, type PtEvent } from './event-types.js';
 
 export interface PtxedSink {
-  insn(ip: bigint, speculative: boolean, insn: Insn): void;
+  /** `time`: the decoder's time when the instruction was reached (ptxed --time). */
+  insn(ip: bigint, speculative: boolean, insn: Insn, time: bigint): void;
   event(ev: PtEvent): void;
   /** `kind`: "error" while decoding, "sync error" while looking for a PSB. */
   error(offset: number, ip: bigint, code: PtErrorCode, kind: 'error' | 'sync error'): void;
@@ -28,6 +31,10 @@ export interface PtxedDecodeOptions {
   errata: Errata;
   timing: TimingConfig;
   iflags?: boolean;
+  /** The address filter configuration (ptxed --filter:addrN_*), for SKL014. */
+  filter?: AddrFilter;
+  /** Synthesize tick events (ptxed --event:tick). */
+  tick?: boolean;
   /** Returns may be compressed into TNT bits (default true). */
   retCompression?: boolean;
 }
@@ -67,6 +74,9 @@ class InsnWalk {
   private inStep = false;
   /** Still reading the status of the PSB+ decoding started at. */
   private starting = false;
+  private clock: PtxedClock;
+  /** The last TNT event ran out on the instruction just walked. */
+  private tntDone = false;
 
   constructor(
     private readonly dec: EventDecoder,
@@ -75,7 +85,14 @@ class InsnWalk {
     o: PtxedDecodeOptions,
   ) {
     this.retComp = o.retCompression ?? true;
+    this.ticks = o.tick ?? false;
+    this.filter = o.filter;
+    this.skl014 = o.errata.skl014;
+    this.clock = new PtxedClock(this.ticks);
   }
+  private readonly ticks: boolean;
+  private readonly filter: AddrFilter | undefined;
+  private readonly skl014: boolean;
   private readonly retComp: boolean;
 
   run(): void {
@@ -99,6 +116,8 @@ class InsnWalk {
       this.retstack = [];
       this.cur = undefined;
       this.errIp = 0n;
+      this.clock = new PtxedClock(this.ticks);
+      this.tntDone = false;
       try {
         this.walk();
       } catch (e) {
@@ -120,6 +139,8 @@ class InsnWalk {
       if (!this.cur) {
         this.cur = this.dec.next();
         if (!this.cur.statusUpdate) this.starting = false;
+        if (this.tntDone && this.cur.type === 'tnt') this.emitTick(this.cur.tsc, this.ip);
+        this.tntDone = false;
       }
       if (this.applyBefore(this.cur)) {
         this.cur = undefined;
@@ -240,7 +261,14 @@ class InsnWalk {
 
   private print(ev: PtEvent): true {
     if (!ev.statusUpdate) this.sink.event(ev);
+    this.clock.delivered(ev);
     return true;
+  }
+
+  private emitTick(tsc: bigint | undefined, ip: bigint): boolean {
+    const tick = this.clock.tick(tsc, ip);
+    if (tick) this.print(tick);
+    return tick !== undefined;
   }
 
   /** Decode and report the instruction at the IP, and move to the next IP the trace says. */
@@ -249,7 +277,7 @@ class InsnWalk {
     const block = this.code.get(this.ip);
     const insn = block.insns[0];
     if (!insn) throw new PtDecodeError(block.stop === 'invalid' ? 'bad_insn' : 'nomap');
-    this.sink.insn(this.ip, this.speculative, insn);
+    this.sink.insn(this.ip, this.speculative, insn, this.clock.time);
     this.instructions++;
     const next = this.ip + BigInt(insn.length);
     this.errIp = next;
@@ -260,14 +288,16 @@ class InsnWalk {
         this.ip = next;
         return;
       case 'jcc':
-        this.ip = this.takeTnt(ev) ? (insn.target ?? next) : next;
+        this.ip = this.takeTnt(ev, next) ? (insn.target ?? next) : next;
         return;
       case 'jmp':
       case 'call':
         if (!insn.indirect) {
           if (insn.op === 'call') this.retstack.push(next);
           this.ip = insn.target ?? next;
-          if (ev?.type === 'disabled' && (ev.ipSuppressed || ev.ip === this.ip)) this.disableAfter(ev, next);
+          // (under SKL014 the IP is unknown: ptxed never reports the next enable there as resumed)
+          if (ev?.type === 'disabled' && this.disablesAtDirect(ev))
+            this.disableAfter(ev, next, ev.ipSuppressed ? 0n : this.ip);
           return;
         }
         if (insn.op === 'call') this.retstack.push(next);
@@ -276,7 +306,7 @@ class InsnWalk {
       case 'ret':
         if (this.retComp && ev?.type === 'tnt') {
           // a compressed return is a taken TNT bit (ptxed reports errors after the RET)
-          const taken = this.takeTnt(ev);
+          const taken = this.takeTnt(ev, next);
           const to = this.retstack.pop();
           this.ip = next;
           if (!taken) throw new PtDecodeError('bad_retcomp');
@@ -306,20 +336,44 @@ class InsnWalk {
     }
   }
 
-  /** The next outcome of the current TNT event (true = taken). */
-  private takeTnt(ev: PtEvent | undefined): boolean {
+  /**
+   * Whether a TIP.PGD binds to the direct jump or call just walked (its
+   * target is this.ip): with an IP, when it is the target; without one, only
+   * under the SKL014 workaround (pt_insn_at_skl014): the erratum is on, an
+   * address filter is configured and the target is outside it.
+   */
+  private disablesAtDirect(ev: PtEvent): boolean {
+    if (!ev.ipSuppressed) return ev.ip === this.ip;
+    const f = this.filter;
+    return this.skl014 && f !== undefined && filterConfigured(f) && !filterAllows(f, this.ip);
+  }
+
+  /** The next outcome of the current TNT event (true = taken); `next` follows the branch. */
+  private takeTnt(ev: PtEvent | undefined, next: bigint): boolean {
+    if (ev?.type === 'disabled') {
+      // a TIP.PGD left pending by a direct branch: tracing stopped at this branch
+      this.disableAfter(ev, next);
+      return false;
+    }
     if (ev?.type !== 'tnt' || !ev.size) throw new PtDecodeError('bad_query');
     ev.size--;
     const taken = Math.floor((ev.bits ?? 0) / 2 ** ev.size) % 2 === 1;
-    if (!ev.size) this.cur = undefined;
+    const ticked = this.emitTick(ev.tsc, next);
+    if (!ev.size) {
+      // a TNT used up without a tick makes the decoder look at the next event now (a TNT there may tick)
+      this.cur = undefined;
+      this.tntDone = !ticked;
+    }
     return taken;
   }
 
   private takeTip(ev: PtEvent | undefined, next: bigint): void {
     if (ev?.type === 'tip') {
       if (ev.ipSuppressed) throw new PtDecodeError('noip');
+      const from = this.ip;
       this.ip = ev.ip;
       this.cur = undefined;
+      this.emitTick(ev.tsc, from);
       return;
     }
     if (ev?.type === 'disabled') {
@@ -329,10 +383,15 @@ class InsnWalk {
     throw new PtDecodeError('bad_query');
   }
 
-  /** A TIP.PGD: the branch just walked left the traced region. */
-  private disableAfter(ev: PtEvent, next: bigint): void {
+  /**
+   * A TIP.PGD: the branch just walked left the traced region. `reached` is
+   * the IP the decoder got to on its own (a direct branch's target, else the
+   * next instruction).
+   */
+  private disableAfter(ev: PtEvent, next: bigint, reached = next): void {
     this.enabled = false;
-    this.lastDisableIp = ev.ipSuppressed ? 0n : next;
+    // where the decoder was when tracing stopped: a TIP.PGE there is reported as resumed
+    this.lastDisableIp = reached;
     this.ip = ev.ipSuppressed ? next : ev.ip;
     this.cur = undefined;
     this.print(ev);
