@@ -9,6 +9,7 @@ import { encodeScenario } from './pt-scenario.js';
 import { BASE, IMAGE, KINDS, scenario, type Kind } from './ptxed-scenarios.js';
 import { FILTER_IMAGE, OPTION_KINDS, type OptionKind } from './ptxed-option-scenarios.js';
 import { runPtxedView } from '../src/cli/ptxed-view.js';
+import { runCli } from './cli.js';
 
 /**
  * The ptxed view's timing and filter options against Intel's ptxed 2.3, line
@@ -154,4 +155,42 @@ test("ptxed's checks of the configuration options, by name", () => {
   assert.throws(() => runPtxedView(trace, img, ['--mtc-freq', '0x100']), /--mtc-freq: value too big/);
   assert.throws(() => runPtxedView(trace, img, ['--nom-freq']), /--nom-freq: bad argument/);
   assert.equal(runPtxedView(trace, img, ['--cpuid-0x15.eax', '0xffffffff', '--time']).stdout, '');
+});
+
+test("decode --raw-pt spells ptxed's options with dashes: --insn-time, --event-tick, --mtc-freq, --filter-addrN-*", (t) => {
+  const tools = libipt23Tools();
+  if ('skip' in tools) return noLibipt23(t, tools.skip);
+  const dir = tempDir('ptxed23-options-cli-');
+  const runs: [kind: OptionKind, image: Uint8Array, ptxed: string[], decode: string[], marker: RegExp][] = [
+    [
+      'time, tick',
+      IMAGE,
+      ['--insn-decoder', '--time', '--event:tick', '--event:time', ...TIMING],
+      ['--insn-decoder', '--insn-time', '--event-tick', '--event-time', ...TIMING.map((a) => a.replace('.', '-'))],
+      /tick\]\n/,
+    ],
+    [
+      'filter, disable',
+      FILTER_IMAGE,
+      ['--insn-decoder', '--cpu', '6/78', ...FILTER0],
+      ['--insn-decoder', '--cpu', '6/78', ...FILTER0.map((a) => a.replace(':', '-').replace('_', '-'))],
+      /\[disabled\]/,
+    ],
+  ];
+  for (const [kind, bytes, ptxed, decode, marker] of runs) {
+    const image = join(dir, `${kind.replace(/[^a-z]+/g, '-')}.bin`);
+    writeFileSync(image, bytes);
+    const [steps = []] = fc.sample(OPTION_KINDS[kind], { numRuns: 1, seed: 0x1719 });
+    const trace = join(dir, `${kind.replace(/[^a-z]+/g, '-')}.pt`);
+    writeFileSync(trace, encodeScenario(steps));
+    const [want = ''] = runEach(tools.ptxed, [[...ptxed, '--pt', trace, '--raw', `${image}:${BASE}`, '--no-inst']]);
+    assert.match(want, marker);
+    const ours = runCli(['decode', '--raw-pt', trace, '--image', `${image}:${BASE}`, ...decode]);
+    assert.equal(ours.status, 0, ours.stderr);
+    assert.equal(ours.stdout, want, `${kind}: ${steps.join('; ')}`);
+  }
+  const img = `${join(dir, 'filter-disable.bin')}:${BASE}`;
+  const bad = runCli(['decode', '--raw-pt', join(dir, 'filter-disable.pt'), '--image', img, '--mtc-freq', 'z']);
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /--mtc-freq: bad argument: z/);
 });
