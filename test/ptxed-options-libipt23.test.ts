@@ -157,7 +157,7 @@ test("ptxed's checks of the configuration options, by name", () => {
   assert.equal(runPtxedView(trace, img, ['--cpuid-0x15.eax', '0xffffffff', '--time']).stdout, '');
 });
 
-test("decode --raw-pt spells ptxed's options with dashes: --insn-time, --event-tick, --mtc-freq, --filter-addrN-*", (t) => {
+test("decode --raw-pt spells ptxed's options with dashes: --insn-time, --event-tick, --filter-addrN-*", (t) => {
   const tools = libipt23Tools();
   if ('skip' in tools) return noLibipt23(t, tools.skip);
   const dir = tempDir('ptxed23-options-cli-');
