@@ -17,7 +17,7 @@ import { runCli } from './cli.js';
  * family run with and without the `--cpu` models that matter to it:
  * `--time` and `--event:tick` with the timing configuration (`--mtc-freq`,
  * `--nom-freq`, `--cpuid-0x15.*`), and the address filter
- * (`--filter:addrN_cfg/_a/_b`, which libipt uses for SKL014 on 6/78, 6/92,
+ * (`--filter:addrN_cfg/_a/_b`, which libipt uses for SKL014 on 6/78 and
  * 6/142; 6/61 has no SKL014). The table of counts is printed
  * (docs/intel-pt-flow.md quotes it).
  */
