@@ -69,6 +69,32 @@ export const OPTION_KINDS = {
       'tip.pgd 0 0',
     ]),
   /**
+   * An overflow between passes timed by MTC and CYC: after it, CYC gives time
+   * only with a calibration, which `--insn:keep-tcal-on-ovf` (or the block
+   * decoder's flag) keeps.
+   */
+  'overflow, time': fc
+    .tuple(timedPass(0), fc.integer({ min: 1, max: 400 }), fc.integer({ min: 0, max: 63 }), timedPass(1))
+    .map(([a, cyc, bits, b]) => [
+      ...head,
+      'cbr 10',
+      'mtc 1',
+      `cyc ${cyc}`,
+      'mtc 2',
+      ...a,
+      `cyc ${cyc}`,
+      'mtc 3',
+      'ovf',
+      `fup 3 ${hx(BASE)}`,
+      `cyc ${cyc}`,
+      `tnt.8 6 ${bits}`,
+      `cyc ${cyc * 2}`,
+      `tip 3 ${hx(BASE)}`,
+      ...b,
+      'tnt.8 6 0',
+      'tip.pgd 0 0',
+    ]),
+  /**
    * Tracing disabled (TIP.PGD, with or without its IP) somewhere along the
    * call into 0x2000 and back, then enabled again: where libipt binds the
    * PGD depends on the address filter and SKL014 (test with --filter:addrN_*).

@@ -18,7 +18,8 @@ import { runCli } from './cli.js';
  * `--time` and `--event:tick` with the timing configuration (`--mtc-freq`,
  * `--nom-freq`, `--cpuid-0x15.*`), and the address filter
  * (`--filter:addrN_cfg/_a/_b`, which libipt uses for SKL014 on 6/78 and
- * 6/142; 6/61 has no SKL014). The table of counts is printed
+ * 6/142; 6/61 has no SKL014), and `--insn:/--block:keep-tcal-on-ovf`
+ * across an overflow. The table of counts is printed
  * (docs/intel-pt-flow.md quotes it).
  */
 
@@ -34,6 +35,8 @@ interface Family {
   optionSets: string[][];
   /** What some ptxed output of the family shows (so it really exercises its option). */
   marker: RegExp;
+  /** Two option sets whose ptxed outputs must differ on some stream (the option between them matters). */
+  differ?: [number, number];
 }
 
 const FAMILIES: Family[] = [
@@ -59,6 +62,21 @@ const FAMILIES: Family[] = [
       ],
     ],
     marker: /^\[[0-9a-f]{16} {2}tick, ip: [0-9a-f]{16}\]\n[0-9a-f]{16} {2}[0-9a-f]{16}$/m,
+  },
+  {
+    kind: 'overflow, time',
+    image: IMAGE,
+    runs: 8,
+    optionSets: [
+      ['--insn-decoder', '--event:tick', '--time', '--event:time', ...TIMING],
+      ['--insn-decoder', '--insn:keep-tcal-on-ovf', '--event:tick', '--time', '--event:time', ...TIMING],
+      ['--block:keep-tcal-on-ovf', '--event:tick', '--time', ...TIMING],
+      // the other decoder's flag changes nothing
+      ['--insn-decoder', '--block:keep-tcal-on-ovf', '--event:tick', '--time', ...TIMING],
+      ['--insn:keep-tcal-on-ovf', '--cpu', '6/78', '--event:tick', '--time', ...TIMING],
+    ],
+    marker: /^\[overflow\]$/m,
+    differ: [0, 1],
   },
   {
     kind: 'filter, disable',
@@ -99,6 +117,13 @@ test('decode --raw-pt --format=ptxed vs ptxed 2.3: --time, --event:tick, --filte
     let n = 0;
     let equal = 0;
     let marked = false;
+    let differs = false;
+    const [d0, d1] = f.differ ?? [0, 0];
+    for (let i = 0; i < cases.length; i++) {
+      const at = i * f.optionSets.length;
+      if (theirs[at + d0] !== theirs[at + d1]) differs = true;
+    }
+    if (f.differ && !differs) failures.push(`${f.kind}: option sets ${d0} and ${d1} gave the same ptxed output`);
     for (const c of cases)
       for (const opts of f.optionSets) {
         const want = theirs[n++] ?? '';

@@ -28,6 +28,8 @@ export interface RawDecodeOptions {
   errorsOnly?: boolean;
   eventTick?: boolean;
   insnTime?: boolean;
+  insnKeepTcalOnOvf?: boolean;
+  blockKeepTcalOnOvf?: boolean;
 }
 
 /** ptxed's options that take a value, as `decode` spells them (commander key, ptxed option). */
@@ -55,7 +57,9 @@ export function rawDecodeOptions(cmd: Command): void {
     .option('--stat-insn', "raw mode: print the instruction count (ptxed's --stat:insn)")
     .option('--errors-only', "raw mode: print errors and statistics only (ptxed's --quiet)")
     .option('--event-tick', "raw mode: report tick events when the time changes (ptxed's --event:tick)")
-    .option('--insn-time', "raw mode: print the decoder's time before each instruction (ptxed's --time)");
+    .option('--insn-time', "raw mode: print the decoder's time before each instruction (ptxed's --time)")
+    .option('--insn-keep-tcal-on-ovf', "raw mode: keep the time calibration on overflow (ptxed's --insn:…)")
+    .option('--block-keep-tcal-on-ovf', "raw mode: the same for the block decoder (ptxed's --block:…)");
   for (const [flag, , ptxed, help] of VALUE_OPTIONS) cmd.option(`${flag} <n>`, `raw mode: ${help} (ptxed's ${ptxed})`);
 }
 
@@ -86,6 +90,8 @@ export async function decodeRaw(o: RawDecodeOptions): Promise<void> {
   if (o.cpu !== undefined) args.push('--cpu', o.cpu);
   if (o.eventTick) args.push('--event:tick');
   if (o.insnTime) args.push('--time');
+  if (o.insnKeepTcalOnOvf) args.push('--insn:keep-tcal-on-ovf');
+  if (o.blockKeepTcalOnOvf) args.push('--block:keep-tcal-on-ovf');
   // (the value options are commander's dynamic keys, named in VALUE_OPTIONS)
   const values: Record<string, unknown> = { ...o };
   for (const [, key, ptxed] of VALUE_OPTIONS) {

@@ -25,6 +25,8 @@ export const PTXED_VIEW_OPTIONS = [
   '--event:iflags',
   '--event:tick',
   '--time',
+  '--insn:keep-tcal-on-ovf',
+  '--block:keep-tcal-on-ovf',
   '--cpu',
   '--quiet',
   '-q',
@@ -103,6 +105,8 @@ export function runPtxedView(
     filter,
     iflags: flags.has('--event:iflags'),
     tick: flags.has('--event:tick'),
+    // each decoder has its own flag; the one of the other decoder is ignored, as ptxed does
+    keepTcalOnOvf: flags.has(blockDecoder ? '--block:keep-tcal-on-ovf' : '--insn:keep-tcal-on-ovf'),
   });
   if (statInsn) lines.push(`insn: ${r.instructions}.`);
   return { stdout: lines.map((l) => `${l}\n`).join(''), ...r };

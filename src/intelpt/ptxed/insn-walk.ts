@@ -33,6 +33,8 @@ export interface PtxedDecodeOptions {
   iflags?: boolean;
   /** The address filter configuration (ptxed --filter:addrN_*), for SKL014. */
   filter?: AddrFilter;
+  /** Keep the timing calibration across an overflow (ptxed --insn:keep-tcal-on-ovf). */
+  keepTcalOnOvf?: boolean;
   /** Synthesize tick events (ptxed --event:tick). */
   tick?: boolean;
   /** Returns may be compressed into TNT bits (default true). */
