@@ -3,8 +3,9 @@
  * decoded over flat images (no pokes) with libipt's semantics, printed as
  * libipt's `ptxed --no-inst` prints it (src/cli/ptxed-view.ts). The ptxed
  * options are spelled with a dash for ptxed's colon (`--event-ip` is
- * `--event:ip`), ptxed's `--quiet` is `--errors-only`; in raw mode `--cpu`
- * is ptxed's `--cpu none|f/m[/s]`.
+ * `--event:ip`, `--filter-addr0-cfg` is `--filter:addr0_cfg`), ptxed's
+ * `--quiet` is `--errors-only`, its `--time` is `--insn-time`; in raw mode
+ * `--cpu` is ptxed's `--cpu none|f/m[/s]`.
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
@@ -29,7 +30,24 @@ export interface RawDecodeOptions {
   blockEndOnCall?: boolean;
   blockEndOnJump?: boolean;
   errorsOnly?: boolean;
+  eventTick?: boolean;
+  insnTime?: boolean;
+  insnKeepTcalOnOvf?: boolean;
+  blockKeepTcalOnOvf?: boolean;
 }
+
+/** ptxed's options that take a value, as `decode` spells them (commander key, ptxed option). */
+const VALUE_OPTIONS: [flag: string, key: string, ptxed: string, help: string][] = [
+  ['--mtc-freq', 'mtcFreq', '--mtc-freq', 'the MTC frequency (IA32_RTIT_CTL[17:14])'],
+  ['--nom-freq', 'nomFreq', '--nom-freq', 'the nominal frequency (MSR_PLATFORM_INFO[15:8])'],
+  ['--cpuid-0x15-eax', 'cpuid0x15Eax', '--cpuid-0x15.eax', 'cpuid[0x15].eax'],
+  ['--cpuid-0x15-ebx', 'cpuid0x15Ebx', '--cpuid-0x15.ebx', 'cpuid[0x15].ebx'],
+  ...[0, 1, 2, 3].flatMap((n): [string, string, string, string][] => [
+    [`--filter-addr${n}-cfg`, `filterAddr${n}Cfg`, `--filter:addr${n}_cfg`, `IA32_RTIT_CTL.ADDR${n}_CFG`],
+    [`--filter-addr${n}-a`, `filterAddr${n}A`, `--filter:addr${n}_a`, `IA32_RTIT_ADDR${n}_A`],
+    [`--filter-addr${n}-b`, `filterAddr${n}B`, `--filter:addr${n}_b`, `IA32_RTIT_ADDR${n}_B`],
+  ]),
+];
 
 /** The raw-mode options of `decode` (ptxed's, with `-` for `:`). */
 export function rawDecodeOptions(cmd: Command): void {
@@ -45,7 +63,12 @@ export function rawDecodeOptions(cmd: Command): void {
     .option('--stat', "raw mode: print statistics (ptxed's --stat)")
     .option('--stat-insn', "raw mode: print the instruction count (ptxed's --stat:insn)")
     .option('--stat-blocks', "raw mode: print the block count (ptxed's --stat:blocks)")
-    .option('--errors-only', "raw mode: print errors and statistics only (ptxed's --quiet)");
+    .option('--errors-only', "raw mode: print errors and statistics only (ptxed's --quiet)")
+    .option('--event-tick', "raw mode: report tick events when the time changes (ptxed's --event:tick)")
+    .option('--insn-time', "raw mode: print the decoder's time before each instruction (ptxed's --time)")
+    .option('--insn-keep-tcal-on-ovf', "raw mode: keep the time calibration on overflow (ptxed's --insn:…)")
+    .option('--block-keep-tcal-on-ovf', "raw mode: the same for the block decoder (ptxed's --block:…)");
+  for (const [flag, , ptxed, help] of VALUE_OPTIONS) cmd.option(`${flag} <n>`, `raw mode: ${help} (ptxed's ${ptxed})`);
 }
 
 export async function decodeRaw(o: RawDecodeOptions): Promise<void> {
@@ -77,6 +100,16 @@ export async function decodeRaw(o: RawDecodeOptions): Promise<void> {
   if (o.blockEndOnJump) args.push('--block:end-on-jump');
   if (o.errorsOnly) args.push('--quiet');
   if (o.cpu !== undefined) args.push('--cpu', o.cpu);
+  if (o.eventTick) args.push('--event:tick');
+  if (o.insnTime) args.push('--time');
+  if (o.insnKeepTcalOnOvf) args.push('--insn:keep-tcal-on-ovf');
+  if (o.blockKeepTcalOnOvf) args.push('--block:keep-tcal-on-ovf');
+  // (the value options are commander's dynamic keys, named in VALUE_OPTIONS)
+  const values: Record<string, unknown> = { ...o };
+  for (const [, key, ptxed] of VALUE_OPTIONS) {
+    const v = values[key];
+    if (typeof v === 'string') args.push(ptxed, v);
+  }
   const trace = new Uint8Array(readFileSync(o.rawPt));
   const r = runPtxedView(trace, segs, args);
   const out = new OutputSink(undefined, { sync: true });

@@ -15,6 +15,8 @@ import {
   PTXED_STAT_OPTIONS,
   statLines,
 } from './ptxed-view-blocks.js';
+import { applyPtxedConfigOption, isPtxedConfigOption } from './ptxed-config-options.js';
+import { newAddrFilter } from '../intelpt/ptxed/addr-filter.js';
 
 export type { FlatSegment } from './ptxed-view-blocks.js';
 
@@ -25,6 +27,10 @@ export const PTXED_VIEW_OPTIONS = [
   '--event:ip',
   '--event:time',
   '--event:iflags',
+  '--event:tick',
+  '--time',
+  '--insn:keep-tcal-on-ovf',
+  '--block:keep-tcal-on-ovf',
   '--cpu',
   '--quiet',
   '-q',
@@ -41,8 +47,14 @@ export function runPtxedView(
   let errata: Errata = NO_ERRATA;
   const flags = new Set<string>();
   let blockDecoder = true;
+  const timing = { mtcFreq: 0, nomFreq: 0, cpuid15Eax: 0, cpuid15Ebx: 0 };
+  const filter = newAddrFilter();
   for (let i = 0; i < args.length; i++) {
     const a = args[i] ?? '';
+    if (isPtxedConfigOption(a)) {
+      applyPtxedConfigOption(a, args[++i], timing, filter);
+      continue;
+    }
     if (a === '--cpu') {
       const v = args[++i] ?? '';
       if (v === 'none') {
@@ -72,14 +84,22 @@ export function runPtxedView(
     }
     return undefined;
   };
-  const text = { eventIp: flags.has('--event:ip'), eventTime: flags.has('--event:time'), quiet };
+  const text = {
+    eventIp: flags.has('--event:ip'),
+    eventTime: flags.has('--event:time'),
+    time: flags.has('--time'),
+    quiet,
+  };
   const blocks = blockDecoder ? blockView((l) => lines.push(l), segs, flags, text) : undefined;
   const sink = blocks ?? ptxedTextSink((l) => lines.push(l), text);
-  const timing = { mtcFreq: 0, nomFreq: 0, cpuid15Eax: 0, cpuid15Ebx: 0 };
   const r = decodePtxed(trace, read, sink, {
     errata,
     timing,
+    filter,
     iflags: flags.has('--event:iflags'),
+    tick: flags.has('--event:tick'),
+    // each decoder has its own flag; the one of the other decoder is ignored, as ptxed does
+    keepTcalOnOvf: flags.has(blockDecoder ? '--block:keep-tcal-on-ovf' : '--insn:keep-tcal-on-ovf'),
   });
   blocks?.flush();
   lines.push(...statLines(flags, blockDecoder, blocks ? blocks.instructions : r.instructions, blocks?.blocks ?? 0));

@@ -25,7 +25,7 @@ export function ptxedBlockTextSink(line: (s: string) => void, o: PtxedBlockTextO
   if (o.quiet) return sink;
   sink.block = (insns, index) => {
     if (o.showBlocks) line(o.numbered ? `[block ${index.toString(16)}]` : '[block]');
-    for (const i of insns) line(i.speculative ? `? ${h16(i.ip)}` : h16(i.ip));
+    for (const i of insns) line(`${o.time ? `${h16(i.time)}  ` : ''}${i.speculative ? `? ${h16(i.ip)}` : h16(i.ip)}`);
   };
   return sink;
 }

@@ -11,6 +11,8 @@ import type { PtxedSink } from '../intelpt/ptxed/insn-walk.js';
 export interface PtxedTextOptions {
   eventIp?: boolean;
   eventTime?: boolean;
+  /** The decoder's time before each instruction (ptxed --time). */
+  time?: boolean;
   /** Errors only (ptxed --quiet). */
   quiet?: boolean;
 }
@@ -112,7 +114,8 @@ export function ptxedTextSink(line: (s: string) => void, o: PtxedTextOptions = {
     line(`[${hx(offset)}, ${hx(ip)}: ${kind}: ${PTXED_ERRSTR[code]}]`);
   if (o.quiet) return { insn: () => {}, event: () => {}, error };
   return {
-    insn: (ip, speculative) => line(speculative ? `? ${h16(ip)}` : h16(ip)),
+    insn: (ip, speculative, _insn, time) =>
+      line(`${o.time ? `${h16(time)}  ` : ''}${speculative ? `? ${h16(ip)}` : h16(ip)}`),
     event: (ev) => {
       const time = o.eventTime && ev.tsc !== undefined ? `${h16(ev.tsc)}  ` : '';
       line(`[${time}${ptxedEventText(ev, o)}]`);

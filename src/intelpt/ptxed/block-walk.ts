@@ -19,6 +19,8 @@ import type { PtxedSink } from './insn-walk.js';
 export interface BlockInsn {
   ip: bigint;
   speculative: boolean;
+  /** The decoder's time there (ptxed --time; it moves only at events, which end blocks). */
+  time: bigint;
 }
 
 export interface PtxedBlockSink {
@@ -67,7 +69,13 @@ export class BlockGrouping implements PtxedSink {
     this.cache = new BlockCacheModel(code, flags);
   }
 
-  insn(ip: bigint, speculative: boolean, insn: Insn, at?: { pending: PtEvent | undefined; mode: ExecMode }): void {
+  insn(
+    ip: bigint,
+    speculative: boolean,
+    insn: Insn,
+    time: bigint,
+    at?: { pending: PtEvent | undefined; mode: ExecMode },
+  ): void {
     const section = this.code.section(ip);
     if (this.open && !this.open.plan && this.open.insns.length > 0 && this.open.section !== section) this.flush();
     let b = this.open;
@@ -77,7 +85,7 @@ export class BlockGrouping implements PtxedSink {
       if (t === 'tnt' || t === 'tip') b.plan = this.cache.plan(ip, at?.mode !== 'unknown');
       this.open = b;
     }
-    b.insns.push({ ip, speculative });
+    b.insns.push({ ip, speculative, time });
     if (b.plan) {
       if (b.insns.length >= b.plan.n) this.flush();
       return;

@@ -252,6 +252,8 @@ export class EventDecoder implements EventDecoderState {
         timeCheck(this.time.updateMtc(p.ctc, this.o.timing));
         return false;
       case 'cyc': {
+        // pt_evt_apply_cyc: the calibration counts the cycles first
+        this.tcal.updateCyc(p.value);
         const fcr = this.tcal.queryFcr();
         timeCheck(this.time.updateCyc(p.value, this.o.timing, fcr === 'no_time' ? 0n : fcr));
         return false;

@@ -211,8 +211,9 @@ export function decodeOvf(dec: EventDecoderState): boolean {
   dec.enabled = false;
   dec.bound = false;
   dec.modeValid = false;
-  // timing is kept; the calibration restarts (ptxed without --insn:keep-tcal-on-ovf)
-  dec.tcal = new TimeCalibration();
+  // timing is kept; the calibration restarts, or keeps its ratio (ptxed --insn:/--block:keep-tcal-on-ovf)
+  if (dec.o.keepTcalOnOvf) dec.tcal.updateOvf();
+  else dec.tcal = new TimeCalibration();
   const at = dec.lookahead();
   const fup = findOvfFup(at);
   const rec: OvfRecovery = {

@@ -95,6 +95,7 @@ export function decodePsbHeader(dec: EventDecoderState): void {
         timeCheck(dec.time.updateMtc(p.ctc, dec.o.timing));
         break;
       case 'cyc': {
+        dec.tcal.updateCyc(p.value);
         const fcr = dec.tcal.queryFcr();
         timeCheck(dec.time.updateCyc(p.value, dec.o.timing, fcr === 'no_time' ? 0n : fcr));
         break;

@@ -28,6 +28,8 @@ export interface EventDecoderOptions {
   timing: TimingConfig;
   /** Report iflags events (ptxed --event:iflags). */
   iflags?: boolean;
+  /** Keep the timing calibration across an overflow (ptxed --insn:keep-tcal-on-ovf). */
+  keepTcalOnOvf?: boolean;
 }
 
 export interface EventDecoderState {

@@ -13,11 +13,22 @@ import { BlockCache, type Insn } from '../../x86/block-cache.js';
 import type { Errata } from '../cpu.js';
 import type { TimingConfig } from '../timing.js';
 import { EventDecoder } from './event-decoder.js';
+import { PtxedClock } from './tick-clock.js';
+import { type AddrFilter, filterAllows, filterConfigured } from './addr-filter.js';
 import { PtDecodeError, type ExecMode, type PtErrorCode, type PtEvent } from './event-types.js';
 
 export interface PtxedSink {
-  /** `at`: the event pending (a TNT/TIP or one to reach) and the execution mode (block-walk.ts uses them). */
-  insn(ip: bigint, speculative: boolean, insn: Insn, at?: { pending: PtEvent | undefined; mode: ExecMode }): void;
+  /**
+   * `time`: the decoder's time when the instruction was reached (ptxed --time);
+   * `at`: the event pending (a TNT/TIP or one to reach) and the execution mode (block-walk.ts uses them).
+   */
+  insn(
+    ip: bigint,
+    speculative: boolean,
+    insn: Insn,
+    time: bigint,
+    at?: { pending: PtEvent | undefined; mode: ExecMode },
+  ): void;
   event(ev: PtEvent): void;
   /** `kind`: "error" while decoding, "sync error" while looking for a PSB. */
   error(offset: number, ip: bigint, code: PtErrorCode, kind: 'error' | 'sync error'): void;
@@ -31,6 +42,12 @@ export interface PtxedDecodeOptions {
   errata: Errata;
   timing: TimingConfig;
   iflags?: boolean;
+  /** The address filter configuration (ptxed --filter:addrN_*), for SKL014. */
+  filter?: AddrFilter;
+  /** Keep the timing calibration across an overflow (ptxed --insn:keep-tcal-on-ovf). */
+  keepTcalOnOvf?: boolean;
+  /** Synthesize tick events (ptxed --event:tick). */
+  tick?: boolean;
   /** Returns may be compressed into TNT bits (default true). */
   retCompression?: boolean;
 }
@@ -70,6 +87,9 @@ class InsnWalk {
   private inStep = false;
   /** Still reading the status of the PSB+ decoding started at. */
   private starting = false;
+  private clock: PtxedClock;
+  /** The last TNT event ran out on the instruction just walked. */
+  private tntDone = false;
 
   constructor(
     private readonly dec: EventDecoder,
@@ -78,7 +98,14 @@ class InsnWalk {
     o: PtxedDecodeOptions,
   ) {
     this.retComp = o.retCompression ?? true;
+    this.ticks = o.tick ?? false;
+    this.filter = o.filter;
+    this.skl014 = o.errata.skl014;
+    this.clock = new PtxedClock(this.ticks);
   }
+  private readonly ticks: boolean;
+  private readonly filter: AddrFilter | undefined;
+  private readonly skl014: boolean;
   private readonly retComp: boolean;
 
   run(): void {
@@ -102,6 +129,8 @@ class InsnWalk {
       this.retstack = [];
       this.cur = undefined;
       this.errIp = 0n;
+      this.clock = new PtxedClock(this.ticks);
+      this.tntDone = false;
       try {
         this.walk();
       } catch (e) {
@@ -123,6 +152,8 @@ class InsnWalk {
       if (!this.cur) {
         this.cur = this.dec.next();
         if (!this.cur.statusUpdate) this.starting = false;
+        if (this.tntDone && this.cur.type === 'tnt') this.emitTick(this.cur.tsc, this.ip);
+        this.tntDone = false;
       }
       if (this.applyBefore(this.cur)) {
         if (this.cur.statusUpdate) this.sink.status?.(this.cur);
@@ -244,7 +275,14 @@ class InsnWalk {
 
   private print(ev: PtEvent): true {
     if (!ev.statusUpdate) this.sink.event(ev);
+    this.clock.delivered(ev);
     return true;
+  }
+
+  private emitTick(tsc: bigint | undefined, ip: bigint): boolean {
+    const tick = this.clock.tick(tsc, ip);
+    if (tick) this.print(tick);
+    return tick !== undefined;
   }
 
   /** Decode and report the instruction at the IP, and move to the next IP the trace says. */
@@ -253,7 +291,7 @@ class InsnWalk {
     const block = this.code.get(this.ip);
     const insn = block.insns[0];
     if (!insn) throw new PtDecodeError(block.stop === 'invalid' ? 'bad_insn' : 'nomap');
-    this.sink.insn(this.ip, this.speculative, insn, { pending: this.cur, mode: this.mode });
+    this.sink.insn(this.ip, this.speculative, insn, this.clock.time, { pending: this.cur, mode: this.mode });
     this.instructions++;
     const next = this.ip + BigInt(insn.length);
     this.errIp = next;
@@ -264,15 +302,16 @@ class InsnWalk {
         this.ip = next;
         return;
       case 'jcc':
-        this.ip = this.takeTnt(ev) ? (insn.target ?? next) : next;
+        this.ip = this.takeTnt(ev, next) ? (insn.target ?? next) : next;
         return;
       case 'jmp':
       case 'call':
         if (!insn.indirect) {
           if (insn.op === 'call') this.retstack.push(next);
           this.ip = insn.target ?? next;
-          if (ev?.type === 'disabled' && (ev.ipSuppressed || ev.ip === this.ip))
-            this.disableAfter(ev, next, ev.ipSuppressed ? resumeAfter(insn, next) : this.ip);
+          // (under SKL014 the IP is unknown: ptxed never reports the next enable there as resumed)
+          if (ev?.type === 'disabled' && this.disablesAtDirect(ev))
+            this.disableAfter(ev, next, ev.ipSuppressed ? 0n : this.ip);
           return;
         }
         if (insn.op === 'call') this.retstack.push(next);
@@ -281,7 +320,7 @@ class InsnWalk {
       case 'ret':
         if (this.retComp && ev?.type === 'tnt') {
           // a compressed return is a taken TNT bit (ptxed reports errors after the RET)
-          const taken = this.takeTnt(ev);
+          const taken = this.takeTnt(ev, next);
           const to = this.retstack.pop();
           this.ip = next;
           if (!taken) throw new PtDecodeError('bad_retcomp');
@@ -311,20 +350,44 @@ class InsnWalk {
     }
   }
 
-  /** The next outcome of the current TNT event (true = taken). */
-  private takeTnt(ev: PtEvent | undefined): boolean {
+  /**
+   * Whether a TIP.PGD binds to the direct jump or call just walked (its
+   * target is this.ip): with an IP, when it is the target; without one, only
+   * under the SKL014 workaround (pt_insn_at_skl014): the erratum is on, an
+   * address filter is configured and the target is outside it.
+   */
+  private disablesAtDirect(ev: PtEvent): boolean {
+    if (!ev.ipSuppressed) return ev.ip === this.ip;
+    const f = this.filter;
+    return this.skl014 && f !== undefined && filterConfigured(f) && !filterAllows(f, this.ip);
+  }
+
+  /** The next outcome of the current TNT event (true = taken); `next` follows the branch. */
+  private takeTnt(ev: PtEvent | undefined, next: bigint): boolean {
+    if (ev?.type === 'disabled') {
+      // a TIP.PGD left pending by a direct branch: tracing stopped at this branch
+      this.disableAfter(ev, next, next);
+      return false;
+    }
     if (ev?.type !== 'tnt' || !ev.size) throw new PtDecodeError('bad_query');
     ev.size--;
     const taken = Math.floor((ev.bits ?? 0) / 2 ** ev.size) % 2 === 1;
-    if (!ev.size) this.cur = undefined;
+    const ticked = this.emitTick(ev.tsc, next);
+    if (!ev.size) {
+      // a TNT used up without a tick makes the decoder look at the next event now (a TNT there may tick)
+      this.cur = undefined;
+      this.tntDone = !ticked;
+    }
     return taken;
   }
 
   private takeTip(ev: PtEvent | undefined, next: bigint, insn: Insn): void {
     if (ev?.type === 'tip') {
       if (ev.ipSuppressed) throw new PtDecodeError('noip');
+      const from = this.ip;
       this.ip = ev.ip;
       this.cur = undefined;
+      this.emitTick(ev.tsc, from);
       return;
     }
     if (ev?.type === 'disabled') {
@@ -334,10 +397,14 @@ class InsnWalk {
     throw new PtDecodeError('bad_query');
   }
 
-  /** A TIP.PGD: the branch just walked left the traced region; a TIP.PGE at `resume` is `[resumed]`. */
-  private disableAfter(ev: PtEvent, next: bigint, resume: bigint): void {
+  /**
+   * A TIP.PGD: the branch just walked left the traced region. `reached` is
+   * the IP the decoder got to on its own (a direct branch's target, after a
+   * call that needed trace, else none: 0): a TIP.PGE there is `[resumed]`.
+   */
+  private disableAfter(ev: PtEvent, next: bigint, reached: bigint): void {
     this.enabled = false;
-    this.lastDisableIp = resume;
+    this.lastDisableIp = reached;
     this.ip = ev.ipSuppressed ? next : ev.ip;
     this.cur = undefined;
     this.print(ev);
