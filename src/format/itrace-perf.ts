@@ -21,6 +21,7 @@ import type { ItracePeriod } from './itrace-options.js';
 import { zeroPad } from './c-printf.js';
 import { CallIndent } from './itrace-callindent.js';
 import { branchSampleFlags, flagsColumn, IP_FLAG, insnTypeFlags } from './itrace-flags.js';
+import { LastBranch } from './itrace-last-branch.js';
 
 /** The -F fields an itrace sample line can show (perf script's names). */
 export const ITRACE_LINE_FIELDS = [
@@ -40,6 +41,8 @@ export const ITRACE_LINE_FIELDS = [
   'insnlen',
   'flags',
   'callindent',
+  'brstack',
+  'brstacksym',
 ] as const;
 export type ItraceLineField = (typeof ITRACE_LINE_FIELDS)[number];
 
@@ -114,6 +117,8 @@ export interface PerfItraceOptions {
   ns?: boolean;
   /** Samples not printed at the start (`s`). */
   skip: number;
+  /** `l[N]`: each instruction sample carries its thread's last N branches (0: none). */
+  lastBranch?: number;
   /** The instruction's bytes (for `insn`). */
   bytes(ip: bigint, len: number): Uint8Array;
   /** The bytes of the instruction at ip (its length decoded). */
@@ -121,6 +126,15 @@ export interface PerfItraceOptions {
 }
 
 const hex16 = (v: bigint): string => v.toString(16).padStart(16);
+
+/**
+ * The thread whose branch stack perf keeps: none for an unknown task, nor for the idle task (thread__cpu_stack
+ * finds its per-CPU stacks only when they hold a call stack, which `l` alone does not make).
+ */
+function branchStackKey(t: ItraceTask): string | undefined {
+  if (t.tid === -1 || (t.pid === 0 && t.tid === 0)) return undefined;
+  return `${t.pid}/${t.tid}`;
+}
 const zeroPad3 = (n: number): string => zeroPad(n, 3);
 
 /** perf_sample__fprintf_start: comm, tid/pid, cpu, time, period, event, as -F asks; `time` in perf ns. */
@@ -220,6 +234,14 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
   };
   const only = o.cpu;
   const indent = f.has('callindent') ? new CallIndent() : undefined;
+  const lbr = o.lastBranch ? new LastBranch(o.lastBranch) : undefined;
+  const brSym = f.has('brstacksym') && !f.has('brstack');
+  /** perf_sample__fprintf_brstack(sym) of an instruction sample on `cpu` (its branch stack as of now). */
+  const brstack = (cpu: number): string => {
+    if (!lbr || !(f.has('brstack') || f.has('brstacksym'))) return '';
+    const key = branchStackKey(o.task(cpu));
+    return key === undefined ? '' : lbr.text(key, brSym, f.has('dso'), o.symbol);
+  };
   const sink: FlowSink = {
     error: (e) => {
       if (only !== undefined && e.cpu !== only) return;
@@ -262,6 +284,8 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
         if (n === 1n && pre === undefined) pre = start(cpu, t, o.insnEvent, 1n);
         // perf's instruction samples carry the flags of the state they come from: the instruction's branch class
         const fl = f.has('flags') ? insnTypeFlags(insn.op) : 0;
+        // the branch stack as of this instruction (its own branch is pushed after the sample, as perf does)
+        const br = brstack(cpu);
         const build = (flags: number): string => {
           let s = flags
             ? start(cpu, t, o.insnEvent, n, flags)
@@ -270,6 +294,7 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
               : start(cpu, t, o.insnEvent, n);
           if (f.has('addr')) s += hex16(0n);
           if (f.has('ip')) s += ` ${hex16(insn.ip)}${sym(insn.ip)}`;
+          s += br;
           if (f.has('insn') || f.has('insnlen')) s += insnText(insn.ip, insn.length);
           return s;
         };
@@ -282,11 +307,15 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
   const filter =
     (o.filter.calls ? IP_FLAG.CALL | IP_FLAG.ASYNC | IP_FLAG.TRACE_END : 0) |
     (o.filter.returns ? IP_FLAG.RETURN | IP_FLAG.TRACE_BEGIN : 0);
-  if (o.branches || period.ticks || (o.instructions && f.has('flags')) || indent) {
+  if (o.branches || period.ticks || (o.instructions && f.has('flags')) || indent || lbr) {
     sink.branch = (cpu, from, to, kind, tsc, op) => {
       if (only !== undefined && cpu !== only) return;
       release(held?.cpu === cpu && held.ip === from && (kind === 'tr end' || to === 0n));
       if (to === 0n || kind === 'tr end') period.stop(cpu);
+      if (lbr) {
+        const key = branchStackKey(o.task(cpu));
+        if (key !== undefined) lbr.event(key, cpu, from, to);
+      }
       if (!o.branches) return;
       if (from !== 0n && kind !== 'async') lastInsn.set(cpu, from);
       const flags = branchSampleFlags(kind, op, from, to);
