@@ -89,7 +89,6 @@ for (const [name, input] of Object.entries(rec)) {
 
 test('decode refuses what it does not do, naming it', () => {
   for (const [args, what] of [
-    [['--itrace=q'], "'q'"],
     [['--itrace=g'], "'g'"],
     [['--itrace=p'], "'p'"],
     [['--itrace=ik'], "'k'"],

@@ -42,7 +42,6 @@ const UNSUPPORTED: Record<string, string> = {
   g: 'callchains',
   G: 'callchains on existing events',
   L: 'last-branch entries on existing events',
-  q: 'quicker (less detailed) decoding',
   p: 'power events (psb, cbr)',
   Z: 'timestamps that ignore CYC',
   I: 'event-trace events',
@@ -126,6 +125,9 @@ export function parseItrace(spec: string): ItraceSpec {
         o.lastBranch = sz;
         break;
       }
+      case 'q':
+        o.quick++;
+        break;
       case ',':
       case ' ':
         break;

@@ -198,6 +198,11 @@ export function otherSampleLine(
   return line;
 }
 
+/** The flags of a quick-decoding sample: its branch's, else a state with no branch (perf: trace end, no name). */
+function branchFlagsOf(branch: { kind: string; to: bigint } | undefined, ip: bigint): number {
+  return branch ? branchSampleFlags(branch.kind, undefined, ip, branch.to) : 0;
+}
+
 /** A sink printing perf script's default-format itrace lines (samples and errors, as perf interleaves them). */
 export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, errors: FlowError[] = []): FlowSink {
   const f = o.fields;
@@ -302,6 +307,23 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
         if (fl && i === insns.length - 1 && insn.op !== 'jcc') held = { cpu, ip: insn.ip, flags: fl, build };
         else line(build(fl));
       }
+    };
+  }
+  if (o.instructions) {
+    // quick decoding: every sample the decoder reports, period 1 (perf ignores the instruction period)
+    sink.quick = (cpu, ip, tsc, branch) => {
+      if (only !== undefined && cpu !== only) return;
+      release();
+      if (skipped()) return;
+      const fl = f.has('flags') ? branchFlagsOf(branch, ip) : 0;
+      let s = start(cpu, timeOf(cpu, tsc), o.insnEvent, 1n, fl);
+      // the sample's addr is its state's to_ip: the branch target of a FUP's sample
+      if (f.has('addr')) s += hex16(branch?.to ?? 0n);
+      if (f.has('ip')) s += ` ${hex16(ip)}${sym(ip)}`;
+      s += brstack(cpu);
+      // no instruction was decoded there: perf's insn_len 0, no bytes
+      if (f.has('insn') || f.has('insnlen')) s += insnText(ip, 0);
+      line(s);
     };
   }
   const filter =

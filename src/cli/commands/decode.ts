@@ -84,8 +84,7 @@ export function register(program: Command): void {
     } catch (e) {
       throw e instanceof FormatOptionError ? new UsageError(e.message) : e;
     }
-    // perf prints nothing for letters that only change how samples are made (l, q)
-    if (!spec.instructions && !spec.branches && !spec.quiet.length && !spec.lastBranch) spec.errors = true;
+    if (!(spec.instructions || spec.branches || spec.quiet.length || spec.lastBranch || spec.quick)) spec.errors = true;
     const onlyCpu = o.cpu === undefined ? undefined : Number(o.cpu);
     const rec = await loadPtRecording(o.input);
     const tc = rec.timeConv;
@@ -121,6 +120,7 @@ export function register(program: Command): void {
       tasks: { events: rec.taskEvents, tracker: tasks },
       others,
       kernelStart,
+      quick: spec.quick,
       sink,
     });
     sink.flush?.();
