@@ -89,12 +89,11 @@ for (const [name, input] of Object.entries(rec)) {
 
 test('decode refuses what it does not do, naming it', () => {
   for (const [args, what] of [
-    [['--itrace=l'], "'l'"],
-    [['--itrace=q'], "'q'"],
     [['--itrace=g'], "'g'"],
     [['--itrace=p'], "'p'"],
     [['--itrace=ik'], "'k'"],
-    [['--itrace=b', '-F', 'brstack'], "'brstack'"],
+    [['--itrace=b', '-F', 'brstackoff'], "'brstackoff'"],
+    [['--itrace=il0'], "'l'"],
     [['--call-trace'], '--call-trace'],
     [['--call-ret-trace'], '--call-ret-trace'],
   ] as const) {

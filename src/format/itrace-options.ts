@@ -24,6 +24,10 @@ export interface ItraceSpec {
   period: ItracePeriod;
   /** `s N`: skip the first N samples of each kind (perf: initial_skip). */
   skip: number;
+  /** `l[N]`: last-branch entries (a branch stack of up to N, default 64) on each instruction sample; 0 = off. */
+  lastBranch: number;
+  /** `q` / `qq`: perf's quick decoding (1: hop from TIP/FUP to TIP/FUP, 2: leap from PSB to PSB); 0 = off. */
+  quick: number;
 }
 
 /** perf's PERF_ITRACE_DEFAULT_PERIOD: 100 µs. */
@@ -37,9 +41,7 @@ const UNSUPPORTED: Record<string, string> = {
   a: 'all debug-log events',
   g: 'callchains',
   G: 'callchains on existing events',
-  l: 'last-branch entries',
   L: 'last-branch entries on existing events',
-  q: 'quicker (less detailed) decoding',
   p: 'power events (psb, cbr)',
   Z: 'timestamps that ignore CYC',
   I: 'event-trace events',
@@ -59,6 +61,8 @@ export function parseItrace(spec: string): ItraceSpec {
     quiet: [],
     period: DEFAULT_PERIOD,
     skip: 0,
+    lastBranch: 0,
+    quick: 0,
   };
   let i = 0;
   const num = (): string => {
@@ -113,6 +117,17 @@ export function parseItrace(spec: string): ItraceSpec {
         o.skip = Number(n);
         break;
       }
+      case 'l': {
+        // perf's PERF_ITRACE_DEFAULT_LAST_BRANCH_SZ and PERF_ITRACE_MAX_LAST_BRANCH_SZ
+        const n = num();
+        const sz = n ? Number(n) : 64;
+        if (!sz || sz > 1024) throw new FormatOptionError(`--itrace=${spec}: 'l' takes a size of 1 to 1024`);
+        o.lastBranch = sz;
+        break;
+      }
+      case 'q':
+        o.quick++;
+        break;
       case ',':
       case ' ':
         break;

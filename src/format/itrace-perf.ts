@@ -21,6 +21,7 @@ import type { ItracePeriod } from './itrace-options.js';
 import { zeroPad } from './c-printf.js';
 import { CallIndent } from './itrace-callindent.js';
 import { branchSampleFlags, flagsColumn, IP_FLAG, insnTypeFlags } from './itrace-flags.js';
+import { LastBranch } from './itrace-last-branch.js';
 
 /** The -F fields an itrace sample line can show (perf script's names). */
 export const ITRACE_LINE_FIELDS = [
@@ -40,6 +41,8 @@ export const ITRACE_LINE_FIELDS = [
   'insnlen',
   'flags',
   'callindent',
+  'brstack',
+  'brstacksym',
 ] as const;
 export type ItraceLineField = (typeof ITRACE_LINE_FIELDS)[number];
 
@@ -117,6 +120,8 @@ export interface PerfItraceOptions {
   ns?: boolean;
   /** Samples not printed at the start (`s`). */
   skip: number;
+  /** `l[N]`: each instruction sample carries its thread's last N branches (0: none). */
+  lastBranch?: number;
   /** The instruction's bytes (for `insn`). */
   bytes(ip: bigint, len: number): Uint8Array;
   /** The bytes of the instruction at ip (its length decoded). */
@@ -124,6 +129,15 @@ export interface PerfItraceOptions {
 }
 
 const hex16 = (v: bigint): string => v.toString(16).padStart(16);
+
+/**
+ * The thread whose branch stack perf keeps: none for an unknown task, nor for the idle task (thread__cpu_stack
+ * finds its per-CPU stacks only when they hold a call stack, which `l` alone does not make).
+ */
+function branchStackKey(t: ItraceTask): string | undefined {
+  if (t.tid === -1 || (t.pid === 0 && t.tid === 0)) return undefined;
+  return `${t.pid}/${t.tid}`;
+}
 const zeroPad3 = (n: number): string => zeroPad(n, 3);
 
 /** perf_sample__fprintf_start: comm, tid/pid, cpu, time, period, event, as -F asks; `time` in perf ns. */
@@ -187,6 +201,11 @@ export function otherSampleLine(
   return line;
 }
 
+/** The flags of a quick-decoding sample: its branch's, else a state with no branch (perf: trace end, no name). */
+function branchFlagsOf(branch: { kind: string; to: bigint } | undefined, ip: bigint): number {
+  return branch ? branchSampleFlags(branch.kind, undefined, ip, branch.to) : 0;
+}
+
 /** A sink printing perf script's default-format itrace lines (samples and errors, as perf interleaves them). */
 export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, errors: TaskError[] = []): FlowSink {
   const f = o.fields;
@@ -223,6 +242,14 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
   };
   const only = o.cpu;
   const indent = f.has('callindent') ? new CallIndent() : undefined;
+  const lbr = o.lastBranch ? new LastBranch(o.lastBranch) : undefined;
+  const brSym = f.has('brstacksym') && !f.has('brstack');
+  /** perf_sample__fprintf_brstack(sym) of an instruction sample on `cpu` (its branch stack as of now). */
+  const brstack = (cpu: number): string => {
+    if (!lbr || !(f.has('brstack') || f.has('brstacksym'))) return '';
+    const key = branchStackKey(o.task(cpu));
+    return key === undefined ? '' : lbr.text(key, brSym, f.has('dso'), o.symbol);
+  };
   const sink: FlowSink = {
     error: (e) => {
       if (only !== undefined && e.cpu !== only) return;
@@ -266,6 +293,8 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
         if (n === 1n && pre === undefined) pre = start(cpu, t, o.insnEvent, 1n);
         // perf's instruction samples carry the flags of the state they come from: the instruction's branch class
         const fl = f.has('flags') ? insnTypeFlags(insn.op) : 0;
+        // the branch stack as of this instruction (its own branch is pushed after the sample, as perf does)
+        const br = brstack(cpu);
         const build = (flags: number): string => {
           let s = flags
             ? start(cpu, t, o.insnEvent, n, flags)
@@ -274,6 +303,7 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
               : start(cpu, t, o.insnEvent, n);
           if (f.has('addr')) s += hex16(0n);
           if (f.has('ip')) s += ` ${hex16(insn.ip)}${sym(insn.ip)}`;
+          s += br;
           if (f.has('insn') || f.has('insnlen')) s += insnText(insn.ip, insn.length);
           return s;
         };
@@ -283,14 +313,35 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
       }
     };
   }
+  if (o.instructions) {
+    // quick decoding: every sample the decoder reports, period 1 (perf ignores the instruction period)
+    sink.quick = (cpu, ip, tsc, branch) => {
+      if (only !== undefined && cpu !== only) return;
+      release();
+      if (skipped()) return;
+      const fl = f.has('flags') ? branchFlagsOf(branch, ip) : 0;
+      let s = start(cpu, timeOf(cpu, tsc), o.insnEvent, 1n, fl);
+      // the sample's addr is its state's to_ip: the branch target of a FUP's sample
+      if (f.has('addr')) s += hex16(branch?.to ?? 0n);
+      if (f.has('ip')) s += ` ${hex16(ip)}${sym(ip)}`;
+      s += brstack(cpu);
+      // no instruction was decoded there: perf's insn_len 0, no bytes
+      if (f.has('insn') || f.has('insnlen')) s += insnText(ip, 0);
+      line(s);
+    };
+  }
   const filter =
     (o.filter.calls ? IP_FLAG.CALL | IP_FLAG.ASYNC | IP_FLAG.TRACE_END : 0) |
     (o.filter.returns ? IP_FLAG.RETURN | IP_FLAG.TRACE_BEGIN : 0);
-  if (o.branches || period.ticks || (o.instructions && f.has('flags')) || indent) {
+  if (o.branches || period.ticks || (o.instructions && f.has('flags')) || indent || lbr) {
     sink.branch = (cpu, from, to, kind, tsc, op) => {
       if (only !== undefined && cpu !== only) return;
       release(held?.cpu === cpu && held.ip === from && (kind === 'tr end' || to === 0n));
       if (to === 0n || kind === 'tr end') period.stop(cpu);
+      if (lbr) {
+        const key = branchStackKey(o.task(cpu));
+        if (key !== undefined) lbr.event(key, cpu, from, to);
+      }
       if (!o.branches) return;
       if (from !== 0n && kind !== 'async') lastInsn.set(cpu, from);
       const flags = branchSampleFlags(kind, op, from, to);

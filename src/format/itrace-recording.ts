@@ -59,6 +59,7 @@ export function perfItraceOptions(
     zeroTime: !tc && ((rec.attrs.find((a) => a.type === PerfType.HARDWARE)?.sampleType ?? 0n) & SampleType.TIME) !== 0n,
     period: spec.period,
     skip: spec.skip,
+    lastBranch: spec.lastBranch,
     ns: !!o.ns,
     symbol(addr) {
       if (inKernel(addr)) {

@@ -45,14 +45,14 @@ export function register(program: Command): void {
     )
     .option('-i, --input <path>', `recording: a perf record --kcore directory (or perf.data); ${INPUT_DEFAULT_HELP}`)
     .hook('preAction', fillDefaultInput)
-    .option('--itrace <spec>', "perf's --itrace: i[period] b c r e x w p o s<N> (default e)")
+    .option('--itrace <spec>', "perf's --itrace: i[period] b c r e x w p o l[N] s<N> (default e)")
     .option('--insn-trace', 'every instruction with its bytes (perf script --insn-trace: --itrace=i0nse -F +insn)')
     .option('--call-trace', 'perf script --call-trace (not supported yet: its p power events; refused)')
     .option('--call-ret-trace', 'perf script --call-ret-trace (not supported yet: its p power events; refused)')
     .option('--ns', 'times with nanoseconds (perf script --ns)')
     .option(
       '-F, --fields <list>',
-      'perf script -F: comm,tid,pid,cpu,time,period,event,ip,sym,symoff,dso,addr,insn,flags,callindent…',
+      'perf script -F: comm,tid,pid,cpu,time,period,event,ip,sym,symoff,dso,addr,insn,flags,callindent,brstack…',
     )
     .option('--cpu <n>', 'only this CPU (raw mode: the CPU model, none|f/m[/s], as ptxed --cpu)')
     .option('--raw-pt <file>', 'raw mode: a bare Intel PT stream (as ptxed --pt)')
@@ -83,7 +83,7 @@ export function register(program: Command): void {
     } catch (e) {
       throw e instanceof FormatOptionError ? new UsageError(e.message) : e;
     }
-    if (!spec.instructions && !spec.branches && !spec.quiet.length) spec.errors = true;
+    if (!(spec.instructions || spec.branches || spec.quiet.length || spec.lastBranch || spec.quick)) spec.errors = true;
     const onlyCpu = o.cpu === undefined ? undefined : Number(o.cpu);
     const rec = await loadPtRecording(o.input);
     const tc = rec.timeConv;
@@ -119,6 +119,7 @@ export function register(program: Command): void {
       tasks: { events: rec.taskEvents, tracker: tasks },
       others,
       kernelStart,
+      quick: spec.quick,
       sink,
     });
     sink.flush?.();

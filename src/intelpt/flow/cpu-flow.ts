@@ -54,7 +54,13 @@ export interface CpuFlowOptions {
    * space) takes the estimated time, and the queue yields there when that reaches the stop time.
    */
   kernelStart?: bigint;
+  /** perf's quick decoding: 1 (`q`) hops from TIP/FUP/PSB+ to the next without walking code, 2 (`qq`) leaps from PSB+ to PSB+. */
+  quick?: number;
 }
+
+/** What quick decoding does with a packet (perf's HOP_IGNORE / HOP_PROCESS; else the step's result). */
+const HOP_IGNORE = -1;
+const HOP_PROCESS = -2;
 
 export class CpuFlow extends FlowSync {
   /** The TNT packet's outcomes: bit tntCount-1 is the next one (1 = taken). */
@@ -74,7 +80,11 @@ export class CpuFlow extends FlowSync {
     super(cpu, new PacketReader(src, o.window), blocks, sink, resyncStates(o.errors));
     this.retCompression = o.retCompression ?? true;
     this.kernelStart = o.kernelStart;
+    this.quick = o.quick ?? 0;
+    this.quickSync = this.quick;
   }
+
+  private readonly quick: number;
 
   private readonly kernelStart: bigint | undefined;
   /** A return to user space not reported yet: run() stopped there, its sample comes first on the next run. */
@@ -96,7 +106,8 @@ export class CpuFlow extends FlowSync {
    */
   protected override atStop(): boolean {
     if (!super.atStop()) return false;
-    if (this.st !== FlowState.InSync || this.ip === 0n || this.reader.nextIsPsbOrOvf()) return true;
+    // quick decoding walks no code: every packet is a place to yield
+    if (this.quick || this.st !== FlowState.InSync || this.ip === 0n || this.reader.nextIsPsbOrOvf()) return true;
     const b = this.blocks.get(this.ip);
     return b.insns.length > 0 || (b.stop !== 'invalid' && b.stop !== 'nomap');
   }
@@ -156,7 +167,13 @@ export class CpuFlow extends FlowSync {
     const rd = this.reader;
     for (;;) {
       if (this.atStop()) return Step.Pause;
-      switch (this.next()) {
+      const t = this.next();
+      if (this.quick && t >= 0) {
+        const h = this.hop(t);
+        if (h === HOP_IGNORE) continue;
+        if (h !== HOP_PROCESS) return h;
+      }
+      switch (t) {
         case PACKET_END:
           return Step.End;
         case PACKET_BAD:
@@ -183,6 +200,8 @@ export class CpuFlow extends FlowSync {
           this.setIp();
           this.enabled();
           this.traceBegin();
+          // perf's hop mode resamples there: the trace begin's target as an instruction sample
+          if (this.quick) this.sink.quick?.(this.cpu, this.ip, this.tsc);
           return Step.Ok;
         case PT.OVF:
           return this.overflow();
@@ -214,6 +233,79 @@ export class CpuFlow extends FlowSync {
         default:
           break;
       }
+    }
+  }
+
+  /**
+   * perf's intel_pt_hop_trace: TNT ignored, no code walked; a TIP, a FUP or a PSB+ with a FUP gives an instruction
+   * sample at its IP; a FUP while tracing, then the TIP that must follow, the asynchronous branch between them. In
+   * leap mode (`qq`) every packet but a PSB is skipped to the next PSB.
+   */
+  private hop(t: number): number {
+    const rd = this.reader;
+    if (this.quick >= 2 && t !== PT.PSB) {
+      rd.unread();
+      if (!rd.syncToPsb(false)) return Step.End;
+      return this.atStop() ? Step.Pause : HOP_IGNORE;
+    }
+    switch (t) {
+      case PT.TNT8:
+      case PT.TNT64:
+        return HOP_IGNORE;
+      case PT.TIP_PGD:
+        this.pge = false;
+        if (!rd.raw.ipc) return HOP_IGNORE;
+        this.setIp();
+        this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceEnd, this.tsc);
+        return Step.Ok;
+      case PT.TIP:
+        if (!rd.raw.ipc) return HOP_IGNORE;
+        this.setIp();
+        this.sink.quick?.(this.cpu, this.ip, this.tsc);
+        return Step.Ok;
+      case PT.FUP: {
+        if (!rd.raw.ipc) return HOP_IGNORE;
+        this.setIp();
+        if (!this.pge) {
+          this.sink.quick?.(this.cpu, this.ip, this.tsc);
+          return Step.Ok;
+        }
+        return this.hopFupTip();
+      }
+      case PT.PSB: {
+        rd.unread();
+        const r = this.walkPsb();
+        if (r !== Step.Ok) return r;
+        if (this.psbFup) this.sink.quick?.(this.cpu, this.ip, this.tsc);
+        return Step.Ok;
+      }
+      default:
+        return HOP_PROCESS;
+    }
+  }
+
+  /** A FUP while tracing in hop mode: its IP sampled as the branch to the TIP after it, then that TIP's target. */
+  private hopFupTip(): Step {
+    const rd = this.reader;
+    const from = this.ip;
+    for (;;) {
+      const t = this.next();
+      if (t === PACKET_END) return Step.End;
+      if (t === PACKET_BAD) return Step.Error;
+      if (t === PT.MODE_EXEC) continue;
+      if (t !== PT.TIP && t !== PT.TIP_PGE && t !== PT.TIP_PGD) {
+        rd.unread();
+        return this.fail(PtErr.MISMAT, 'Missing TIP after FUP', this.resync.missingPacket);
+      }
+      const pgd = t === PT.TIP_PGD;
+      if (rd.raw.ipc) this.setIp();
+      const to = rd.raw.ipc ? this.ip : 0n;
+      const kind = pgd ? BranchKind.traceEnd : BranchKind.async;
+      this.sink.quick?.(this.cpu, from, this.tsc, { kind, to });
+      if (pgd) this.pge = false;
+      this.sink.branch?.(this.cpu, from, to, kind, this.tsc);
+      if (to) this.sink.quick?.(this.cpu, to, this.tsc);
+      return Step.Ok;
     }
   }
 

@@ -47,6 +47,8 @@ export interface FlowInput {
   tasks?: { events: readonly TaskEvent[]; tracker: QueueTasks };
   /** perf's kernel_start (machine__kernel_start): returns to user space below it take the estimated time. */
   kernelStart?: bigint;
+  /** perf's quick decoding (`q` 1, `qq` 2): see CpuFlowOptions. */
+  quick?: number;
   /** Other records to hand on in time order among the decoded output (perf script prints other events' samples). */
   others?: readonly { time: bigint; offset: number; deliver(): void }[];
 }
@@ -71,6 +73,7 @@ export function decodeFlow(input: FlowInput): FlowResult {
     retCompression: input.retCompression ?? true,
     errors: input.errors,
     window: input.window,
+    quick: input.quick ?? 0,
     ...(input.timeConv && input.kernelStart !== undefined ? { kernelStart: input.kernelStart } : {}),
   };
   let muted: number | undefined;
@@ -128,6 +131,12 @@ function mutable(s: FlowSink, muted: () => number | undefined): FlowSink {
     const f = s.branch.bind(s);
     out.branch = (cpu, from, to, kind, tsc, op) => {
       if (muted() !== cpu) f(cpu, from, to, kind, tsc, op);
+    };
+  }
+  if (s.quick) {
+    const f = s.quick.bind(s);
+    out.quick = (cpu, ip, tsc, branch) => {
+      if (muted() !== cpu) f(cpu, ip, tsc, branch);
     };
   }
   if (s.error) {

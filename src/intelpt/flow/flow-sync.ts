@@ -20,6 +20,10 @@ export class FlowSync extends FlowWalker {
   protected stopTsc = NO_STOP;
   /** MODE.Exec seen since the last enable (libipt reports it after [enabled]). */
   protected execMode64: boolean | undefined;
+  /** perf's quick decoding level (CpuFlow's `quick` option), which changes what sync reports. */
+  protected quickSync = 0;
+  /** The last PSB+ read held a FUP giving an IP. */
+  protected psbFup = false;
 
   // ---- packets ---------------------------------------------------------
 
@@ -99,7 +103,11 @@ export class FlowSync extends FlowWalker {
     this.st = FlowState.ErrResync;
     const r = this.walkPsb();
     if (r !== Step.Ok) return r;
-    if (this.ip) this.st = FlowState.InSync;
+    if (this.ip) {
+      this.st = FlowState.InSync;
+      // perf's hop mode resamples there: the PSB+'s FUP as an instruction sample
+      if (this.quickSync) this.sink.quick?.(this.cpu, this.ip, this.tsc);
+    } else if (this.quickSync >= 2) this.st = FlowState.NoPsb; // leap mode: on to the next PSB+ until one has an IP
     return Step.Ok;
   }
 
@@ -113,6 +121,7 @@ export class FlowSync extends FlowWalker {
     // not a PSB: the end, or a bad packet next() reported (its resync state stands)
     if (t !== PT.PSB) return t === PACKET_END ? Step.End : Step.Ok;
     this.sink.event?.(this.cpu, 'psb', 0n, rd.lastOffset);
+    this.psbFup = false;
     rd.last.ip = 0n;
     rd.last.haveIp = true;
     this.stack.length = 0;
@@ -134,6 +143,7 @@ export class FlowSync extends FlowWalker {
           if (rd.haveIp()) {
             this.setIp();
             this.pge = true;
+            this.psbFup = true;
           }
           break;
         case PT.OVF:
@@ -150,6 +160,13 @@ export class FlowSync extends FlowWalker {
    * when it gives one, and then reports no trace begin).
    */
   protected syncIp(): Step {
+    const r = this.walkToIp();
+    // perf's hop mode resamples where it got in sync: that IP as an instruction sample
+    if (r === Step.Ok && this.quickSync && this.st === FlowState.InSync) this.sink.quick?.(this.cpu, this.ip, this.tsc);
+    return r;
+  }
+
+  private walkToIp(): Step {
     const rd = this.reader;
     for (;;) {
       if (this.atStop()) return Step.Pause;

@@ -91,6 +91,11 @@ export interface FlowSink {
   /** A taken branch; `op`: the branch instruction's class where `kind` does not say it (indirect, trace end). */
   branch?(cpu: number, from: bigint, to: bigint, kind: string, tsc: bigint, op?: string): void;
   error?(e: FlowError): void;
+  /**
+   * Quick decoding (`q`): an instruction sample at `ip`, where perf's hop mode takes one from a TIP, FUP or
+   * PSB+ without walking code; `branch` when the sample's state is also that branch (a FUP's asynchronous one).
+   */
+  quick?(cpu: number, ip: bigint, tsc: bigint, branch?: { kind: string; to: bigint }): void;
   /** Events for ptxed-style output; `offset` is the packet's in the CPU's trace. */
   event?(cpu: number, what: FlowEvent, ip: bigint, offset: number): void;
   /** The decoding ended: print what is still held. */
