@@ -28,7 +28,15 @@ import { PT } from '../packets/kinds.js';
 import type { Insn } from '../../x86/block-cache.js';
 import { PtErr, resyncStates, type FlowErrorOptions } from './flow-errors.js';
 import { FlowSync, NO_STOP } from './flow-sync.js';
-import { BranchKind, FlowState, Step, WalkStop, type BlockSource, type FlowSink } from './flow-types.js';
+import {
+  BranchKind,
+  FlowState,
+  Step,
+  WalkStop,
+  type BlockSource,
+  type FlowSink,
+  type PowerEvent,
+} from './flow-types.js';
 import { PACKET_BAD, PACKET_END, PacketReader } from './packet-reader.js';
 import { memoryTrace, type TraceSource } from './trace-source.js';
 
@@ -40,6 +48,7 @@ export {
   type FlowError,
   type FlowEvent,
   type FlowSink,
+  type PowerEvent,
 } from './flow-types.js';
 export { PT_ERR_MESSAGES, PtErr, type FlowErrorOptions, type PtErrCode } from './flow-errors.js';
 
@@ -54,6 +63,8 @@ export interface CpuFlowOptions {
    * space) takes the estimated time, and the queue yields there when that reaches the stop time.
    */
   kernelStart?: bigint;
+  /** perf's max_non_turbo_ratio (cbrScale in time-conv.ts): estimated times scale by it over the CBR. */
+  maxNonTurboRatio?: number;
 }
 
 export class CpuFlow extends FlowSync {
@@ -74,6 +85,7 @@ export class CpuFlow extends FlowSync {
     super(cpu, new PacketReader(src, o.window), blocks, sink, resyncStates(o.errors));
     this.retCompression = o.retCompression ?? true;
     this.kernelStart = o.kernelStart;
+    this.maxNonTurboRatio = o.maxNonTurboRatio ?? 0;
   }
 
   private readonly kernelStart: bigint | undefined;
@@ -211,9 +223,50 @@ export class CpuFlow extends FlowSync {
         case PT.MODE_EXEC:
           this.modeExec();
           break;
+        case PT.CBR:
+          this.readCbr();
+          // a changed ratio is a state of its own (perf: state.type 0, from_ip the decoder's IP)
+          if (this.cbrChanged) {
+            this.stateDone(this.ip);
+            return Step.Ok;
+          }
+          break;
+        case PT.PWRE:
+        case PT.PWRX:
+          this.powerState(rd.raw.type, rd.raw.lo);
+          return Step.Ok;
+        case PT.EXSTOP:
+          // EXSTOP with its IP bit set waits for a FUP (perf's set_fup_exstop): not followed here
+          if (rd.raw.flag) break;
+          this.powerState(PT.EXSTOP, 0);
+          return Step.Ok;
         default:
           break;
       }
+    }
+  }
+
+  /**
+   * PWRE, PWRX or EXSTOP read in sync: a decoder state of its own (from_ip the decoder's IP). A PWRE not
+   * after an MWAIT gives perf's sample the state's pwre_payload, which only an MWAIT+PWRE pair sets
+   * (intel_pt_walk_trace stores the packet's payload in pwrx_payload): 0, as perf 6.1 prints it.
+   */
+  private powerState(type: number, payload: number): void {
+    const ip = this.ip;
+    const tsc = this.tsc;
+    // intel_pt_sample: a changed ratio's cbr sample comes before the power event's
+    this.stateDone(ip);
+    const power = this.sink.power;
+    if (power) {
+      let e: PowerEvent;
+      if (type === PT.PWRE) e = { kind: 'pwre', ip, tsc, hw: false, cstate: 0, subcstate: 0 };
+      else if (type === PT.EXSTOP) e = { kind: 'exstop', ip, tsc, ipBit: false };
+      else {
+        const wake = (payload >>> 8) & 0xf;
+        e = { kind: 'pwrx', ip, tsc, deepest: payload & 0xf, last: (payload >>> 4) & 0xf, wake };
+      }
+      e.op = this.walkOp;
+      power.call(this.sink, this.cpu, e);
     }
   }
 
@@ -230,7 +283,9 @@ export class CpuFlow extends FlowSync {
       if (c === WalkStop.Conditional)
         return this.fail(PtErr.MISMAT, 'Unexpected conditional branch', FlowState.ErrResync);
     }
-    return this.walkPsb(); // which clears the return stack, as every PSB+ read does
+    const r = this.walkPsb(); // which clears the return stack, as every PSB+ read does
+    if (r === Step.Ok) this.psbDone(this.psbIp);
+    return r;
   }
 
   /** Take the next TNT outcome (true = taken). */
@@ -311,7 +366,7 @@ export class CpuFlow extends FlowSync {
       // intel_pt_run_decoder: "Use estimated TSC upon return to user space": the queue's time becomes the
       // estimate, and perf yields before this state's samples (the branch and its instruction) once that
       // reaches the stop (not while setting the queue up)
-      const est = this.tsc + 2n * BigInt(this.sinceTsc);
+      const est = this.estTsc();
       this.st = FlowState.InSync;
       this.ip = to;
       const insns = this.pending;
@@ -369,10 +424,14 @@ export class CpuFlow extends FlowSync {
           return Step.Error;
         case PT.MODE_EXEC:
           continue;
+        case PT.CBR:
+          this.readCbr();
+          continue;
         case PT.TIP_PGD: {
           this.st = FlowState.InSync;
           this.pge = false;
           const from = this.ip;
+          this.stateDone(from);
           if (rd.raw.ipc) this.setIp();
           this.sink.branch?.(this.cpu, from, rd.raw.ipc ? this.ip : 0n, BranchKind.traceEnd, this.tsc);
           this.sink.event?.(this.cpu, 'disabled', from, rd.lastOffset);
@@ -382,6 +441,7 @@ export class CpuFlow extends FlowSync {
         case PT.TIP: {
           this.st = FlowState.InSync;
           const from = this.ip;
+          this.stateDone(rd.raw.type === PT.TIP_PGE ? 0n : from);
           if (rd.raw.ipc) this.setIp();
           this.sink.event?.(this.cpu, 'interrupt', from, rd.lastOffset);
           this.sink.branch?.(this.cpu, from, this.ip, BranchKind.async, this.tsc);

@@ -47,6 +47,8 @@ export interface FlowInput {
   tasks?: { events: readonly TaskEvent[]; tracker: QueueTasks };
   /** perf's kernel_start (machine__kernel_start): returns to user space below it take the estimated time. */
   kernelStart?: bigint;
+  /** perf's max_non_turbo_ratio: estimated times scale by it over the CBR (0 or none: unscaled). */
+  maxNonTurboRatio?: number;
   /** Other records to hand on in time order among the decoded output (perf script prints other events' samples). */
   others?: readonly { time: bigint; offset: number; deliver(): void }[];
 }
@@ -72,6 +74,7 @@ export function decodeFlow(input: FlowInput): FlowResult {
     errors: input.errors,
     window: input.window,
     ...(input.timeConv && input.kernelStart !== undefined ? { kernelStart: input.kernelStart } : {}),
+    maxNonTurboRatio: input.maxNonTurboRatio ?? 0,
   };
   let muted: number | undefined;
   const sink = input.eventTimes && input.timeConv ? mutable(input.sink, () => muted) : input.sink;
@@ -134,6 +137,12 @@ function mutable(s: FlowSink, muted: () => number | undefined): FlowSink {
     const f = s.error.bind(s);
     out.error = (e) => {
       if (muted() !== e.cpu) f(e);
+    };
+  }
+  if (s.power) {
+    const f = s.power.bind(s);
+    out.power = (cpu, e) => {
+      if (muted() !== cpu) f(cpu, e);
     };
   }
   if (s.event) {

@@ -20,6 +20,50 @@ export class FlowSync extends FlowWalker {
   protected stopTsc = NO_STOP;
   /** MODE.Exec seen since the last enable (libipt reports it after [enabled]). */
   protected execMode64: boolean | undefined;
+  /** perf's decoder cbr_seen, the state's cbr, and the queue's cbr_seen (-1: perf's UINT_MAX). */
+  private cbrSeen = 0;
+  private stateCbr = 0;
+  private queueCbrSeen = -1;
+  /** The last PSB+ read: its offset in the CPU's trace and its FUP's IP (perf's psb_ip; 0 without one). */
+  protected psbOffset = 0;
+  protected psbIp = 0n;
+
+  // ---- power events (itrace p) -------------------------------------------
+
+  /** A CBR packet was read (perf's intel_pt_calc_cbr): the ratio is its payload's low byte. */
+  protected readCbr(): void {
+    this.cbr = this.reader.raw.lo & 0xff;
+  }
+
+  /** A CBR read in IN_SYNC that changed the ratio is a decoder state of its own (perf: state.type 0). */
+  protected get cbrChanged(): boolean {
+    return this.cbr !== this.cbrSeen;
+  }
+
+  /**
+   * A decoder state ended without error (from_ip `fromIp`): intel_pt_decode marks a changed ratio
+   * (CBR_CHG), and intel-pt.c synthesizes a cbr sample when the state's ratio differs from the queue's
+   * (always at the queue's first state).
+   */
+  protected stateDone(fromIp: bigint): void {
+    const power = this.sink.power;
+    if (!power) return;
+    if (this.cbr !== this.cbrSeen) {
+      this.cbrSeen = this.cbr;
+      this.stateCbr = this.cbr;
+    }
+    if (this.stateCbr === this.queueCbrSeen) return;
+    this.queueCbrSeen = this.stateCbr;
+    power.call(this.sink, this.cpu, { kind: 'cbr', ip: fromIp, tsc: this.tsc, cbr: this.stateCbr, op: this.walkOp });
+  }
+
+  /** A PSB+ was read: perf's PSB_EVT state (from_ip `ip`), timed by the PSB+'s TSC. */
+  protected psbDone(ip: bigint): void {
+    const power = this.sink.power;
+    if (!power) return;
+    power.call(this.sink, this.cpu, { kind: 'psb', ip, tsc: this.tsc, offset: this.psbOffset, op: this.walkOp });
+    this.stateDone(ip);
+  }
 
   // ---- packets ---------------------------------------------------------
 
@@ -100,6 +144,7 @@ export class FlowSync extends FlowWalker {
     const r = this.walkPsb();
     if (r !== Step.Ok) return r;
     if (this.ip) this.st = FlowState.InSync;
+    this.psbDone(this.psbIp);
     return Step.Ok;
   }
 
@@ -113,6 +158,8 @@ export class FlowSync extends FlowWalker {
     // not a PSB: the end, or a bad packet next() reported (its resync state stands)
     if (t !== PT.PSB) return t === PACKET_END ? Step.End : Step.Ok;
     this.sink.event?.(this.cpu, 'psb', 0n, rd.lastOffset);
+    this.psbOffset = rd.lastOffset;
+    this.psbIp = 0n;
     rd.last.ip = 0n;
     rd.last.haveIp = true;
     this.stack.length = 0;
@@ -133,8 +180,12 @@ export class FlowSync extends FlowWalker {
         case PT.FUP:
           if (rd.haveIp()) {
             this.setIp();
+            this.psbIp = this.ip;
             this.pge = true;
           }
+          break;
+        case PT.CBR:
+          this.readCbr();
           break;
         case PT.OVF:
           return this.overflow();
@@ -163,6 +214,7 @@ export class FlowSync extends FlowWalker {
           if (rd.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = FlowState.InSync;
+          this.stateDone(0n);
           this.sink.event?.(this.cpu, 'disabled', this.ip, rd.lastOffset);
           this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceEnd, this.tsc);
           return Step.Ok;
@@ -171,6 +223,7 @@ export class FlowSync extends FlowWalker {
           if (rd.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = FlowState.InSync;
+          this.stateDone(0n);
           this.enabled();
           this.traceBegin();
           return Step.Ok;
@@ -179,12 +232,14 @@ export class FlowSync extends FlowWalker {
           if (rd.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = FlowState.InSync;
+          this.stateDone(0n);
           this.traceBegin();
           return Step.Ok;
         case PT.FUP:
           if (rd.haveIp()) this.setIp();
           if (this.ip) {
             this.st = FlowState.InSync;
+            this.stateDone(0n);
             this.traceBegin();
             return Step.Ok;
           }
@@ -193,6 +248,8 @@ export class FlowSync extends FlowWalker {
           rd.unread();
           const r = this.walkPsb();
           if (r !== Step.Ok) return r;
+          // a PSB_EVT state either way; intel_pt_sync_ip gives it from_ip 0 when the PSB+ gave an IP
+          this.psbDone(0n);
           if (this.ip) {
             // intel_pt_walk_to_ip: in sync at a PSB+ "do not have a sample" (no trace begin)
             this.st = FlowState.InSync;
@@ -202,6 +259,9 @@ export class FlowSync extends FlowWalker {
         }
         case PT.TSC:
           this.setTsc();
+          break;
+        case PT.CBR:
+          this.readCbr();
           break;
         case PT.MODE_EXEC:
           this.modeExec();
