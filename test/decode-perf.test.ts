@@ -92,11 +92,11 @@ test('decode refuses what it does not do, naming it', () => {
     [['--itrace=l'], "'l'"],
     [['--itrace=q'], "'q'"],
     [['--itrace=g'], "'g'"],
-    [['--itrace=p'], "'p'"],
+    [['--itrace=ps3'], "'s' with 'p'"],
     [['--itrace=ik'], "'k'"],
     [['--itrace=b', '-F', 'brstack'], "'brstack'"],
-    [['--call-trace'], '--call-trace'],
-    [['--call-ret-trace'], '--call-ret-trace'],
+    [['--call-trace', '--itrace=be'], '--call-trace'],
+    [['--call-trace', '--call-ret-trace'], '--call-ret-trace'],
   ] as const) {
     const r = runCli(['decode', '-i', rec.pokes, ...args]);
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);

@@ -316,8 +316,10 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
       if (indent) {
         const t = o.task(cpu);
         key = t.pid === 0 && t.tid === 0 ? `idle/${cpu}` : `${t.pid}/${t.tid}`;
+        // a queue with no task (tid -1) has no thread: perf keeps no stack for it, its lines are not indented
+        if (t.tid === -1) key = '';
         const len = flags & IP_FLAG.CALL && kind !== 'async' && from ? o.insnAt(from).length : 0;
-        indent.event(key, cpu, flags, from, to, len);
+        if (key) indent.event(key, cpu, flags, from, to, len);
       }
       if (filter && !(filter & flags)) return;
       if (skipped()) return;

@@ -48,6 +48,11 @@ export class FlowWalker {
   protected errTsc: bigint | undefined;
   /** Instructions walked since the last TSC packet (perf's timestamp_insn_cnt). */
   protected sinceTsc = 0;
+  /**
+   * After a PSB+ that gave no IP, before anything else: perf 6.1 reads power-event packets there as
+   * states (measured: PWRE/EXSTOP/PWRX samples with IP 0), as it does not after an error.
+   */
+  protected afterSync = false;
   /** perf's decoder cbr (the last CBR packet's ratio, 0 before any) and max_non_turbo_ratio (0: unknown). */
   protected cbr = 0;
   maxNonTurboRatio = 0;
@@ -77,6 +82,7 @@ export class FlowWalker {
   /** Report an error (perf's codes), move to the state decoding resumes in. */
   protected fail(code: PtErrCode, reason: string, next: FlowState): Step {
     const dropped = this.pending !== undefined;
+    this.afterSync = false;
     this.pending = undefined;
     this.st = next;
     this.errors++;

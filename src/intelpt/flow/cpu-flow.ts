@@ -28,15 +28,7 @@ import { PT } from '../packets/kinds.js';
 import type { Insn } from '../../x86/block-cache.js';
 import { PtErr, resyncStates, type FlowErrorOptions } from './flow-errors.js';
 import { FlowSync, NO_STOP } from './flow-sync.js';
-import {
-  BranchKind,
-  FlowState,
-  Step,
-  WalkStop,
-  type BlockSource,
-  type FlowSink,
-  type PowerEvent,
-} from './flow-types.js';
+import { BranchKind, FlowState, Step, WalkStop, type BlockSource, type FlowSink } from './flow-types.js';
 import { PACKET_BAD, PACKET_END, PacketReader } from './packet-reader.js';
 import { memoryTrace, type TraceSource } from './trace-source.js';
 
@@ -243,30 +235,6 @@ export class CpuFlow extends FlowSync {
         default:
           break;
       }
-    }
-  }
-
-  /**
-   * PWRE, PWRX or EXSTOP read in sync: a decoder state of its own (from_ip the decoder's IP). A PWRE not
-   * after an MWAIT gives perf's sample the state's pwre_payload, which only an MWAIT+PWRE pair sets
-   * (intel_pt_walk_trace stores the packet's payload in pwrx_payload): 0, as perf 6.1 prints it.
-   */
-  private powerState(type: number, payload: number): void {
-    const ip = this.ip;
-    const tsc = this.tsc;
-    // intel_pt_sample: a changed ratio's cbr sample comes before the power event's
-    this.stateDone(ip);
-    const power = this.sink.power;
-    if (power) {
-      let e: PowerEvent;
-      if (type === PT.PWRE) e = { kind: 'pwre', ip, tsc, hw: false, cstate: 0, subcstate: 0 };
-      else if (type === PT.EXSTOP) e = { kind: 'exstop', ip, tsc, ipBit: false };
-      else {
-        const wake = (payload >>> 8) & 0xf;
-        e = { kind: 'pwrx', ip, tsc, deepest: payload & 0xf, last: (payload >>> 4) & 0xf, wake };
-      }
-      e.op = this.walkOp;
-      power.call(this.sink, this.cpu, e);
     }
   }
 

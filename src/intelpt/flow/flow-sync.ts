@@ -8,7 +8,7 @@
 import { PT } from '../packets/kinds.js';
 import { FlowWalker } from './code-walk.js';
 import { PtErr } from './flow-errors.js';
-import { BranchKind, FlowState, Step } from './flow-types.js';
+import { BranchKind, FlowState, Step, type PowerEvent } from './flow-types.js';
 import { PACKET_BAD, PACKET_END } from './packet-reader.js';
 
 /** run()'s stop TSC when there is none. */
@@ -121,6 +121,32 @@ export class FlowSync extends FlowWalker {
     this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceBegin, this.tsc);
   }
 
+  /**
+   * PWRE, PWRX or EXSTOP read in sync: a decoder state of its own (from_ip the decoder's IP). A PWRE not
+   * after an MWAIT gives perf's sample the state's pwre_payload, which only an MWAIT+PWRE pair sets
+   * (intel_pt_walk_trace stores the packet's payload in pwrx_payload): 0, as perf 6.1 prints it.
+   */
+  protected powerState(type: number, payload: number): void {
+    const ip = this.ip;
+    const tsc = this.tsc;
+    // intel_pt_sample: a changed ratio's cbr sample comes before the power event's
+    this.stateDone(ip);
+    // intel_pt_sample: a changed ratio's cbr sample comes before the power event's
+    this.stateDone(ip);
+    const power = this.sink.power;
+    if (power) {
+      let e: PowerEvent;
+      if (type === PT.PWRE) e = { kind: 'pwre', ip, tsc, hw: false, cstate: 0, subcstate: 0 };
+      else if (type === PT.EXSTOP) e = { kind: 'exstop', ip, tsc, ipBit: false };
+      else {
+        const wake = (payload >>> 8) & 0xf;
+        e = { kind: 'pwrx', ip, tsc, deepest: payload & 0xf, last: (payload >>> 4) & 0xf, wake };
+      }
+      e.op = this.walkOp;
+      power.call(this.sink, this.cpu, e);
+    }
+  }
+
   // ---- sync --------------------------------------------------------------
 
   /**
@@ -144,6 +170,7 @@ export class FlowSync extends FlowWalker {
     const r = this.walkPsb();
     if (r !== Step.Ok) return r;
     if (this.ip) this.st = FlowState.InSync;
+    else this.afterSync = true;
     this.psbDone(this.psbIp);
     return Step.Ok;
   }
@@ -214,6 +241,7 @@ export class FlowSync extends FlowWalker {
           if (rd.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = FlowState.InSync;
+          this.afterSync = false;
           this.stateDone(0n);
           this.sink.event?.(this.cpu, 'disabled', this.ip, rd.lastOffset);
           this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceEnd, this.tsc);
@@ -223,6 +251,7 @@ export class FlowSync extends FlowWalker {
           if (rd.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = FlowState.InSync;
+          this.afterSync = false;
           this.stateDone(0n);
           this.enabled();
           this.traceBegin();
@@ -232,6 +261,7 @@ export class FlowSync extends FlowWalker {
           if (rd.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = FlowState.InSync;
+          this.afterSync = false;
           this.stateDone(0n);
           this.traceBegin();
           return Step.Ok;
@@ -239,6 +269,7 @@ export class FlowSync extends FlowWalker {
           if (rd.haveIp()) this.setIp();
           if (this.ip) {
             this.st = FlowState.InSync;
+            this.afterSync = false;
             this.stateDone(0n);
             this.traceBegin();
             return Step.Ok;
@@ -253,6 +284,7 @@ export class FlowSync extends FlowWalker {
           if (this.ip) {
             // intel_pt_walk_to_ip: in sync at a PSB+ "do not have a sample" (no trace begin)
             this.st = FlowState.InSync;
+            this.afterSync = false;
             return Step.Ok;
           }
           break;
@@ -262,6 +294,14 @@ export class FlowSync extends FlowWalker {
           break;
         case PT.CBR:
           this.readCbr();
+          break;
+        case PT.PWRE:
+        case PT.PWRX:
+        case PT.EXSTOP:
+          if (this.afterSync && !(rd.raw.type === PT.EXSTOP && rd.raw.flag)) {
+            this.powerState(rd.raw.type, rd.raw.lo);
+            return Step.Ok;
+          }
           break;
         case PT.MODE_EXEC:
           this.modeExec();
