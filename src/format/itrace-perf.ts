@@ -353,7 +353,8 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
       const flags = e.ip && pf.has('flags') ? insnTypeFlags(e.op) : 0;
       let s = lineStart(o, cpu, time, e.kind, 1n, task, flags, pf);
       if (pf.has('synth')) s += powerSynthText(e, power.scale);
-      if (pf.has('addr')) s += hex16(0n);
+      // the state's to_ip (a PSB+ that gave the IP while resyncing: from 0 to there)
+      if (pf.has('addr')) s += hex16(e.to ?? 0n);
       if (pf.has('ip')) s += ` ${hex16(e.ip)}${symText(o, e.ip, pf)}`;
       line(s);
     };

@@ -399,8 +399,8 @@ export class CpuFlow extends FlowSync {
           this.st = FlowState.InSync;
           this.pge = false;
           const from = this.ip;
-          this.stateDone(from);
           if (rd.raw.ipc) this.setIp();
+          this.stateDone(from, rd.raw.ipc ? this.ip : 0n);
           this.sink.branch?.(this.cpu, from, rd.raw.ipc ? this.ip : 0n, BranchKind.traceEnd, this.tsc);
           this.sink.event?.(this.cpu, 'disabled', from, rd.lastOffset);
           return Step.Ok;
@@ -409,8 +409,8 @@ export class CpuFlow extends FlowSync {
         case PT.TIP: {
           this.st = FlowState.InSync;
           const from = this.ip;
-          this.stateDone(rd.raw.type === PT.TIP_PGE ? 0n : from);
           if (rd.raw.ipc) this.setIp();
+          this.stateDone(rd.raw.type === PT.TIP_PGE ? 0n : from, rd.raw.ipc ? this.ip : 0n);
           this.sink.event?.(this.cpu, 'interrupt', from, rd.lastOffset);
           this.sink.branch?.(this.cpu, from, this.ip, BranchKind.async, this.tsc);
           return Step.Ok;

@@ -45,7 +45,7 @@ export class FlowSync extends FlowWalker {
    * (CBR_CHG), and intel-pt.c synthesizes a cbr sample when the state's ratio differs from the queue's
    * (always at the queue's first state).
    */
-  protected stateDone(fromIp: bigint): void {
+  protected stateDone(fromIp: bigint, toIp = 0n): void {
     const power = this.sink.power;
     if (!power) return;
     if (this.cbr !== this.cbrSeen) {
@@ -54,15 +54,19 @@ export class FlowSync extends FlowWalker {
     }
     if (this.stateCbr === this.queueCbrSeen) return;
     this.queueCbrSeen = this.stateCbr;
-    power.call(this.sink, this.cpu, { kind: 'cbr', ip: fromIp, tsc: this.tsc, cbr: this.stateCbr, op: this.walkOp });
+    const e: PowerEvent = { kind: 'cbr', ip: fromIp, tsc: this.tsc, cbr: this.stateCbr, op: this.walkOp };
+    if (toIp) e.to = toIp;
+    power.call(this.sink, this.cpu, e);
   }
 
   /** A PSB+ was read: perf's PSB_EVT state (from_ip `ip`), timed by the PSB+'s TSC. */
-  protected psbDone(ip: bigint): void {
+  protected psbDone(ip: bigint, toIp = 0n): void {
     const power = this.sink.power;
     if (!power) return;
-    power.call(this.sink, this.cpu, { kind: 'psb', ip, tsc: this.tsc, offset: this.psbOffset, op: this.walkOp });
-    this.stateDone(ip);
+    const e: PowerEvent = { kind: 'psb', ip, tsc: this.tsc, offset: this.psbOffset, op: this.walkOp };
+    if (toIp) e.to = toIp;
+    power.call(this.sink, this.cpu, e);
+    this.stateDone(ip, toIp);
   }
 
   // ---- packets ---------------------------------------------------------
@@ -242,7 +246,7 @@ export class FlowSync extends FlowWalker {
           if (!this.ip) break;
           this.st = FlowState.InSync;
           this.afterSync = false;
-          this.stateDone(0n);
+          this.stateDone(0n, this.ip);
           this.sink.event?.(this.cpu, 'disabled', this.ip, rd.lastOffset);
           this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceEnd, this.tsc);
           return Step.Ok;
@@ -252,7 +256,7 @@ export class FlowSync extends FlowWalker {
           if (!this.ip) break;
           this.st = FlowState.InSync;
           this.afterSync = false;
-          this.stateDone(0n);
+          this.stateDone(0n, this.ip);
           this.enabled();
           this.traceBegin();
           return Step.Ok;
@@ -262,7 +266,7 @@ export class FlowSync extends FlowWalker {
           if (!this.ip) break;
           this.st = FlowState.InSync;
           this.afterSync = false;
-          this.stateDone(0n);
+          this.stateDone(0n, this.ip);
           this.traceBegin();
           return Step.Ok;
         case PT.FUP:
@@ -270,7 +274,7 @@ export class FlowSync extends FlowWalker {
           if (this.ip) {
             this.st = FlowState.InSync;
             this.afterSync = false;
-            this.stateDone(0n);
+            this.stateDone(0n, this.ip);
             this.traceBegin();
             return Step.Ok;
           }
@@ -280,7 +284,7 @@ export class FlowSync extends FlowWalker {
           const r = this.walkPsb();
           if (r !== Step.Ok) return r;
           // a PSB_EVT state either way; intel_pt_sync_ip gives it from_ip 0 when the PSB+ gave an IP
-          this.psbDone(0n);
+          this.psbDone(0n, this.ip);
           if (this.ip) {
             // intel_pt_walk_to_ip: in sync at a PSB+ "do not have a sample" (no trace begin)
             this.st = FlowState.InSync;
@@ -294,6 +298,11 @@ export class FlowSync extends FlowWalker {
           break;
         case PT.CBR:
           this.readCbr();
+          // after a FUP-less first PSB+ perf reads it as in sync: a changed ratio is a state of its own
+          if (this.afterSync && this.cbrChanged) {
+            this.stateDone(this.ip);
+            return Step.Ok;
+          }
           break;
         case PT.PWRE:
         case PT.PWRX:

@@ -87,9 +87,10 @@ export interface FlowError {
  * A power-event decoder state perf synthesizes a sample for (itrace `p`): a PSB+ read (its offset in the
  * CPU's trace), a core-to-bus ratio not reported yet (CBR; the queue's first state reports the ratio
  * even when no CBR came, as perf does), and MWAIT / PWRE / EXSTOP / PWRX packets. `ip` is the state's
- * from_ip (0 when none), `tsc` the state's timestamp, `op` the class of the last instruction walked.
+ * from_ip (0 when none), `to` its to_ip (perf prints it as `addr`; 0 when absent), `tsc` the state's
+ * timestamp, `op` the class of the last instruction walked.
  */
-export type PowerEvent = { op?: string | undefined } & PowerPayload;
+export type PowerEvent = { op?: string | undefined; to?: bigint } & PowerPayload;
 
 type PowerPayload =
   | { kind: 'psb'; ip: bigint; tsc: bigint; offset: number }
