@@ -90,12 +90,12 @@ for (const [name, input] of Object.entries(rec)) {
 test('decode refuses what it does not do, naming it', () => {
   for (const [args, what] of [
     [['--itrace=g'], "'g'"],
-    [['--itrace=p'], "'p'"],
+    [['--itrace=ps3'], "'s' with 'p'"],
     [['--itrace=ik'], "'k'"],
     [['--itrace=b', '-F', 'brstackoff'], "'brstackoff'"],
     [['--itrace=il0'], "'l'"],
-    [['--call-trace'], '--call-trace'],
-    [['--call-ret-trace'], '--call-ret-trace'],
+    [['--call-trace', '--itrace=be'], '--call-trace'],
+    [['--call-trace', '--call-ret-trace'], '--call-ret-trace'],
   ] as const) {
     const r = runCli(['decode', '-i', rec.pokes, ...args]);
     assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);

@@ -70,9 +70,10 @@ export class CallIndent {
     name: (addr: bigint) => string | undefined,
     dso: string | undefined,
   ): string {
-    let depth = this.stacks.get(key)?.frames.length ?? 0;
-    // the return was popped already: indent it as its call
-    if (flags & IP_FLAG.RETURN) depth += 1;
+    const stack = this.stacks.get(key);
+    let depth = stack?.frames.length ?? 0;
+    // the return was popped already: indent it as its call (a thread with no stack: not at all)
+    if (stack && flags & IP_FLAG.RETURN) depth += 1;
     let sym: string | undefined;
     let ip = 0n;
     if (flags & (IP_FLAG.CALL | IP_FLAG.TRACE_BEGIN)) {

@@ -19,6 +19,8 @@ export interface ItraceSpec {
   /** `r`: only returns (and trace begins). */
   returns: boolean;
   errors: boolean;
+  /** `p`: power events (psb, cbr, mwait, pwre, exstop, pwrx samples). */
+  power?: boolean;
   /** Letters accepted that print nothing on what decode reads (x transactions, w ptwrite, o other). */
   quiet: string[];
   period: ItracePeriod;
@@ -42,7 +44,6 @@ const UNSUPPORTED: Record<string, string> = {
   g: 'callchains',
   G: 'callchains on existing events',
   L: 'last-branch entries on existing events',
-  p: 'power events (psb, cbr)',
   Z: 'timestamps that ignore CYC',
   I: 'event-trace events',
   y: 'cycle samples',
@@ -110,6 +111,9 @@ export function parseItrace(spec: string): ItraceSpec {
       case 'w':
       case 'o':
         if (!o.quiet.includes(ch)) o.quiet.push(ch);
+        break;
+      case 'p':
+        o.power = true;
         break;
       case 's': {
         const n = num();

@@ -22,6 +22,8 @@ import { zeroPad } from './c-printf.js';
 import { CallIndent } from './itrace-callindent.js';
 import { branchSampleFlags, flagsColumn, IP_FLAG, insnTypeFlags } from './itrace-flags.js';
 import { LastBranch } from './itrace-last-branch.js';
+import { powerSynthText } from './itrace-power.js';
+import type { CbrScale } from '../intelpt/flow/time-conv.js';
 
 /** The -F fields an itrace sample line can show (perf script's names). */
 export const ITRACE_LINE_FIELDS = [
@@ -43,21 +45,36 @@ export const ITRACE_LINE_FIELDS = [
   'callindent',
   'brstack',
   'brstacksym',
+  'synth',
 ] as const;
 export type ItraceLineField = (typeof ITRACE_LINE_FIELDS)[number];
 
 /** output[PERF_TYPE_HARDWARE] of builtin-script.c: what perf prints with no -F. */
 const DEFAULT: ItraceLineField[] = ['comm', 'tid', 'cpu', 'time', 'event', 'ip', 'sym', 'symoff', 'dso', 'period'];
 
-/** The field set for `-F spec` (a list, or +field/-field edits of the default); `userSet` as perf's user_set. */
-export function parseItraceFields(spec: string | undefined): { fields: Set<ItraceLineField>; userSet: boolean } {
-  if (spec === undefined) return { fields: new Set(DEFAULT), userSet: false };
+/** output[PERF_TYPE_SYNTH]: the power events' fields with no -F (no period; the synth payload). */
+const SYNTH_DEFAULT: ItraceLineField[] = [...DEFAULT.filter((f) => f !== 'period'), 'synth'];
+
+export interface ItraceFields {
+  fields: Set<ItraceLineField>;
+  /** The fields of the synthesized power events (perf's PERF_TYPE_SYNTH output type). */
+  synthFields: Set<ItraceLineField>;
+  userSet: boolean;
+}
+
+/**
+ * The field set for `-F spec` (a list, or +field/-field edits of the default); `userSet` as perf's user_set.
+ * A list without a type applies to every output type, edits edit each type's default.
+ */
+export function parseItraceFields(spec: string | undefined): ItraceFields {
+  if (spec === undefined) return { fields: new Set(DEFAULT), synthFields: new Set(SYNTH_DEFAULT), userSet: false };
   const items = spec
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
   const edit = items.length > 0 && (items[0]!.startsWith('+') || items[0]!.startsWith('-'));
   const fields = new Set<ItraceLineField>(edit ? DEFAULT : []);
+  const synthFields = new Set<ItraceLineField>(edit ? SYNTH_DEFAULT : []);
   for (const it of items) {
     const sign = it[0] === '+' || it[0] === '-' ? it[0] : '';
     if (edit !== (sign !== '')) throw new FormatOptionError(`-F ${spec}: mix of field list and +/- edits`);
@@ -68,12 +85,14 @@ export function parseItraceFields(spec: string | undefined): { fields: Set<Itrac
       throw new FormatOptionError(
         `-F: field '${name}' is not supported by decode (supported: ${ITRACE_LINE_FIELDS.join(',')})`,
       );
-    if (sign === '-') fields.delete(name as ItraceLineField);
-    else fields.add(name as ItraceLineField);
+    for (const set of [fields, synthFields]) {
+      if (sign === '-') set.delete(name as ItraceLineField);
+      else set.add(name as ItraceLineField);
+    }
   }
   // perf's parse_output_fields marks the type user_set for edits too (so `-F +insn` drops a branch's `=> addr`),
   // but not for `-F +flags` alone (measured with perf 6.1: the `=> addr` stays)
-  return { fields, userSet: !(items.length === 1 && items[0] === '+flags') };
+  return { fields, synthFields, userSet: !(items.length === 1 && items[0] === '+flags') };
 }
 
 /** Which branches perf samples: `c` calls (and async, trace end), `r` returns (and trace begin); none = all. */
@@ -96,6 +115,10 @@ export interface PerfItraceOptions {
   instructions: boolean;
   branches: boolean;
   errors: boolean;
+  /** `p`: power-event samples (psb, cbr, …), printed with `synthFields`; cbrScale gives their frequency. */
+  power?: { synthFields: ReadonlySet<ItraceLineField>; scale: CbrScale };
+  /** perf's symbol_conf.pad_output_len_dso (--call-trace: 50): dso names in callindent padded to it. */
+  dsoPad?: number;
   filter: BranchFilter;
   fields: ReadonlySet<ItraceLineField>;
   userSet: boolean;
@@ -149,8 +172,8 @@ function lineStart(
   n: bigint,
   task: ItraceTask | undefined,
   flags = 0,
+  f: ReadonlySet<ItraceLineField> = o.fields,
 ): string {
-  const f = o.fields;
   let s = '';
   if (task && f.has('comm')) s += `${task.comm.padStart(16)} `;
   if (task && f.has('pid') && f.has('tid')) s += `${String(task.pid).padStart(5)}/${String(task.tid).padEnd(5)} `;
@@ -167,8 +190,7 @@ function lineStart(
 }
 
 /** sample__fprintf_sym / perf_sample__fprintf_addr after the address. */
-function symText(o: PerfItraceOptions, addr: bigint): string {
-  const f = o.fields;
+function symText(o: PerfItraceOptions, addr: bigint, f: ReadonlySet<ItraceLineField> = o.fields): string {
   let s = '';
   if (!f.has('sym') && !f.has('dso')) return s;
   const r = o.symbol(addr);
@@ -349,14 +371,16 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
       if (indent) {
         const t = o.task(cpu);
         key = t.pid === 0 && t.tid === 0 ? `idle/${cpu}` : `${t.pid}/${t.tid}`;
+        // a queue with no task (tid -1) has no thread: perf keeps no stack for it, its lines are not indented
+        if (t.tid === -1) key = '';
         const len = flags & IP_FLAG.CALL && kind !== 'async' && from ? o.insnAt(from).length : 0;
-        indent.event(key, cpu, flags, from, to, len);
+        if (key) indent.event(key, cpu, flags, from, to, len);
       }
       if (filter && !(filter & flags)) return;
       if (skipped()) return;
       let s = start(cpu, timeOf(cpu, tsc), o.branchEvent, 1n, flags);
       if (indent) {
-        const dso = f.has('dso') && !f.has('ip') && !f.has('addr') ? o.symbol(from).dso : undefined;
+        const dso = f.has('dso') && !f.has('ip') && !f.has('addr') ? paddedDso(o, from) : undefined;
         s += indent.text(key, flags, from, to, (a) => o.symbol(a).name, dso);
       }
       if (f.has('ip')) s += ` ${hex16(from)}${sym(from)}`;
@@ -370,6 +394,35 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
       line(s);
     };
   }
+  const power = o.power;
+  if (power) {
+    const pf = power.synthFields;
+    sink.power = (cpu, e) => {
+      if (only !== undefined && cpu !== only) return;
+      if (held?.cpu === cpu) release();
+      // perf's initial_skip counts these too (a cbr sample is never skipped: see parseItrace)
+      if (e.kind !== 'cbr' && skipped()) return;
+      const task = pf.has('comm') || pf.has('tid') || pf.has('pid') ? o.task(cpu) : undefined;
+      const time = tc ? tscToPerfTime(timeOf(cpu, e.tsc), tc) : o.zeroTime ? 0n : undefined;
+      // intel_pt_prep_p_sample: no IP, no flags; with one, the class of the last instruction walked
+      const flags = e.ip && pf.has('flags') ? insnTypeFlags(e.op) : 0;
+      let s = lineStart(o, cpu, time, e.kind, 1n, task, flags, pf);
+      if (pf.has('synth')) s += powerSynthText(e, power.scale);
+      // the state's to_ip (a PSB+ that gave the IP while resyncing: from 0 to there)
+      if (pf.has('addr')) s += hex16(e.to ?? 0n);
+      if (pf.has('ip')) s += ` ${hex16(e.ip)}${symText(o, e.ip, pf)}`;
+      line(s);
+    };
+  }
   sink.flush = release;
   return sink;
+}
+
+/** The dso column of callindent: padded inside its parentheses when perf pads (map__fprintf_dsoname). */
+function paddedDso(o: PerfItraceOptions, addr: bigint): string {
+  const d = o.symbol(addr).dso;
+  const w = o.dsoPad;
+  if (!w) return d;
+  // scnprintf_pad into a buffer of w + 1: at most w - 1 characters of the name, spaces up to w
+  return d.slice(0, w - 1).padEnd(w);
 }

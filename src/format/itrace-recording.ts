@@ -11,18 +11,21 @@ import { QueueTasks } from '../intelpt/flow/queue-tasks.js';
 import { eventModifiers } from '../session/event-names.js';
 import { classifyInsn } from '../x86/classify.js';
 import type { ItraceSpec } from './itrace-options.js';
-import { otherSampleLine, type ItraceLineField, type PerfItraceOptions } from './itrace-perf.js';
+import { otherSampleLine, type ItraceFields, type PerfItraceOptions } from './itrace-perf.js';
+import { cbrScale } from '../intelpt/flow/time-conv.js';
 import { FormatOptionError } from './errors.js';
 import { PerfType } from '../abi/event-attr.js';
 import { SampleType } from '../abi/sample-format.js';
 
 const UNKNOWN = '[unknown]';
+/** intel_pt config bit pwr_evt (INTEL_PT_CFG_PWR_EVT_EN): the power-event packets are traced. */
+const PWR_EVT_EN = 1n << 4n;
 
 export function perfItraceOptions(
   rec: PtRecording,
   spec: ItraceSpec,
-  fields: { fields: Set<ItraceLineField>; userSet: boolean },
-  o: { cpu?: number | undefined; ns?: boolean; clock?: { time: bigint }; tasks?: QueueTasks } = {},
+  fields: ItraceFields,
+  o: { cpu?: number | undefined; ns?: boolean; clock?: { time: bigint }; tasks?: QueueTasks; dsoPad?: number } = {},
 ): PerfItraceOptions {
   const tasks = o.tasks ?? new QueueTasks(rec.taskOptions);
   const cpu = o.cpu;
@@ -34,6 +37,9 @@ export function perfItraceOptions(
   const names = rec.machine.evidence.events.map((e) => e.name);
   if (spec.branches) names.push(branchEvent);
   if (spec.instructions) names.push(insnEvent);
+  // intel_pt_synth_events: cbr and psb, and the packets' events when the pwr_evt config bit was set
+  const pwrEvt = ((rec.ptAttr?.config ?? 0n) & PWR_EVT_EN) !== 0n;
+  if (spec.power) names.push('cbr', 'psb', ...(pwrEvt ? ['mwait', 'pwre', 'exstop', 'pwrx'] : []));
   const eventWidth = Math.max(0, ...names.map((n) => n.length));
   const m = rec.machine;
   const kmap = m.kernelMaps.find((k) => k.filename.startsWith('[kernel.kallsyms]'));
@@ -47,6 +53,10 @@ export function perfItraceOptions(
     instructions: spec.instructions,
     branches: spec.branches,
     errors: spec.errors,
+    ...(spec.power
+      ? { power: { synthFields: fields.synthFields, scale: cbrScale(rec.infoTimeConv, rec.maxNonTurboRatio) } }
+      : {}),
+    ...(o.dsoPad ? { dsoPad: o.dsoPad } : {}),
     filter: { calls: spec.calls, returns: spec.returns },
     fields: fields.fields,
     userSet: fields.userSet,

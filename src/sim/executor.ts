@@ -82,6 +82,12 @@ export interface ExecOptions {
    * syscall a TIP out of it, with TNT bits and indirect branches of the unknown code in between.
    */
   userBase?: bigint;
+  /**
+   * Power-event packets, as hardware with the pwr_evt config bit writes them: a CBR (core:bus ratio) in
+   * every PSB+ and at frequency changes between bursts, and now and then a C-state visit between bursts
+   * (PWRE, EXSTOP, PWRX). Drawn from a random stream of their own: without them the trace is unchanged.
+   */
+  power?: boolean;
 }
 
 class Growable {
@@ -135,6 +141,9 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
   let bursts = 0;
   let traps = 0;
   const user = o.userBase;
+  const pwr = o.power ? new Rng((o.seed * 31337 + o.cpu * 7) >>> 0) : undefined;
+  /** The core:bus ratio (with a 2 GHz TSC and max non-turbo ratio 20: 100 MHz steps). */
+  let ratio = pwr ? pwr.int(8, 40) : 0;
   /** In user mode with tracing on: the user IP (undefined before tracing starts). */
   let userIp: bigint | undefined;
   const userGap = (): void => {
@@ -162,6 +171,7 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
       enc.flushTnt();
       enc.psb();
       enc.tsc(BigInt(tsc));
+      if (pwr) enc.cbr(ratio);
       if (userIp !== undefined) {
         // tracing is on in user mode: the PSB+ names where it is
         enc.modeExec(true);
@@ -170,6 +180,19 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
       enc.psbend();
     } else {
       enc.tsc(BigInt(tsc));
+    }
+    if (pwr) {
+      if (pwr.chance(0.1)) {
+        // the CPU slept since the last syscall: C-state entry, execution stopped, exit with a wake reason
+        const deepest = pwr.int(1, 6);
+        enc.pwre(deepest, pwr.int(0, 3), pwr.chance(0.3));
+        enc.exstop(false);
+        enc.pwrx(pwr.int(1, deepest), deepest, [1, 4, 8][pwr.int(0, 2)]!);
+      }
+      if (pwr.chance(0.15)) {
+        ratio = pwr.int(8, 40);
+        enc.cbr(ratio);
+      }
     }
     userGap();
     if (chunkTsc < 0) chunkTsc = tsc;
@@ -198,6 +221,7 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
         lastPsb = enc.pos;
         enc.psb();
         enc.tsc(BigInt(tsc));
+        if (pwr) enc.cbr(ratio);
         enc.modeExec(true);
         enc.fup(base + BigInt(ip));
         enc.psbend();

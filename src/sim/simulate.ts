@@ -70,6 +70,8 @@ export interface SimOptions {
   samples?: number;
   /** Trace user mode too, in code the recording does not hold (executor.ts `userBase`). */
   userCode?: boolean;
+  /** Power-event packets (CBR, PWRE, EXSTOP, PWRX; executor.ts `power`) and the pwr_evt config bit. */
+  power?: boolean;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -91,7 +93,7 @@ export interface SimSummary {
 /** Fake PMU type of intel_pt: AUXTRACE_INFO's pmu_type must name the attr's type. */
 export const SIM_PT_PMU_TYPE = 8;
 /** intel_pt PMU config bits (/sys/bus/event_source/devices/intel_pt/format). */
-export const PT_CONFIG = { pt: 0, tsc: 10, noretcomp: 11, branch: 13, mtc: 9, cyc: 1 } as const;
+export const PT_CONFIG = { pt: 0, tsc: 10, noretcomp: 11, branch: 13, mtc: 9, cyc: 1, pwrEvt: 4 } as const;
 const PERF_AUXTRACE_INTEL_PT = 1;
 
 /** Where the simulated user code sits (no map, no bytes in the recording). */
@@ -156,6 +158,7 @@ export function simulate(opts: SimOptions): SimSummary {
         keepTruth: keepTruth || !!opts.samples,
         ...(opts.userCode ? { userBase: SIM_USER_BASE } : {}),
         midBurstPsb: opts.midBurstPsb,
+        power: !!opts.power,
         trampolineLive,
       }),
     );
@@ -184,6 +187,7 @@ export function simulate(opts: SimOptions): SimSummary {
     samples: opts.samples ?? 0,
     seed,
     userCode: !!opts.userCode,
+    power: !!opts.power,
     textPokes,
     retCompression,
     cpus,
@@ -262,6 +266,7 @@ function writeData(
     samples: number;
     seed: number;
     userCode: boolean;
+    power: boolean;
   },
 ): void {
   const sampleType = SampleType.IP | SampleType.TID | SampleType.TIME | SampleType.CPU | SampleType.IDENTIFIER;
@@ -272,6 +277,7 @@ function writeData(
     (1n << BigInt(PT_CONFIG.pt)) |
     (o.timeless ? 0n : 1n << BigInt(PT_CONFIG.tsc)) |
     (1n << BigInt(PT_CONFIG.branch)) |
+    (o.power ? 1n << BigInt(PT_CONFIG.pwrEvt) : 0n) |
     (o.retCompression ? 0n : 1n << BigInt(PT_CONFIG.noretcomp));
   pt.samplePeriod = 1n;
   pt.sampleType = sampleType;

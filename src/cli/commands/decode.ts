@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { loadPtRecording } from '../../intelpt/flow/recording.js';
+import { cbrScale } from '../../intelpt/flow/time-conv.js';
 import { QueueTasks, syncSwitchWarning } from '../../intelpt/flow/queue-tasks.js';
 import { decodeFlow, type FlowResult } from '../../intelpt/flow/decode.js';
 import { decodeJsonLines } from '../../format/itrace.js';
-import { parseItrace } from '../../format/itrace-options.js';
-import { parseItraceFields, perfItraceSink, type TaskError } from '../../format/itrace-perf.js';
+import { defaultToErrors, resolveItrace } from '../../format/itrace-presets.js';
+import { perfItraceSink, type TaskError } from '../../format/itrace-perf.js';
 import { otherSampleDeliveries, perfItraceOptions } from '../../format/itrace-recording.js';
 import { FormatOptionError } from '../../format/errors.js';
 import { codeImageWarnings, tracesKernel } from '../../machine/code-warnings.js';
@@ -47,8 +48,8 @@ export function register(program: Command): void {
     .hook('preAction', fillDefaultInput)
     .option('--itrace <spec>', "perf's --itrace: i[period] b c r e x w p o l[N] s<N> (default e)")
     .option('--insn-trace', 'every instruction with its bytes (perf script --insn-trace: --itrace=i0nse -F +insn)')
-    .option('--call-trace', 'perf script --call-trace (not supported yet: its p power events; refused)')
-    .option('--call-ret-trace', 'perf script --call-ret-trace (not supported yet: its p power events; refused)')
+    .option('--call-trace', 'calls indented, power events (perf script --call-trace: --itrace=cewp, -F callindent)')
+    .option('--call-ret-trace', 'calls and returns indented (perf script --call-ret-trace: --itrace=crewp)')
     .option('--ns', 'times with nanoseconds (perf script --ns)')
     .option(
       '-F, --fields <list>',
@@ -68,22 +69,14 @@ export function register(program: Command): void {
   cmd.action(async (o: DecodeCliOptions) => {
     if (o.rawPt) return decodeRaw({ ...o, rawPt: o.rawPt });
     if (!o.input) throw new UsageError('decode: -i DIR (or --raw-pt FILE) is required');
-    const ct = o.callTrace ? '--call-trace' : o.callRetTrace ? '--call-ret-trace' : undefined;
-    if (ct)
-      throw new UsageError(
-        `${ct} is not supported yet (its itrace 'p' power events): --itrace=c${o.callRetTrace ? 'r' : ''}e ` +
-          `-F -ip,-addr,-event,-period,+callindent${o.callRetTrace ? ',+flags' : ''} prints its other lines`,
-      );
-    let spec: ReturnType<typeof parseItrace>;
-    let fields: ReturnType<typeof parseItraceFields>;
+    let choice: ReturnType<typeof resolveItrace>;
     try {
-      spec = parseItrace(o.insnTrace ? `i0nse${o.itrace ?? ''}` : (o.itrace ?? 'e'));
-      const f = o.insnTrace ? ['+insn', '-event', '-period', ...(o.fields ? [o.fields] : [])].join(',') : o.fields;
-      fields = parseItraceFields(f);
+      choice = resolveItrace(o);
     } catch (e) {
       throw e instanceof FormatOptionError ? new UsageError(e.message) : e;
     }
-    if (!(spec.instructions || spec.branches || spec.quiet.length || spec.lastBranch || spec.quick)) spec.errors = true;
+    const { spec, fields } = choice;
+    defaultToErrors(spec);
     const onlyCpu = o.cpu === undefined ? undefined : Number(o.cpu);
     const rec = await loadPtRecording(o.input);
     const tc = rec.timeConv;
@@ -92,8 +85,14 @@ export function register(program: Command): void {
     const json = !!o.json;
     const clock = { time: -1n };
     const tasks = new QueueTasks(rec.taskOptions);
-    const po = perfItraceOptions(rec, spec, fields, { cpu: onlyCpu, ns: !!(o.ns || o.insnTrace), clock, tasks });
-    if (json) Object.assign(po, { instructions: false, branches: false, errors: false });
+    const po = perfItraceOptions(rec, spec, fields, {
+      cpu: onlyCpu,
+      ns: choice.ns,
+      clock,
+      tasks,
+      dsoPad: choice.dsoPad,
+    });
+    if (json) Object.assign(po, { instructions: false, branches: false, errors: false, power: undefined });
     const sink = perfItraceSink(po, (l) => out.line(l), errors);
     let others: ReturnType<typeof otherSampleDeliveries> = [];
     try {
@@ -120,6 +119,7 @@ export function register(program: Command): void {
       others,
       kernelStart,
       quick: spec.quick,
+      maxNonTurboRatio: cbrScale(rec.infoTimeConv, rec.maxNonTurboRatio).maxNonTurbo,
       sink,
     });
     sink.flush?.();

@@ -50,6 +50,7 @@ export function register(program: Command): void {
       0,
     )
     .option('--user-code', 'trace user mode too, in code the recording does not hold (no ELF)')
+    .option('--power', 'power-event packets (CBR in PSB+ and at frequency changes, PWRE/EXSTOP/PWRX) and pwr_evt')
     .option('--json', 'print the summary as JSON')
     .action(
       (o: {
@@ -70,6 +71,7 @@ export function register(program: Command): void {
         switches: number;
         samples: number;
         userCode?: boolean;
+        power?: boolean;
         json?: boolean;
       }) => {
         const t0 = performance.now();
@@ -91,6 +93,7 @@ export function register(program: Command): void {
           switches: o.switches,
           samples: o.samples,
           userCode: o.userCode,
+          power: o.power,
         });
         const secs = (performance.now() - t0) / 1000;
         if (o.json) {

@@ -36,6 +36,8 @@ export class FlowWalker {
   protected retAddr = 0n;
   /** The branch instruction the last walk stopped at. */
   protected lastInsn: Insn | undefined;
+  /** The class of the last instruction walked (perf's state.insn_op, which power samples take their flags from). */
+  walkOp: string | undefined;
   /** The block whose last instruction (the branch a walk stopped at) is not reported yet. */
   protected pending: readonly Insn[] | undefined;
   /**
@@ -46,6 +48,24 @@ export class FlowWalker {
   protected errTsc: bigint | undefined;
   /** Instructions walked since the last TSC packet (perf's timestamp_insn_cnt). */
   protected sinceTsc = 0;
+  /**
+   * After a PSB+ that gave no IP, before anything else: perf 6.1 reads power-event packets there as
+   * states (measured: PWRE/EXSTOP/PWRX samples with IP 0), as it does not after an error.
+   */
+  protected afterSync = false;
+  /** perf's decoder cbr (the last CBR packet's ratio, 0 before any) and max_non_turbo_ratio (0: unknown). */
+  protected cbr = 0;
+  maxNonTurboRatio = 0;
+
+  /**
+   * perf's intel_pt_est_timestamp: the last TSC plus 2 ticks per instruction walked since, scaled by
+   * max non-turbo ratio / CBR once a CBR packet gave the ratio.
+   */
+  protected estTsc(): bigint {
+    let est = 2n * BigInt(this.sinceTsc);
+    if (this.cbr && this.maxNonTurboRatio) est = (est * BigInt(this.maxNonTurboRatio)) / BigInt(this.cbr);
+    return this.tsc + est;
+  }
   private noProgress = 0;
   private stuckIp = 0n;
   private stuckPrd = 0;
@@ -62,13 +82,14 @@ export class FlowWalker {
   /** Report an error (perf's codes), move to the state decoding resumes in. */
   protected fail(code: PtErrCode, reason: string, next: FlowState): Step {
     const dropped = this.pending !== undefined;
+    this.afterSync = false;
     this.pending = undefined;
     this.st = next;
     this.errors++;
     const e = flowError(this.cpu, code, reason, {
       ip: this.ip,
       tsc: this.tsc,
-      sinceTsc: this.sinceTsc,
+      estTsc: this.estTsc(),
       offset: this.reader.lastOffset,
     });
     if (dropped) e.droppedBranch = true;
@@ -85,7 +106,10 @@ export class FlowWalker {
    */
   protected walkInsn(toIp: bigint): WalkStop {
     for (;;) {
-      if (toIp && this.ip === toIp) return WalkStop.Reached;
+      if (toIp && this.ip === toIp) {
+        this.walkOp = undefined;
+        return WalkStop.Reached;
+      }
       const b = this.blocks.get(this.ip);
       const insns = b.insns;
       const n = insns.length;
@@ -98,6 +122,7 @@ export class FlowWalker {
           }
         }
         if (upto < n) {
+          this.walkOp = upto > 0 ? insns[upto - 1]!.op : undefined;
           if (upto > 0) this.emit(insns, 0, upto);
           this.ip = toIp;
           this.noProgress = 0;
@@ -115,6 +140,7 @@ export class FlowWalker {
       const last = insns[n - 1]!;
       this.ip = last.ip;
       this.lastInsn = last;
+      this.walkOp = last.op;
       // The branch itself is reported only once the trace confirms it
       // (perf synthesizes no instruction sample for a branch that errors).
       if (n > 1) this.emit(insns, 0, n - 1);

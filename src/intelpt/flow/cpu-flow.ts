@@ -27,7 +27,8 @@
 import { PT } from '../packets/kinds.js';
 import type { Insn } from '../../x86/block-cache.js';
 import { PtErr, resyncStates, type FlowErrorOptions } from './flow-errors.js';
-import { FlowSync, NO_STOP } from './flow-sync.js';
+import { NO_STOP } from './flow-sync.js';
+import { HOP_IGNORE, HOP_PROCESS, QuickHop } from './quick-hop.js';
 import { BranchKind, FlowState, Step, WalkStop, type BlockSource, type FlowSink } from './flow-types.js';
 import { PACKET_BAD, PACKET_END, PacketReader } from './packet-reader.js';
 import { memoryTrace, type TraceSource } from './trace-source.js';
@@ -40,6 +41,7 @@ export {
   type FlowError,
   type FlowEvent,
   type FlowSink,
+  type PowerEvent,
 } from './flow-types.js';
 export { PT_ERR_MESSAGES, PtErr, type FlowErrorOptions, type PtErrCode } from './flow-errors.js';
 
@@ -54,15 +56,13 @@ export interface CpuFlowOptions {
    * space) takes the estimated time, and the queue yields there when that reaches the stop time.
    */
   kernelStart?: bigint;
-  /** perf's quick decoding: 1 (`q`) hops from TIP/FUP/PSB+ to the next without walking code, 2 (`qq`) leaps from PSB+ to PSB+. */
+  /** perf's quick decoding: 1 (`q`) hops from TIP/FUP/PSB+ to the next without walking code, 2 (`qq`) PSB+ to PSB+. */
   quick?: number;
+  /** perf's max_non_turbo_ratio (cbrScale in time-conv.ts): estimated times scale by it over the CBR. */
+  maxNonTurboRatio?: number;
 }
 
-/** What quick decoding does with a packet (perf's HOP_IGNORE / HOP_PROCESS; else the step's result). */
-const HOP_IGNORE = -1;
-const HOP_PROCESS = -2;
-
-export class CpuFlow extends FlowSync {
+export class CpuFlow extends QuickHop {
   /** The TNT packet's outcomes: bit tntCount-1 is the next one (1 = taken). */
   private tntBits = 0;
   /** The TIP (or TIP.PGD) being walked to: its IP compression (0 = no IP given). */
@@ -80,11 +80,9 @@ export class CpuFlow extends FlowSync {
     super(cpu, new PacketReader(src, o.window), blocks, sink, resyncStates(o.errors));
     this.retCompression = o.retCompression ?? true;
     this.kernelStart = o.kernelStart;
-    this.quick = o.quick ?? 0;
-    this.quickSync = this.quick;
+    this.quickSync = o.quick ?? 0;
+    this.maxNonTurboRatio = o.maxNonTurboRatio ?? 0;
   }
-
-  private readonly quick: number;
 
   private readonly kernelStart: bigint | undefined;
   /** A return to user space not reported yet: run() stopped there, its sample comes first on the next run. */
@@ -107,7 +105,7 @@ export class CpuFlow extends FlowSync {
   protected override atStop(): boolean {
     if (!super.atStop()) return false;
     // quick decoding walks no code: every packet is a place to yield
-    if (this.quick || this.st !== FlowState.InSync || this.ip === 0n || this.reader.nextIsPsbOrOvf()) return true;
+    if (this.quickSync || this.st !== FlowState.InSync || this.ip === 0n || this.reader.nextIsPsbOrOvf()) return true;
     const b = this.blocks.get(this.ip);
     return b.insns.length > 0 || (b.stop !== 'invalid' && b.stop !== 'nomap');
   }
@@ -168,7 +166,7 @@ export class CpuFlow extends FlowSync {
     for (;;) {
       if (this.atStop()) return Step.Pause;
       const t = this.next();
-      if (this.quick && t >= 0) {
+      if (this.quickSync && t >= 0) {
         const h = this.hop(t);
         if (h === HOP_IGNORE) continue;
         if (h !== HOP_PROCESS) return h;
@@ -201,7 +199,7 @@ export class CpuFlow extends FlowSync {
           this.enabled();
           this.traceBegin();
           // perf's hop mode resamples there: the trace begin's target as an instruction sample
-          if (this.quick) this.sink.quick?.(this.cpu, this.ip, this.tsc);
+          if (this.quickSync) this.sink.quick?.(this.cpu, this.ip, this.tsc);
           return Step.Ok;
         case PT.OVF:
           return this.overflow();
@@ -230,82 +228,26 @@ export class CpuFlow extends FlowSync {
         case PT.MODE_EXEC:
           this.modeExec();
           break;
+        case PT.CBR:
+          this.readCbr();
+          // a changed ratio is a state of its own (perf: state.type 0, from_ip the decoder's IP)
+          if (this.cbrChanged) {
+            this.stateDone(this.ip);
+            return Step.Ok;
+          }
+          break;
+        case PT.PWRE:
+        case PT.PWRX:
+          this.powerState(rd.raw.type, rd.raw.lo);
+          return Step.Ok;
+        case PT.EXSTOP:
+          // EXSTOP with its IP bit set waits for a FUP (perf's set_fup_exstop): not followed here
+          if (rd.raw.flag) break;
+          this.powerState(PT.EXSTOP, 0);
+          return Step.Ok;
         default:
           break;
       }
-    }
-  }
-
-  /**
-   * perf's intel_pt_hop_trace: TNT ignored, no code walked; a TIP, a FUP or a PSB+ with a FUP gives an instruction
-   * sample at its IP; a FUP while tracing, then the TIP that must follow, the asynchronous branch between them. In
-   * leap mode (`qq`) every packet but a PSB is skipped to the next PSB.
-   */
-  private hop(t: number): number {
-    const rd = this.reader;
-    if (this.quick >= 2 && t !== PT.PSB) {
-      rd.unread();
-      if (!rd.syncToPsb(false)) return Step.End;
-      return this.atStop() ? Step.Pause : HOP_IGNORE;
-    }
-    switch (t) {
-      case PT.TNT8:
-      case PT.TNT64:
-        return HOP_IGNORE;
-      case PT.TIP_PGD:
-        this.pge = false;
-        if (!rd.raw.ipc) return HOP_IGNORE;
-        this.setIp();
-        this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceEnd, this.tsc);
-        return Step.Ok;
-      case PT.TIP:
-        if (!rd.raw.ipc) return HOP_IGNORE;
-        this.setIp();
-        this.sink.quick?.(this.cpu, this.ip, this.tsc);
-        return Step.Ok;
-      case PT.FUP: {
-        if (!rd.raw.ipc) return HOP_IGNORE;
-        this.setIp();
-        if (!this.pge) {
-          this.sink.quick?.(this.cpu, this.ip, this.tsc);
-          return Step.Ok;
-        }
-        return this.hopFupTip();
-      }
-      case PT.PSB: {
-        rd.unread();
-        const r = this.walkPsb();
-        if (r !== Step.Ok) return r;
-        if (this.psbFup) this.sink.quick?.(this.cpu, this.ip, this.tsc);
-        return Step.Ok;
-      }
-      default:
-        return HOP_PROCESS;
-    }
-  }
-
-  /** A FUP while tracing in hop mode: its IP sampled as the branch to the TIP after it, then that TIP's target. */
-  private hopFupTip(): Step {
-    const rd = this.reader;
-    const from = this.ip;
-    for (;;) {
-      const t = this.next();
-      if (t === PACKET_END) return Step.End;
-      if (t === PACKET_BAD) return Step.Error;
-      if (t === PT.MODE_EXEC) continue;
-      if (t !== PT.TIP && t !== PT.TIP_PGE && t !== PT.TIP_PGD) {
-        rd.unread();
-        return this.fail(PtErr.MISMAT, 'Missing TIP after FUP', this.resync.missingPacket);
-      }
-      const pgd = t === PT.TIP_PGD;
-      if (rd.raw.ipc) this.setIp();
-      const to = rd.raw.ipc ? this.ip : 0n;
-      const kind = pgd ? BranchKind.traceEnd : BranchKind.async;
-      this.sink.quick?.(this.cpu, from, this.tsc, { kind, to });
-      if (pgd) this.pge = false;
-      this.sink.branch?.(this.cpu, from, to, kind, this.tsc);
-      if (to) this.sink.quick?.(this.cpu, to, this.tsc);
-      return Step.Ok;
     }
   }
 
@@ -322,7 +264,9 @@ export class CpuFlow extends FlowSync {
       if (c === WalkStop.Conditional)
         return this.fail(PtErr.MISMAT, 'Unexpected conditional branch', FlowState.ErrResync);
     }
-    return this.walkPsb(); // which clears the return stack, as every PSB+ read does
+    const r = this.walkPsb(); // which clears the return stack, as every PSB+ read does
+    if (r === Step.Ok) this.psbDone(this.psbIp);
+    return r;
   }
 
   /** Take the next TNT outcome (true = taken). */
@@ -403,7 +347,7 @@ export class CpuFlow extends FlowSync {
       // intel_pt_run_decoder: "Use estimated TSC upon return to user space": the queue's time becomes the
       // estimate, and perf yields before this state's samples (the branch and its instruction) once that
       // reaches the stop (not while setting the queue up)
-      const est = this.tsc + 2n * BigInt(this.sinceTsc);
+      const est = this.estTsc();
       this.st = FlowState.InSync;
       this.ip = to;
       const insns = this.pending;
@@ -461,11 +405,15 @@ export class CpuFlow extends FlowSync {
           return Step.Error;
         case PT.MODE_EXEC:
           continue;
+        case PT.CBR:
+          this.readCbr();
+          continue;
         case PT.TIP_PGD: {
           this.st = FlowState.InSync;
           this.pge = false;
           const from = this.ip;
           if (rd.raw.ipc) this.setIp();
+          this.stateDone(from, rd.raw.ipc ? this.ip : 0n);
           this.sink.branch?.(this.cpu, from, rd.raw.ipc ? this.ip : 0n, BranchKind.traceEnd, this.tsc);
           this.sink.event?.(this.cpu, 'disabled', from, rd.lastOffset);
           return Step.Ok;
@@ -475,6 +423,7 @@ export class CpuFlow extends FlowSync {
           this.st = FlowState.InSync;
           const from = this.ip;
           if (rd.raw.ipc) this.setIp();
+          this.stateDone(rd.raw.type === PT.TIP_PGE ? 0n : from, rd.raw.ipc ? this.ip : 0n);
           this.sink.event?.(this.cpu, 'interrupt', from, rd.lastOffset);
           this.sink.branch?.(this.cpu, from, this.ip, BranchKind.async, this.tsc);
           return Step.Ok;

@@ -49,6 +49,8 @@ export interface FlowInput {
   kernelStart?: bigint;
   /** perf's quick decoding (`q` 1, `qq` 2): see CpuFlowOptions. */
   quick?: number;
+  /** perf's max_non_turbo_ratio: estimated times scale by it over the CBR (0 or none: unscaled). */
+  maxNonTurboRatio?: number;
   /** Other records to hand on in time order among the decoded output (perf script prints other events' samples). */
   others?: readonly { time: bigint; offset: number; deliver(): void }[];
 }
@@ -75,6 +77,7 @@ export function decodeFlow(input: FlowInput): FlowResult {
     window: input.window,
     quick: input.quick ?? 0,
     ...(input.timeConv && input.kernelStart !== undefined ? { kernelStart: input.kernelStart } : {}),
+    maxNonTurboRatio: input.maxNonTurboRatio ?? 0,
   };
   let muted: number | undefined;
   const sink = input.eventTimes && input.timeConv ? mutable(input.sink, () => muted) : input.sink;
@@ -143,6 +146,12 @@ function mutable(s: FlowSink, muted: () => number | undefined): FlowSink {
     const f = s.error.bind(s);
     out.error = (e) => {
       if (muted() !== e.cpu) f(e);
+    };
+  }
+  if (s.power) {
+    const f = s.power.bind(s);
+    out.power = (cpu, e) => {
+      if (muted() !== cpu) f(cpu, e);
     };
   }
   if (s.event) {

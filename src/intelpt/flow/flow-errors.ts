@@ -77,7 +77,7 @@ export function flowError(
   cpu: number,
   code: PtErrCode,
   reason: string,
-  at: { ip: bigint; tsc: bigint; sinceTsc: number; offset: number },
+  at: { ip: bigint; tsc: bigint; estTsc: bigint; offset: number },
 ): FlowError {
   return {
     cpu,
@@ -85,7 +85,7 @@ export function flowError(
     message: PT_ERR_MESSAGES[code] ?? 'Unknown error!',
     ip: at.ip,
     tsc: at.tsc,
-    estTsc: at.tsc + 2n * BigInt(at.sinceTsc),
+    estTsc: at.estTsc,
     offset: at.offset,
     reason,
   };

@@ -8,7 +8,7 @@
 import { PT } from '../packets/kinds.js';
 import { FlowWalker } from './code-walk.js';
 import { PtErr } from './flow-errors.js';
-import { BranchKind, FlowState, Step } from './flow-types.js';
+import { BranchKind, FlowState, Step, type PowerEvent } from './flow-types.js';
 import { PACKET_BAD, PACKET_END } from './packet-reader.js';
 
 /** run()'s stop TSC when there is none. */
@@ -24,6 +24,54 @@ export class FlowSync extends FlowWalker {
   protected quickSync = 0;
   /** The last PSB+ read held a FUP giving an IP. */
   protected psbFup = false;
+  /** perf's decoder cbr_seen, the state's cbr, and the queue's cbr_seen (-1: perf's UINT_MAX). */
+  private cbrSeen = 0;
+  private stateCbr = 0;
+  private queueCbrSeen = -1;
+  /** The last PSB+ read: its offset in the CPU's trace and its FUP's IP (perf's psb_ip; 0 without one). */
+  protected psbOffset = 0;
+  protected psbIp = 0n;
+
+  // ---- power events (itrace p) -------------------------------------------
+
+  /** A CBR packet was read (perf's intel_pt_calc_cbr): the ratio is its payload's low byte. */
+  protected readCbr(): void {
+    this.cbr = this.reader.raw.lo & 0xff;
+  }
+
+  /** A CBR read in IN_SYNC that changed the ratio is a decoder state of its own (perf: state.type 0). */
+  protected get cbrChanged(): boolean {
+    return this.cbr !== this.cbrSeen;
+  }
+
+  /**
+   * A decoder state ended without error (from_ip `fromIp`): intel_pt_decode marks a changed ratio
+   * (CBR_CHG), and intel-pt.c synthesizes a cbr sample when the state's ratio differs from the queue's
+   * (always at the queue's first state).
+   */
+  protected stateDone(fromIp: bigint, toIp = 0n): void {
+    const power = this.sink.power;
+    if (!power) return;
+    if (this.cbr !== this.cbrSeen) {
+      this.cbrSeen = this.cbr;
+      this.stateCbr = this.cbr;
+    }
+    if (this.stateCbr === this.queueCbrSeen) return;
+    this.queueCbrSeen = this.stateCbr;
+    const e: PowerEvent = { kind: 'cbr', ip: fromIp, tsc: this.tsc, cbr: this.stateCbr, op: this.walkOp };
+    if (toIp) e.to = toIp;
+    power.call(this.sink, this.cpu, e);
+  }
+
+  /** A PSB+ was read: perf's PSB_EVT state (from_ip `ip`), timed by the PSB+'s TSC. */
+  protected psbDone(ip: bigint, toIp = 0n): void {
+    const power = this.sink.power;
+    if (!power) return;
+    const e: PowerEvent = { kind: 'psb', ip, tsc: this.tsc, offset: this.psbOffset, op: this.walkOp };
+    if (toIp) e.to = toIp;
+    power.call(this.sink, this.cpu, e);
+    this.stateDone(ip, toIp);
+  }
 
   // ---- packets ---------------------------------------------------------
 
@@ -81,6 +129,32 @@ export class FlowSync extends FlowWalker {
     this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceBegin, this.tsc);
   }
 
+  /**
+   * PWRE, PWRX or EXSTOP read in sync: a decoder state of its own (from_ip the decoder's IP). A PWRE not
+   * after an MWAIT gives perf's sample the state's pwre_payload, which only an MWAIT+PWRE pair sets
+   * (intel_pt_walk_trace stores the packet's payload in pwrx_payload): 0, as perf 6.1 prints it.
+   */
+  protected powerState(type: number, payload: number): void {
+    const ip = this.ip;
+    const tsc = this.tsc;
+    // intel_pt_sample: a changed ratio's cbr sample comes before the power event's
+    this.stateDone(ip);
+    // intel_pt_sample: a changed ratio's cbr sample comes before the power event's
+    this.stateDone(ip);
+    const power = this.sink.power;
+    if (power) {
+      let e: PowerEvent;
+      if (type === PT.PWRE) e = { kind: 'pwre', ip, tsc, hw: false, cstate: 0, subcstate: 0 };
+      else if (type === PT.EXSTOP) e = { kind: 'exstop', ip, tsc, ipBit: false };
+      else {
+        const wake = (payload >>> 8) & 0xf;
+        e = { kind: 'pwrx', ip, tsc, deepest: payload & 0xf, last: (payload >>> 4) & 0xf, wake };
+      }
+      e.op = this.walkOp;
+      power.call(this.sink, this.cpu, e);
+    }
+  }
+
   // ---- sync --------------------------------------------------------------
 
   /**
@@ -107,7 +181,10 @@ export class FlowSync extends FlowWalker {
       this.st = FlowState.InSync;
       // perf's hop mode resamples there: the PSB+'s FUP as an instruction sample
       if (this.quickSync) this.sink.quick?.(this.cpu, this.ip, this.tsc);
-    } else if (this.quickSync >= 2) this.st = FlowState.NoPsb; // leap mode: on to the next PSB+ until one has an IP
+    } else if (this.quickSync >= 2)
+      this.st = FlowState.NoPsb; // leap mode: on to the next PSB+ until one has an IP
+    else this.afterSync = true;
+    this.psbDone(this.psbIp);
     return Step.Ok;
   }
 
@@ -122,6 +199,8 @@ export class FlowSync extends FlowWalker {
     if (t !== PT.PSB) return t === PACKET_END ? Step.End : Step.Ok;
     this.sink.event?.(this.cpu, 'psb', 0n, rd.lastOffset);
     this.psbFup = false;
+    this.psbOffset = rd.lastOffset;
+    this.psbIp = 0n;
     rd.last.ip = 0n;
     rd.last.haveIp = true;
     this.stack.length = 0;
@@ -142,9 +221,13 @@ export class FlowSync extends FlowWalker {
         case PT.FUP:
           if (rd.haveIp()) {
             this.setIp();
+            this.psbIp = this.ip;
             this.pge = true;
             this.psbFup = true;
           }
+          break;
+        case PT.CBR:
+          this.readCbr();
           break;
         case PT.OVF:
           return this.overflow();
@@ -180,6 +263,8 @@ export class FlowSync extends FlowWalker {
           if (rd.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = FlowState.InSync;
+          this.afterSync = false;
+          this.stateDone(0n, this.ip);
           this.sink.event?.(this.cpu, 'disabled', this.ip, rd.lastOffset);
           this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceEnd, this.tsc);
           return Step.Ok;
@@ -188,6 +273,8 @@ export class FlowSync extends FlowWalker {
           if (rd.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = FlowState.InSync;
+          this.afterSync = false;
+          this.stateDone(0n, this.ip);
           this.enabled();
           this.traceBegin();
           return Step.Ok;
@@ -196,12 +283,16 @@ export class FlowSync extends FlowWalker {
           if (rd.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = FlowState.InSync;
+          this.afterSync = false;
+          this.stateDone(0n, this.ip);
           this.traceBegin();
           return Step.Ok;
         case PT.FUP:
           if (rd.haveIp()) this.setIp();
           if (this.ip) {
             this.st = FlowState.InSync;
+            this.afterSync = false;
+            this.stateDone(0n, this.ip);
             this.traceBegin();
             return Step.Ok;
           }
@@ -210,15 +301,34 @@ export class FlowSync extends FlowWalker {
           rd.unread();
           const r = this.walkPsb();
           if (r !== Step.Ok) return r;
+          // a PSB_EVT state either way; intel_pt_sync_ip gives it from_ip 0 when the PSB+ gave an IP
+          this.psbDone(0n, this.ip);
           if (this.ip) {
             // intel_pt_walk_to_ip: in sync at a PSB+ "do not have a sample" (no trace begin)
             this.st = FlowState.InSync;
+            this.afterSync = false;
             return Step.Ok;
           }
           break;
         }
         case PT.TSC:
           this.setTsc();
+          break;
+        case PT.CBR:
+          this.readCbr();
+          // after a FUP-less first PSB+ perf reads it as in sync: a changed ratio is a state of its own
+          if (this.afterSync && this.cbrChanged) {
+            this.stateDone(this.ip);
+            return Step.Ok;
+          }
+          break;
+        case PT.PWRE:
+        case PT.PWRX:
+        case PT.EXSTOP:
+          if (this.afterSync && !(rd.raw.type === PT.EXSTOP && rd.raw.flag)) {
+            this.powerState(rd.raw.type, rd.raw.lo);
+            return Step.Ok;
+          }
           break;
         case PT.MODE_EXEC:
           this.modeExec();

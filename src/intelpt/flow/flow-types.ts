@@ -83,6 +83,23 @@ export interface FlowError {
   droppedBranch?: boolean;
 }
 
+/**
+ * A power-event decoder state perf synthesizes a sample for (itrace `p`): a PSB+ read (its offset in the
+ * CPU's trace), a core-to-bus ratio not reported yet (CBR; the queue's first state reports the ratio
+ * even when no CBR came, as perf does), and MWAIT / PWRE / EXSTOP / PWRX packets. `ip` is the state's
+ * from_ip (0 when none), `to` its to_ip (perf prints it as `addr`; 0 when absent), `tsc` the state's
+ * timestamp, `op` the class of the last instruction walked.
+ */
+export type PowerEvent = { op?: string | undefined; to?: bigint } & PowerPayload;
+
+type PowerPayload =
+  | { kind: 'psb'; ip: bigint; tsc: bigint; offset: number }
+  | { kind: 'cbr'; ip: bigint; tsc: bigint; cbr: number }
+  | { kind: 'mwait'; ip: bigint; tsc: bigint; hints: number; ext: number }
+  | { kind: 'pwre'; ip: bigint; tsc: bigint; hw: boolean; cstate: number; subcstate: number }
+  | { kind: 'exstop'; ip: bigint; tsc: bigint; ipBit: boolean }
+  | { kind: 'pwrx'; ip: bigint; tsc: bigint; deepest: number; last: number; wake: number };
+
 export type FlowEvent = 'enabled' | 'disabled' | 'overflow' | 'interrupt' | 'exec-mode-64' | 'psb';
 
 export interface FlowSink {
@@ -98,6 +115,8 @@ export interface FlowSink {
   quick?(cpu: number, ip: bigint, tsc: bigint, branch?: { kind: string; to: bigint }): void;
   /** Events for ptxed-style output; `offset` is the packet's in the CPU's trace. */
   event?(cpu: number, what: FlowEvent, ip: bigint, offset: number): void;
+  /** A power-event state (perf's itrace `p` samples). */
+  power?(cpu: number, e: PowerEvent): void;
   /** The decoding ended: print what is still held. */
   flush?(): void;
 }

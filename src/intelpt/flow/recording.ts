@@ -44,6 +44,9 @@ export interface PtRecording {
   cpus: { cpu: number; trace: TraceSource; buffers: PtBuffer[] }[];
   pokes: FlowPoke[];
   timeConv?: PtTimeConv;
+  /** AUXTRACE_INFO's time conversion even when decoding is timeless, and max non-turbo ratio (0: not given). */
+  infoTimeConv: PtTimeConv;
+  maxNonTurboRatio: number;
   retCompression: boolean;
   pmuType: number;
   /** The intel_pt event's attr (its exclude_* bits name the synthesized events). */
@@ -137,13 +140,12 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
     p(INTEL_PT_PRIV.CAP_USER_TIME_ZERO) !== 0n &&
     (config & tscBit) !== 0n &&
     f.attrs.every((a) => (a.attr.sampleType & 4n) !== 0n);
-  const timeConv: PtTimeConv | undefined = timed
-    ? {
-        shift: Number(p(INTEL_PT_PRIV.TIME_SHIFT)),
-        mult: Number(p(INTEL_PT_PRIV.TIME_MULT)),
-        zero: p(INTEL_PT_PRIV.TIME_ZERO),
-      }
-    : undefined;
+  const infoTimeConv: PtTimeConv = {
+    shift: Number(p(INTEL_PT_PRIV.TIME_SHIFT)),
+    mult: Number(p(INTEL_PT_PRIV.TIME_MULT)),
+    zero: p(INTEL_PT_PRIV.TIME_ZERO),
+  };
+  const timeConv: PtTimeConv | undefined = timed ? infoTimeConv : undefined;
   const noret = p(INTEL_PT_PRIV.NORETCOMP_BIT);
   const retCompression = !(noret && config & noret);
   const cpus = queues
@@ -177,6 +179,8 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
     cpus,
     pokes,
     timeConv,
+    infoTimeConv,
+    maxNonTurboRatio: Number(p(INTEL_PT_PRIV.MAX_NONTURBO_RATIO)),
     retCompression,
     pmuType,
     eventTimes,
