@@ -7,7 +7,8 @@
  * It also holds error reporting (fail), since a walk can fail on its own.
  * CpuFlow (cpu-flow.ts) adds the packet-driven state machine on top.
  */
-import type { Insn } from '../../x86/block-cache.js';
+import type { Block, Insn } from '../../x86/block-cache.js';
+import { linkedBlock } from './block-links.js';
 import { flowError, PtErr, type PtErrCode, type ResyncStates } from './flow-errors.js';
 import { BranchKind, FlowState, Step, WalkStop, type BlockSource, type FlowSink } from './flow-types.js';
 import type { PacketReader } from './packet-reader.js';
@@ -36,6 +37,11 @@ export class FlowWalker {
   protected retAddr = 0n;
   /** The branch instruction the last walk stopped at. */
   protected lastInsn: Insn | undefined;
+  /** The block lastInsn ends. */
+  protected lastBlock: Block | undefined;
+  /** The block whose branch set this.ip (taken or not: linkTaken), for the next walk's block (block-links.ts). */
+  protected linkFrom: Block | undefined;
+  protected linkTaken = false;
   /** The block whose last instruction (the branch a walk stopped at) is not reported yet. */
   protected pending: readonly Insn[] | undefined;
   /**
@@ -86,7 +92,8 @@ export class FlowWalker {
   protected walkInsn(toIp: bigint): WalkStop {
     for (;;) {
       if (toIp && this.ip === toIp) return WalkStop.Reached;
-      const b = this.blocks.get(this.ip);
+      const b = linkedBlock(this.blocks, this.linkFrom, this.linkTaken, this.ip);
+      this.linkFrom = undefined;
       const insns = b.insns;
       const n = insns.length;
       if (toIp && toIp > b.start && toIp < b.end) {
@@ -107,7 +114,11 @@ export class FlowWalker {
       if (b.stop !== 'branch') {
         if (n) this.emit(insns, 0, n);
         this.ip = b.end;
-        if (b.stop === 'limit') continue;
+        if (b.stop === 'limit') {
+          this.linkFrom = b;
+          this.linkTaken = false;
+          continue;
+        }
         this.noProgress = 0;
         this.fail(PtErr.NOINSN, 'Failed to get instruction', this.resync.unreadableCode);
         return WalkStop.Error;
@@ -115,6 +126,7 @@ export class FlowWalker {
       const last = insns[n - 1]!;
       this.ip = last.ip;
       this.lastInsn = last;
+      this.lastBlock = b;
       // The branch itself is reported only once the trace confirms it
       // (perf synthesizes no instruction sample for a branch that errors).
       if (n > 1) this.emit(insns, 0, n - 1);
@@ -133,6 +145,8 @@ export class FlowWalker {
             if (last.op === 'call' && last.target !== next) this.stack.push(next);
             const from = last.ip;
             this.ip = last.target!;
+            this.linkFrom = b;
+            this.linkTaken = true;
             const kind = last.op === 'call' ? BranchKind.call : BranchKind.jmp;
             this.sink.branch?.(this.cpu, from, this.ip, kind, this.tsc);
             if (this.loopCheck()) return WalkStop.Error;

@@ -284,11 +284,14 @@ export class CpuFlow extends FlowSync {
       const taken = this.popTnt();
       this.commit();
       const from = this.ip;
+      // the next walk starts from this block's link (block-links.ts); not taken: its end, no new bigint
+      this.linkFrom = this.lastBlock;
+      this.linkTaken = taken;
       if (taken) {
         this.ip = insn.target!;
         this.sink.branch?.(this.cpu, from, this.ip, BranchKind.cond, this.tsc);
       } else {
-        this.ip += BigInt(insn.length);
+        this.ip = this.lastBlock?.end ?? this.ip + BigInt(insn.length);
       }
       if (!this.tntCount) {
         this.st = FlowState.InSync;
