@@ -31,10 +31,15 @@ export class FlowWalker {
   insnCount = 0;
   /** Is tracing enabled (perf's pge)? */
   protected pge = false;
-  /** Return addresses of the calls walked, for compressed returns. */
-  protected readonly stack: bigint[] = [];
+  /**
+   * The blocks of the calls walked (a call ends its block: the return address is the block's end), for
+   * compressed returns; a return then walks on through the call block's fall-through link (block-links.ts).
+   */
+  protected readonly stack: Block[] = [];
   /** The address the last return walked to pops off the stack (0 when it was empty). */
   protected retAddr = 0n;
+  /** The call block retAddr came from (undefined when the stack was empty). */
+  protected retBlock: Block | undefined;
   /** The branch instruction the last walk stopped at. */
   protected lastInsn: Insn | undefined;
   /** The block lastInsn ends. */
@@ -140,9 +145,8 @@ export class FlowWalker {
         case 'call':
           if (!last.indirect) {
             this.commit();
-            const next = last.ip + BigInt(last.length);
             // a call to the next instruction (getting the IP) pushes nothing, as in perf
-            if (last.op === 'call' && last.target !== next) this.stack.push(next);
+            if (last.op === 'call' && last.target !== b.end) this.stack.push(b);
             const from = last.ip;
             this.ip = last.target!;
             this.linkFrom = b;
@@ -152,11 +156,12 @@ export class FlowWalker {
             if (this.loopCheck()) return WalkStop.Error;
             continue;
           }
-          if (last.op === 'call') this.stack.push(last.ip + BigInt(last.length));
+          if (last.op === 'call') this.stack.push(b);
           this.noProgress = 0;
           return WalkStop.Indirect;
         case 'ret':
-          this.retAddr = this.stack.pop() ?? 0n;
+          this.retBlock = this.stack.pop();
+          this.retAddr = this.retBlock?.end ?? 0n;
           this.noProgress = 0;
           return WalkStop.Indirect;
         default:

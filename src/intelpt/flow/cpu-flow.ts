@@ -57,8 +57,9 @@ export interface CpuFlowOptions {
 }
 
 export class CpuFlow extends FlowSync {
-  /** The TNT packet's outcomes: bit tntCount-1 is the next one (1 = taken). */
-  private tntBits = 0;
+  /** The TNT packet's outcomes as u32 halves: bit tntCount-1 is the next one (1 = taken). */
+  private tntLo = 0;
+  private tntHi = 0;
   /** The TIP (or TIP.PGD) being walked to: its IP compression (0 = no IP given). */
   private tipIpc = 0;
   private readonly retCompression: boolean;
@@ -166,7 +167,8 @@ export class CpuFlow extends FlowSync {
           const r = rd.raw;
           if (!r.count) break;
           this.tntCount = r.count;
-          this.tntBits = r.hi * 4294967296 + (r.lo >>> 0);
+          this.tntLo = r.lo >>> 0;
+          this.tntHi = r.hi >>> 0;
           this.st = FlowState.Tnt;
           const w = this.walkTnt();
           if (w === Step.Again) break;
@@ -235,8 +237,12 @@ export class CpuFlow extends FlowSync {
 
   /** Take the next TNT outcome (true = taken). */
   private popTnt(): boolean {
-    this.tntCount--;
-    return Math.floor(this.tntBits / 2 ** this.tntCount) % 2 === 1;
+    return this.tntBit(--this.tntCount);
+  }
+
+  /** TNT outcome bit i (0 = the packet's last), from the u32 halves: no float division per bit. */
+  private tntBit(i: number): boolean {
+    return ((i < 32 ? this.tntLo >>> i : this.tntHi >>> (i - 32)) & 1) === 1;
   }
 
   private walkTnt(): Step {
@@ -249,7 +255,7 @@ export class CpuFlow extends FlowSync {
       }
       const insn = this.lastInsn!;
       if (insn.op === 'ret') {
-        const taken = this.tntCount > 0 && Math.floor(this.tntBits / 2 ** (this.tntCount - 1)) % 2 === 1;
+        const taken = this.tntCount > 0 && this.tntBit(this.tntCount - 1);
         if (!this.retCompression) return this.fail(PtErr.MISMAT, 'RET when expecting conditional branch', missing);
         if (!this.retAddr) return this.fail(PtErr.MISMAT, 'Bad RET compression (stack empty)', missing);
         if (!taken) return this.fail(PtErr.MISMAT, 'Bad RET compression (TNT=N)', missing);
@@ -257,6 +263,8 @@ export class CpuFlow extends FlowSync {
         this.commit();
         const from = this.ip;
         this.ip = this.retAddr;
+        this.linkFrom = this.retBlock; // the return address is the call block's end
+        this.linkTaken = false;
         this.sink.branch?.(this.cpu, from, this.ip, BranchKind.ret, this.tsc);
         if (!this.tntCount) {
           this.st = FlowState.InSync;
