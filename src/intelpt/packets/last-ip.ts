@@ -26,7 +26,7 @@ export class LastIp {
   /** The last IP packet had ipc 0. */
   suppressed = false;
 
-  /** `ip` as two u32 halves, valid while `ip` is still `halvesOf` (updateHalves keeps them; a write to ip voids them). */
+  /** `ip` as two u32 halves, valid while `ip` is still `halvesOf` (updateHalves keeps them; writing ip voids them). */
   private hi = 0;
   private lo = 0;
   private halvesOf = 0n;
