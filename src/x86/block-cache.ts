@@ -18,6 +18,14 @@ export interface Block {
   end: bigint;
   insns: Insn[];
   stop: 'branch' | 'limit' | 'invalid' | 'nomap';
+  /**
+   * A flow walker's links to the blocks after this one's last branch (taken: at its target; fall: at `end`),
+   * so the next block needs no lookup by address. Valid only while `linkEpoch` equals the cache's `epoch`,
+   * which moves whenever a block is dropped (a text poke may have changed what follows).
+   */
+  taken?: Block | undefined;
+  fall?: Block | undefined;
+  linkEpoch?: number;
 }
 
 /** Reads up to `len` bytes of code at `addr`; shorter or undefined at the end of mapped memory. */
@@ -28,6 +36,11 @@ const MAX_INSN = 15;
 const CHUNK = 256;
 /** BigInt(0..15), so advancing the address allocates one bigint, not two. */
 const SMALL = Array.from({ length: 16 }, (_v, i) => BigInt(i));
+
+/** A block with its link fields present from the start (one object shape for every block). */
+function block(start: bigint, end: bigint, insns: Insn[], stop: Block['stop']): Block {
+  return { start, end, insns, stop, taken: undefined, fall: undefined, linkEpoch: -1 };
+}
 
 /**
  * Decoded blocks keyed by start address (perf's intel_pt cache of
@@ -44,6 +57,8 @@ export class BlockCache {
   readonly maxInsns: number;
   hits = 0;
   misses = 0;
+  /** Moves whenever a block is dropped: links between blocks (Block.taken / fall) made before are void. */
+  epoch = 0;
 
   constructor(
     private readonly read: CodeRead,
@@ -95,12 +110,14 @@ export class BlockCache {
   }
 
   clear(): void {
+    this.epoch++;
     this.blocks.clear();
     this.pages.clear();
   }
 
   private drop(b: Block): boolean {
     if (this.blocks.get(b.start) !== b) return false;
+    this.epoch++;
     this.blocks.delete(b.start);
     const lastAddr = b.end > b.start ? b.end - 1n : b.start;
     for (let p = b.start >> PAGE_SHIFT, last = lastAddr >> PAGE_SHIFT; p <= last; p++) {
@@ -141,7 +158,7 @@ export class BlockCache {
     const ins = this.ins;
     for (;;) {
       const bytes = this.read(pos, CHUNK);
-      if (!bytes || bytes.length === 0) return first ?? { start, end: pos, insns, stop: 'nomap' };
+      if (!bytes || bytes.length === 0) return first ?? block(start, pos, insns, 'nomap');
       const short = bytes.length < CHUNK;
       const d = new Decoder(64, bytes, DecoderOptions.None);
       try {
@@ -155,7 +172,7 @@ export class BlockCache {
           if (!t) {
             // cut off at the end of readable memory, or really invalid bytes
             const stop = short && off + MAX_INSN > bytes.length ? 'nomap' : 'invalid';
-            return first ?? { start, end: pos, insns, stop };
+            return first ?? block(start, pos, insns, stop);
           }
           const length = ins.length;
           // one object shape for every instruction (target undefined when there is none)
@@ -171,7 +188,7 @@ export class BlockCache {
           pos += SMALL[length]!;
           off += length;
           if (t.endsBlock || insns.length >= this.maxInsns) {
-            const b: Block = { start: bstart, end: pos, insns, stop: t.endsBlock ? 'branch' : 'limit' };
+            const b = block(bstart, pos, insns, t.endsBlock ? 'branch' : 'limit');
             if (!first) first = b;
             else this.register(b);
             if (this.blocks.has(pos)) return first;
@@ -179,7 +196,7 @@ export class BlockCache {
             insns = [];
           }
         }
-        if (short) return first ?? { start, end: pos, insns, stop: 'nomap' };
+        if (short) return first ?? block(start, pos, insns, 'nomap');
         if (first) return first;
       } finally {
         d.free();

@@ -7,7 +7,8 @@
  * It also holds error reporting (fail), since a walk can fail on its own.
  * CpuFlow (cpu-flow.ts) adds the packet-driven state machine on top.
  */
-import type { Insn } from '../../x86/block-cache.js';
+import type { Block, Insn } from '../../x86/block-cache.js';
+import { linkedBlock } from './block-links.js';
 import { flowError, PtErr, type PtErrCode, type ResyncStates } from './flow-errors.js';
 import { BranchKind, FlowState, Step, WalkStop, type BlockSource, type FlowSink } from './flow-types.js';
 import type { PacketReader } from './packet-reader.js';
@@ -30,14 +31,24 @@ export class FlowWalker {
   insnCount = 0;
   /** Is tracing enabled (perf's pge)? */
   protected pge = false;
-  /** Return addresses of the calls walked, for compressed returns. */
-  protected readonly stack: bigint[] = [];
+  /**
+   * The blocks of the calls walked (a call ends its block: the return address is the block's end), for
+   * compressed returns; a return then walks on through the call block's fall-through link (block-links.ts).
+   */
+  protected readonly stack: Block[] = [];
   /** The address the last return walked to pops off the stack (0 when it was empty). */
   protected retAddr = 0n;
+  /** The call block retAddr came from (undefined when the stack was empty). */
+  protected retBlock: Block | undefined;
   /** The branch instruction the last walk stopped at. */
   protected lastInsn: Insn | undefined;
   /** The class of the last instruction walked (perf's state.insn_op, which power samples take their flags from). */
   walkOp: string | undefined;
+  /** The block lastInsn ends. */
+  protected lastBlock: Block | undefined;
+  /** The block whose branch set this.ip (taken or not: linkTaken), for the next walk's block (block-links.ts). */
+  protected linkFrom: Block | undefined;
+  protected linkTaken = false;
   /** The block whose last instruction (the branch a walk stopped at) is not reported yet. */
   protected pending: readonly Insn[] | undefined;
   /**
@@ -110,7 +121,8 @@ export class FlowWalker {
         this.walkOp = undefined;
         return WalkStop.Reached;
       }
-      const b = this.blocks.get(this.ip);
+      const b = linkedBlock(this.blocks, this.linkFrom, this.linkTaken, this.ip);
+      this.linkFrom = undefined;
       const insns = b.insns;
       const n = insns.length;
       if (toIp && toIp > b.start && toIp < b.end) {
@@ -132,7 +144,11 @@ export class FlowWalker {
       if (b.stop !== 'branch') {
         if (n) this.emit(insns, 0, n);
         this.ip = b.end;
-        if (b.stop === 'limit') continue;
+        if (b.stop === 'limit') {
+          this.linkFrom = b;
+          this.linkTaken = false;
+          continue;
+        }
         this.noProgress = 0;
         this.fail(PtErr.NOINSN, 'Failed to get instruction', this.resync.unreadableCode);
         return WalkStop.Error;
@@ -141,6 +157,7 @@ export class FlowWalker {
       this.ip = last.ip;
       this.lastInsn = last;
       this.walkOp = last.op;
+      this.lastBlock = b;
       // The branch itself is reported only once the trace confirms it
       // (perf synthesizes no instruction sample for a branch that errors).
       if (n > 1) this.emit(insns, 0, n - 1);
@@ -154,21 +171,23 @@ export class FlowWalker {
         case 'call':
           if (!last.indirect) {
             this.commit();
-            const next = last.ip + BigInt(last.length);
             // a call to the next instruction (getting the IP) pushes nothing, as in perf
-            if (last.op === 'call' && last.target !== next) this.stack.push(next);
+            if (last.op === 'call' && last.target !== b.end) this.stack.push(b);
             const from = last.ip;
             this.ip = last.target!;
+            this.linkFrom = b;
+            this.linkTaken = true;
             const kind = last.op === 'call' ? BranchKind.call : BranchKind.jmp;
             this.sink.branch?.(this.cpu, from, this.ip, kind, this.tsc);
             if (this.loopCheck()) return WalkStop.Error;
             continue;
           }
-          if (last.op === 'call') this.stack.push(last.ip + BigInt(last.length));
+          if (last.op === 'call') this.stack.push(b);
           this.noProgress = 0;
           return WalkStop.Indirect;
         case 'ret':
-          this.retAddr = this.stack.pop() ?? 0n;
+          this.retBlock = this.stack.pop();
+          this.retAddr = this.retBlock?.end ?? 0n;
           this.noProgress = 0;
           return WalkStop.Indirect;
         default:

@@ -63,8 +63,9 @@ export interface CpuFlowOptions {
 }
 
 export class CpuFlow extends QuickHop {
-  /** The TNT packet's outcomes: bit tntCount-1 is the next one (1 = taken). */
-  private tntBits = 0;
+  /** The TNT packet's outcomes as u32 halves: bit tntCount-1 is the next one (1 = taken). */
+  private tntLo = 0;
+  private tntHi = 0;
   /** The TIP (or TIP.PGD) being walked to: its IP compression (0 = no IP given). */
   private tipIpc = 0;
   private readonly retCompression: boolean;
@@ -181,7 +182,8 @@ export class CpuFlow extends QuickHop {
           const r = rd.raw;
           if (!r.count) break;
           this.tntCount = r.count;
-          this.tntBits = r.hi * 4294967296 + (r.lo >>> 0);
+          this.tntLo = r.lo >>> 0;
+          this.tntHi = r.hi >>> 0;
           this.st = FlowState.Tnt;
           const w = this.walkTnt();
           if (w === Step.Again) break;
@@ -271,8 +273,12 @@ export class CpuFlow extends QuickHop {
 
   /** Take the next TNT outcome (true = taken). */
   private popTnt(): boolean {
-    this.tntCount--;
-    return Math.floor(this.tntBits / 2 ** this.tntCount) % 2 === 1;
+    return this.tntBit(--this.tntCount);
+  }
+
+  /** TNT outcome bit i (0 = the packet's last), from the u32 halves: no float division per bit. */
+  private tntBit(i: number): boolean {
+    return ((i < 32 ? this.tntLo >>> i : this.tntHi >>> (i - 32)) & 1) === 1;
   }
 
   private walkTnt(): Step {
@@ -285,7 +291,7 @@ export class CpuFlow extends QuickHop {
       }
       const insn = this.lastInsn!;
       if (insn.op === 'ret') {
-        const taken = this.tntCount > 0 && Math.floor(this.tntBits / 2 ** (this.tntCount - 1)) % 2 === 1;
+        const taken = this.tntCount > 0 && this.tntBit(this.tntCount - 1);
         if (!this.retCompression) return this.fail(PtErr.MISMAT, 'RET when expecting conditional branch', missing);
         if (!this.retAddr) return this.fail(PtErr.MISMAT, 'Bad RET compression (stack empty)', missing);
         if (!taken) return this.fail(PtErr.MISMAT, 'Bad RET compression (TNT=N)', missing);
@@ -293,6 +299,8 @@ export class CpuFlow extends QuickHop {
         this.commit();
         const from = this.ip;
         this.ip = this.retAddr;
+        this.linkFrom = this.retBlock; // the return address is the call block's end
+        this.linkTaken = false;
         this.sink.branch?.(this.cpu, from, this.ip, BranchKind.ret, this.tsc);
         if (!this.tntCount) {
           this.st = FlowState.InSync;
@@ -320,11 +328,14 @@ export class CpuFlow extends QuickHop {
       const taken = this.popTnt();
       this.commit();
       const from = this.ip;
+      // the next walk starts from this block's link (block-links.ts); not taken: its end, no new bigint
+      this.linkFrom = this.lastBlock;
+      this.linkTaken = taken;
       if (taken) {
         this.ip = insn.target!;
         this.sink.branch?.(this.cpu, from, this.ip, BranchKind.cond, this.tsc);
       } else {
-        this.ip += BigInt(insn.length);
+        this.ip = this.lastBlock?.end ?? this.ip + BigInt(insn.length);
       }
       if (!this.tntCount) {
         this.st = FlowState.InSync;

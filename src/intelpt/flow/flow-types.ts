@@ -123,4 +123,6 @@ export interface FlowSink {
 
 export interface BlockSource {
   get(start: bigint): Block;
+  /** Moves whenever a block is dropped (BlockCache); absent: blocks are never linked (block-links.ts). */
+  readonly epoch?: number;
 }

@@ -154,7 +154,7 @@ export class PacketReader {
   /** intel_pt_set_last_ip: apply the IP packet just read to the last IP. */
   applyIp(): void {
     const r = this.cursor.raw;
-    this.last.update(r.ipc, (BigInt(r.hi >>> 0) << 32n) | BigInt(r.lo >>> 0));
+    this.last.updateHalves(r.ipc, r.hi, r.lo);
   }
 
   /** The TSC packet just read. */

@@ -4,6 +4,8 @@ const M16 = 0xffffn;
 const M32 = 0xffffffffn;
 const M48 = 0xffffffffffffn;
 const M64 = 0xffffffffffffffffn;
+/** Entries of LastIp's memo of recent IPs (a power of two). */
+const MEMO = 4096;
 
 /** An IPBytes-3 payload: 48 bits, bit 47 sign-extended to 64. */
 export function signExtend48(v: bigint): bigint {
@@ -23,6 +25,15 @@ export class LastIp {
   haveIp = false;
   /** The last IP packet had ipc 0. */
   suppressed = false;
+
+  /** `ip` as two u32 halves, valid while `ip` is still `halvesOf` (updateHalves keeps them; writing ip voids them). */
+  private hi = 0;
+  private lo = 0;
+  private halvesOf = 0n;
+  /** Recent IPs by their halves (direct-mapped): the same targets recur, so most updates make no bigint. */
+  private readonly memoHi = new Uint32Array(MEMO);
+  private readonly memoLo = new Uint32Array(MEMO);
+  private readonly memoIp: bigint[] = new Array<bigint>(MEMO).fill(0n);
 
   reset(): void {
     this.ip = 0n;
@@ -57,6 +68,57 @@ export class LastIp {
       default:
         return false;
     }
+    this.haveIp = true;
+    this.suppressed = false;
+    return true;
+  }
+
+  /**
+   * update() with the payload as two u32 halves (the raw decoder's hi/lo), computed on numbers: the same
+   * result, without the half dozen bigints update() makes per packet.
+   */
+  updateHalves(ipc: number, phi: number, plo: number): boolean {
+    if (ipc === 0) {
+      this.suppressed = true;
+      return true;
+    }
+    if (this.ip !== this.halvesOf) {
+      this.hi = Number(this.ip >> 32n) >>> 0;
+      this.lo = Number(this.ip & M32) >>> 0;
+      this.halvesOf = this.ip;
+    }
+    let hi = this.hi;
+    let lo = plo >>> 0;
+    switch (ipc) {
+      case 1:
+        lo = ((this.lo & 0xffff0000) | (plo & 0xffff)) >>> 0;
+        break;
+      case 2:
+        break;
+      case 3:
+        hi = phi & 0x8000 ? (0xffff0000 | (phi & 0xffff)) >>> 0 : phi & 0xffff;
+        break;
+      case 4:
+        hi = ((hi & 0xffff0000) | (phi & 0xffff)) >>> 0;
+        break;
+      case 6:
+        hi = phi >>> 0;
+        break;
+      default:
+        return false;
+    }
+    const k = (lo ^ (lo >>> 12) ^ hi) & (MEMO - 1);
+    let ip = this.memoIp[k]!;
+    if (this.memoHi[k] !== hi || this.memoLo[k] !== lo) {
+      ip = (BigInt(hi) << 32n) | BigInt(lo);
+      this.memoHi[k] = hi;
+      this.memoLo[k] = lo;
+      this.memoIp[k] = ip;
+    }
+    this.hi = hi;
+    this.lo = lo;
+    this.ip = ip;
+    this.halvesOf = ip;
     this.haveIp = true;
     this.suppressed = false;
     return true;
