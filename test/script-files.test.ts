@@ -26,7 +26,7 @@ const DD = ['dd', 'if=/dev/zero', 'of=/dev/null'];
 const NAPS = ['sh', '-c', 'for i in 1 2 3 4 5 6 7 8 9 10; do sleep 0.01; done'];
 const BUSY = join(dir, 'bpf-busy');
 
-const KEYS = ['grp', 'grpS', 'grpA', 'pgrp', 'sw', 'swa', 'bpf', 'bpfa', 'bpfpre', 'bpf2'] as const;
+const KEYS = ['grp', 'grpS', 'grpA', 'pgrp', 'sw', 'swa', 'bpf', 'bpfa', 'bpfpre', 'bpf2', 'pf'] as const;
 const STAT_KEYS = ['st', 'stAI', 'stI', 'pst', 'lost', 'ooo'] as const;
 type Key = (typeof KEYS)[number] | (typeof STAT_KEYS)[number];
 const file = (k: Key): string => join(dir, `${k}.data`);
@@ -96,6 +96,8 @@ before(async () => {
   record('lost', ['-m', '1', '-e', 'cpu-clock', '-c', '20000', '-g', '--', ...DD, 'count=20000']);
   // a small ring buffer (8 KiB): perf wakes often, so the file has several rounds for the queue to flush
   record('ooo', ['-m', '2', '-e', 'cpu-clock', '-F', '999', '--', ...DD, 'count=300000']);
+  // every page fault with its data address (-d): perf names the address's symbol, .bss variables included
+  record('pf', ['-e', 'page-faults', '-d', '-c', '1', '--', 'sh', '-c', 'seq 1 50000 | sort > /dev/null']);
   if (!failed.has('ooo')) await outOfOrder(file('ooo'));
   // pipe mode (perf record -o -): the attrs, features and STAT records arrive as records
   const pipe = (k: Key, args: string[]): void => {
@@ -173,6 +175,9 @@ const CASES: [Key, string[], RegExp?][] = [
   ['bpfpre', ['-F', 'comm,tid,ip,sym,dso', '--comms', 'bpf-busy']],
   ['bpf2', ['--show-bpf-events'], /PERF_RECORD_KSYMBOL .*flags 0x1 name bpf_prog_[0-9a-f]{16}_perfpoke_busy/],
   ['bpf2', []],
+  ['pf', ['-F', 'comm,tid,ip,sym,addr'], / [0-9a-f]{12} (?!\[unknown\])[\w.]+ +[0-9a-f]+ /],
+  ['pf', ['-F', '+addr']],
+  ['pf', ['-F', 'addr,ip,sym,symoff,dso', '--ns']],
   ['pgrp', [], / task-clock: /],
   ['pgrp', ['-F', 'comm,tid,period,event', '--ns']],
   ['pst', [], /^CPU {3}THREAD {13}VAL/],

@@ -21,7 +21,7 @@ import { UserMaps } from '../session/user-maps.js';
 import { SampleReadSplitter } from '../session/sample-read.js';
 import type { Symbolizer } from '../machine/symbolizer.js';
 import { ScriptFilter } from './script-filters.js';
-import { ScriptSymbols, symbolColumns } from './script-symbols.js';
+import { addrColumns, ScriptSymbols, symbolColumns } from './script-symbols.js';
 import { type ChainEntry, dwarfUnwinds, ScriptUnwinder } from './script-unwind.js';
 import { ksymbolEvent } from './script-ksymbols.js';
 import { StatScript } from './script-stat.js';
@@ -338,7 +338,7 @@ export class ScriptPrinter {
     if (this.checked < this.s.file.attrs.length) this.checkNewAttrs();
     const entry = this.s.file.attrs[attrIndex];
     const fs = entry ? this.fieldsByType.get(outputType(entry.attr.type)) : undefined;
-    if (!fs || fs.has.size === 0 || fs.unprintable) return false;
+    if (!fs || fs.has.size === 0 || fs.unprintable || addrColumns(fs.has, entry?.attr)) return false;
     let ff = this.fastFields.get(fs);
     if (!ff) {
       ff = { ok: fastPrintable(fs.has), cols: fs.has.has('ip') ? symbolColumns(fs.has) : undefined };
@@ -394,6 +394,8 @@ export class ScriptPrinter {
     const syms = cols ? this.symbols() : undefined;
     const cpumode = raw.misc & PERF_RECORD_MISC_CPUMODE_MASK;
     const kernelIp = cpumode === PERF_RECORD_MISC_KERNEL || cpumode === PERF_RECORD_MISC_GUEST_KERNEL;
+    const addrCols = addrColumns(f, a?.attr);
+    const addr = rec.addr ?? 0n;
     const l: SampleLine = {
       fields: f,
       comm,
@@ -409,6 +411,8 @@ export class ScriptPrinter {
         cols && syms ? syms.text(cols, sf.pid, e.ip, !e.user, e.inlined) : e.inlined === undefined ? '' : ' (inlined)',
       ),
       trace: f.has('trace') ? this.trace(a?.attr, rec) : undefined,
+      // thread__resolve: a kernel address in the kernel's maps, else in the process's
+      addrSymbol: addrCols ? this.symbols().text(addrCols, sf.pid, addr, addr >= 1n << 63n) : undefined,
     };
     this.out(this.opts.json ? sampleJson(rec, sf, l, raw.fileOffset) : sampleText(rec, sf, l));
   }

@@ -64,6 +64,8 @@ export interface SampleLine {
   /** " sym+0xoff (dso)" after the ip, and after each callchain entry (script-symbols.ts). */
   ipSymbol?: string;
   chainSymbols?: string[];
+  /** " sym+0xoff (dso)" after the addr of a page-fault sample (addrColumns in script-symbols.ts). */
+  addrSymbol?: string;
   /** The tracepoint payload (the `trace` field, trace-payload.ts). */
   trace?: string;
 }
@@ -75,7 +77,7 @@ export function sampleText(rec: SampleRecord, sf: SampleFields, l: SampleLine): 
   if (f.has('period')) line += `${l.period.toString().padStart(10)} `;
   if (f.has('event')) line += `${l.event.padStart(l.eventWidth)}: `;
   if (l.trace !== undefined) line += l.trace;
-  if (f.has('addr')) line += hex16(rec.addr ?? 0n);
+  if (f.has('addr')) line += hex16(rec.addr ?? 0n) + (l.addrSymbol ?? '');
   if (f.has('ip')) {
     if (l.chain) {
       line += '\n';

@@ -9,6 +9,7 @@
  */
 import { type DsoSymbols, perfMapSymbols } from '../machine/dso-symbols.js';
 import type { SymbolTable } from '../machine/symbols.js';
+import { type EventAttr, PerfType } from '../abi/event-attr.js';
 import type { UserMaps } from '../session/user-maps.js';
 import type { PerfField } from './script-field-specs.js';
 import { KsymbolMaps } from './script-ksymbols.js';
@@ -22,6 +23,20 @@ export interface SymbolColumns {
 export function symbolColumns(f: ReadonlySet<PerfField>): SymbolColumns | undefined {
   const c = { sym: f.has('sym'), symoff: f.has('symoff'), dso: f.has('dso') };
   return c.sym || c.dso ? c : undefined;
+}
+
+/** page-faults, minor-faults, major-faults (PERF_COUNT_SW_PAGE_FAULTS{,_MIN,_MAJ}). */
+const PAGE_FAULT_CONFIGS = new Set([2n, 5n, 6n]);
+
+/**
+ * The columns perf prints after a sample's addr (perf_sample__fprintf_addr):
+ * its symbol and dso, for the events whose addr is a code or data address
+ * (sample_addr_correlates_sym: the software page-fault events); undefined
+ * when the addr prints alone.
+ */
+export function addrColumns(f: ReadonlySet<PerfField>, attr: EventAttr | undefined): SymbolColumns | undefined {
+  if (!f.has('addr') || attr?.type !== PerfType.SOFTWARE || !PAGE_FAULT_CONFIGS.has(attr.config)) return undefined;
+  return symbolColumns(f);
 }
 
 export class ScriptSymbols {

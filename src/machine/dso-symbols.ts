@@ -24,7 +24,7 @@ import { Feature } from '../abi/feature.js';
 import type { FeatureData } from '../perfdata/features/types.js';
 import { isFormatError } from '../io/errors.js';
 import type { PerfFile } from '../perfdata/perf-file.js';
-import { readElfSymbols } from './elf-symbols.js';
+import { type LoadSegment, loadSegments, readElfSymbols } from './elf-symbols.js';
 import { parseKallsyms } from './kallsyms.js';
 import { type KernelSymbol, SymbolTable } from './symbols.js';
 import { DsoUnwindTables } from './unwind-elf.js';
@@ -131,6 +131,7 @@ export class DsoSymbols {
       paths.push(join(link, base), join(link, 'debug'), join(dir, base), join(dir, 'debug'));
     }
     if (filename.startsWith('/')) paths.push(filename);
+    const runtime = runtimeSegments(paths);
     let fallback: SymbolTable | undefined;
     let plt: KernelSymbol[] | undefined;
     for (const p of paths) {
@@ -141,7 +142,7 @@ export class DsoSymbols {
       } catch {
         continue;
       }
-      const elf = readElfSymbols(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      const elf = readElfSymbols(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), runtime);
       if (!elf) continue;
       if (bid !== undefined && elf.buildId !== undefined && elf.buildId !== bid) continue;
       // dso__synthesize_plt_symbols runs on the runtime file (the first with a real .dynsym)
@@ -223,6 +224,20 @@ export function perfMapSymbols(path: string): SymbolTable | undefined {
   }
   syms.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
   return SymbolTable.of(syms);
+}
+
+/** The PT_LOAD segments of the mapped file itself: the first candidate that is not a debug file. */
+function runtimeSegments(paths: readonly string[]): LoadSegment[] | undefined {
+  for (const p of paths) {
+    if (p.endsWith('/debug') || !existsSync(p)) continue;
+    try {
+      const b = readFileSync(p);
+      return loadSegments(new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
+    } catch {
+      // unreadable: the next candidate
+    }
+  }
+  return undefined;
 }
 
 function fileBuildId(path: string): string | undefined {

@@ -26,6 +26,46 @@ const SHF_ALLOC = 2n;
 const SHF_EXECINSTR = 4n;
 const ET_EXEC = 2;
 const ET_REL = 1;
+const ET_DYN = 3;
+const PT_LOAD = 1;
+
+/**
+ * The PT_LOAD segments' (vaddr, size, vaddr - offset), for moving a shared
+ * object's symbols to file offsets as perf 6.1 does for user dsos
+ * (dso__load_sym_internal with elf_read_program_header: the segment holding
+ * the symbol; a symbol in none is dropped). A .bss variable sits at a file
+ * offset below its address when the data segment's vaddr and offset differ.
+ * The segments are the runtime file's: a debug file (objcopy
+ * --only-keep-debug) keeps the addresses but not the offsets.
+ */
+export interface LoadSegment {
+  vaddr: bigint;
+  size: bigint;
+  /** p_vaddr - p_offset */
+  delta: bigint;
+}
+
+export function loadSegments(buf: Uint8Array): LoadSegment[] {
+  if (buf.length < 64) return [];
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const phoff = Number(dv.getBigUint64(32, true));
+  const phentsize = dv.getUint16(54, true);
+  const phnum = dv.getUint16(56, true);
+  const out: LoadSegment[] = [];
+  for (let i = 0; i < phnum; i++) {
+    const o = phoff + i * phentsize;
+    if (phentsize < 56 || o + 56 > buf.length) break;
+    if (dv.getUint32(o, true) !== PT_LOAD) continue;
+    const offset = dv.getBigUint64(o + 8, true);
+    const vaddr = dv.getBigUint64(o + 16, true);
+    const filesz = dv.getBigUint64(o + 32, true);
+    const memsz = dv.getBigUint64(o + 40, true);
+    // biome-ignore lint/complexity/useMathMinMax: bigint sizes (Math.max takes numbers)
+    const size = memsz > filesz ? memsz : filesz;
+    if (size > 0n) out.push({ vaddr, size, delta: vaddr - offset });
+  }
+  return out;
+}
 
 interface Section {
   type: number;
@@ -38,7 +78,8 @@ interface Section {
 }
 
 /** undefined when the bytes are not a little-endian ELF64 file. */
-export function readElfSymbols(buf: Uint8Array): ElfSymbols | undefined {
+/** `runtime`: the PT_LOAD segments of the file that is mapped (loadSegments), when buf is its debug file. */
+export function readElfSymbols(buf: Uint8Array, runtime?: LoadSegment[]): ElfSymbols | undefined {
   if (buf.length < 64 || buf[0] !== 0x7f || buf[1] !== 0x45 || buf[2] !== 0x4c || buf[3] !== 0x46) return undefined;
   if (buf[4] !== 2 || buf[5] !== 1) return undefined;
   const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -62,6 +103,7 @@ export function readElfSymbols(buf: Uint8Array): ElfSymbols | undefined {
   }
   const symtab = secs.find((s) => s.type === SHT_SYMTAB) ?? secs.find((s) => s.type === SHT_DYNSYM);
   const adjust = type === ET_EXEC || type === ET_REL;
+  const segments = type === ET_DYN ? (runtime ?? loadSegments(buf)) : undefined;
   const out: (KernelSymbol & { bind: number; seq: number })[] = [];
   const strtab = symtab ? secs[symtab.link] : undefined;
   if (symtab && strtab && symtab.offset + symtab.size <= buf.length && strtab.offset + strtab.size <= buf.length) {
@@ -85,7 +127,12 @@ export function readElfSymbols(buf: Uint8Array): ElfSymbols | undefined {
       let end = strtab.offset + nameOff;
       while (end < strtab.offset + strtab.size && buf[end] !== 0) end++;
       const name = dec.decode(buf.subarray(strtab.offset + nameOff, end));
-      const start = adjust ? value - (sec.addr - BigInt(sec.offset)) : value;
+      let start = adjust ? value - (sec.addr - BigInt(sec.offset)) : value;
+      if (segments) {
+        const seg = segments.find((g) => value >= g.vaddr && value < g.vaddr + g.size);
+        if (!seg) continue;
+        start = value - seg.delta;
+      }
       out.push({ start, end: start + size, name, bind: info >> 4, seq: out.length });
     }
   }
