@@ -17,6 +17,7 @@ import { SampleType } from '../abi/sample-format.js';
 import type { AttrLayout } from '../perfdata/layout.js';
 import type { RawRecord } from '../perfdata/raw-record.js';
 import { pageSizeName } from './perf-dump-sample.js';
+import { fixedSampleOffsets } from './sample-offsets.js';
 
 const has = (t: bigint, b: bigint): boolean => (t & b) !== 0n;
 
@@ -73,26 +74,16 @@ function planFor(L: AttrLayout): SamplePlan | null {
   const t = L.sampleType;
   if ((t & ~FAST_FIELDS) !== 0n) p = null;
   else {
-    let off = 8;
+    const { ip, tid, time, addr, cpu, period, end: fixedEnd } = fixedSampleOffsets(t);
+    const callchain = has(t, SampleType.CALLCHAIN) ? fixedEnd : -1;
+    // the u64s after the callchain, uapi order, counted from the callchain's end
+    let off = 0;
     const at = (bit: bigint, n = 8): number => {
       if (!has(t, bit)) return -1;
       const o = off;
       off += n;
       return o;
     };
-    at(SampleType.IDENTIFIER);
-    const ip = at(SampleType.IP);
-    const tid = at(SampleType.TID);
-    const time = at(SampleType.TIME);
-    const addr = at(SampleType.ADDR);
-    at(SampleType.ID);
-    at(SampleType.STREAM_ID);
-    const cpu = at(SampleType.CPU);
-    const period = at(SampleType.PERIOD);
-    const callchain = has(t, SampleType.CALLCHAIN) ? off : -1;
-    const fixedEnd = off;
-    // the u64s after the callchain, uapi order, counted from the callchain's end
-    off = 0;
     const weight = at(SampleType.WEIGHT);
     const dataSrc = at(SampleType.DATA_SRC);
     const transaction = at(SampleType.TRANSACTION);

@@ -22,6 +22,7 @@ import { formatPerfTimeNumber } from '../machine/time-format.js';
 import type { FieldSet, ScriptField } from './perf-script-fields.js';
 import type { ScriptSymbols, SymbolColumns } from './script-symbols.js';
 import { zeroPad } from './c-printf.js';
+import { fixedSampleOffsets } from './sample-offsets.js';
 
 /** Sample fields whose offsets this module knows; a layout with any other bit takes the general path. */
 const FIXED_FIELDS =
@@ -73,22 +74,8 @@ export function fastPlan(L: AttrLayout): FastPlan | null {
   const t = L.sampleType;
   if ((t & ~FIXED_FIELDS) !== 0n) p = null;
   else {
-    let off = 8;
-    const at = (bit: bigint): number => {
-      if ((t & bit) === 0n) return -1;
-      off += 8;
-      return off - 8;
-    };
-    at(SampleType.IDENTIFIER);
-    const ip = at(SampleType.IP);
-    const tid = at(SampleType.TID);
-    const time = at(SampleType.TIME);
-    const addr = at(SampleType.ADDR);
-    at(SampleType.ID);
-    at(SampleType.STREAM_ID);
-    const cpu = at(SampleType.CPU);
-    const period = at(SampleType.PERIOD);
-    p = { ip, tid, time, addr, cpu, period, size: off, attrPeriod: `${L.attr.samplePeriod}` };
+    const { ip, tid, time, addr, cpu, period, end } = fixedSampleOffsets(t);
+    p = { ip, tid, time, addr, cpu, period, size: end, attrPeriod: `${L.attr.samplePeriod}` };
   }
   plans.set(L, p);
   return p;
