@@ -17,21 +17,13 @@ import { SampleType } from '../abi/sample-format.js';
 import type { AttrLayout } from '../perfdata/layout.js';
 import type { RawRecord } from '../perfdata/raw-record.js';
 import { pageSizeName } from './perf-dump-sample.js';
-import { fixedSampleOffsets } from './sample-offsets.js';
+import { FIXED_SAMPLE_FIELDS, fixedSampleOffsets } from './sample-offsets.js';
 
 const has = (t: bigint, b: bigint): boolean => (t & b) !== 0n;
 
 /** Sample fields this module prints from bytes (with STREAM_ID, CGROUP: skipped, as perf -D does). */
 const FAST_FIELDS =
-  SampleType.IDENTIFIER |
-  SampleType.IP |
-  SampleType.TID |
-  SampleType.TIME |
-  SampleType.ADDR |
-  SampleType.ID |
-  SampleType.STREAM_ID |
-  SampleType.CPU |
-  SampleType.PERIOD |
+  FIXED_SAMPLE_FIELDS |
   SampleType.CALLCHAIN |
   SampleType.WEIGHT |
   SampleType.DATA_SRC |

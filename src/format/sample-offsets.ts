@@ -6,6 +6,18 @@
  */
 import { SampleType } from '../abi/sample-format.js';
 
+/** The fields fixedSampleOffsets places. */
+export const FIXED_SAMPLE_FIELDS =
+  SampleType.IDENTIFIER |
+  SampleType.IP |
+  SampleType.TID |
+  SampleType.TIME |
+  SampleType.ADDR |
+  SampleType.ID |
+  SampleType.STREAM_ID |
+  SampleType.CPU |
+  SampleType.PERIOD;
+
 /** Offsets from the record start, -1 for a field the sample type lacks; `end`: the offset after them. */
 export interface FixedSampleOffsets {
   ip: number;

@@ -16,25 +16,12 @@
  * general path's byte for byte: test/script-fast.test.ts and
  * test/script-options.test.ts compare it with perf on live recordings.
  */
-import { SampleType } from '../abi/sample-format.js';
 import type { AttrLayout } from '../perfdata/layout.js';
 import { formatPerfTimeNumber } from '../machine/time-format.js';
 import type { FieldSet, ScriptField } from './perf-script-fields.js';
 import type { ScriptSymbols, SymbolColumns } from './script-symbols.js';
 import { zeroPad } from './c-printf.js';
-import { fixedSampleOffsets } from './sample-offsets.js';
-
-/** Sample fields whose offsets this module knows; a layout with any other bit takes the general path. */
-const FIXED_FIELDS =
-  SampleType.IDENTIFIER |
-  SampleType.IP |
-  SampleType.TID |
-  SampleType.TIME |
-  SampleType.ADDR |
-  SampleType.ID |
-  SampleType.STREAM_ID |
-  SampleType.CPU |
-  SampleType.PERIOD;
+import { FIXED_SAMPLE_FIELDS, fixedSampleOffsets } from './sample-offsets.js';
 
 /** Fields a fast line can print (sampleText's, without trace). */
 const FAST_PRINTED = new Set<ScriptField>([
@@ -72,7 +59,8 @@ export function fastPlan(L: AttrLayout): FastPlan | null {
   let p = plans.get(L);
   if (p !== undefined) return p;
   const t = L.sampleType;
-  if ((t & ~FIXED_FIELDS) !== 0n) p = null;
+  // a layout with a field fixedSampleOffsets does not place takes the general path
+  if ((t & ~FIXED_SAMPLE_FIELDS) !== 0n) p = null;
   else {
     const { ip, tid, time, addr, cpu, period, end } = fixedSampleOffsets(t);
     p = { ip, tid, time, addr, cpu, period, size: end, attrPeriod: `${L.attr.samplePeriod}` };
