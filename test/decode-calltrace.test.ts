@@ -8,35 +8,11 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { simulate } from '../src/sim/simulate.js';
 import { needTool } from './require-tool.js';
-import { tempDir } from './temp-dir.js';
+import { simulateRecordings } from './decode-recordings.js';
 import { compareDecode } from './decode-compare.js';
 
-const dir = tempDir('perfpoke-decode-calltrace-');
-const rec = {
-  pokes: join(dir, 'pokes'),
-  noPokes: join(dir, 'no-pokes'),
-  userCode: join(dir, 'user-code'),
-  cycles: join(dir, 'cycles'),
-};
-simulate({ out: rec.pokes, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, switches: 10 });
-simulate({
-  out: rec.noPokes,
-  seed: 3,
-  cpus: 3,
-  flips: 4,
-  size: 9000,
-  truth: false,
-  textPokes: false,
-  midBurstPsb: true,
-  psbPeriod: 300,
-  tasks: 4,
-  switches: 20,
-});
-simulate({ out: rec.userCode, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, userCode: true });
-simulate({ out: rec.cycles, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, samples: 20 });
+const rec = simulateRecordings('perfpoke-decode-calltrace-', ['pokes', 'noPokes', 'userCode', 'cycles']);
 
 /** Option sets; each must give perf's output on every recording. */
 export const CALLTRACE_CASES: string[][] = [

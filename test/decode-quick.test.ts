@@ -11,36 +11,12 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { simulate } from '../src/sim/simulate.js';
 import { parseItrace } from '../src/format/itrace-options.js';
 import { needTool } from './require-tool.js';
-import { tempDir } from './temp-dir.js';
+import { simulateRecordings } from './decode-recordings.js';
 import { compareDecode } from './decode-compare.js';
 
-const dir = tempDir('perfpoke-decode-quick-');
-const rec = {
-  pokes: join(dir, 'pokes'),
-  noPokes: join(dir, 'no-pokes'),
-  userCode: join(dir, 'user-code'),
-  timeless: join(dir, 'timeless'),
-};
-simulate({ out: rec.pokes, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, switches: 10 });
-simulate({
-  out: rec.noPokes,
-  seed: 3,
-  cpus: 3,
-  flips: 4,
-  size: 9000,
-  truth: false,
-  textPokes: false,
-  midBurstPsb: true,
-  psbPeriod: 300,
-  tasks: 4,
-  switches: 20,
-});
-simulate({ out: rec.userCode, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, userCode: true });
-simulate({ out: rec.timeless, seed: 5, cpus: 2, flips: 4, size: 4000, truth: false, timeless: true, tasks: 2 });
+const rec = simulateRecordings('perfpoke-decode-quick-', ['pokes', 'noPokes', 'userCode', 'timeless']);
 
 const CASES: string[][] = [
   ['--itrace=qi0ns'],

@@ -22,52 +22,26 @@ import { needTool } from './require-tool.js';
 import { runCli, runPerf } from './cli.js';
 import { tempDir } from './temp-dir.js';
 import { compareDecode } from './decode-compare.js';
+import { RECORDINGS, simulateRecordings } from './decode-recordings.js';
 import { cutLoadSegments } from './kcore-cut.js';
 
-const dir = tempDir('perfpoke-decode-tasks-');
+const shared = simulateRecordings('perfpoke-decode-tasks-', ['pokes', 'noPokes', 'timeless', 'cycles', 'userCode']);
+const dir = tempDir('perfpoke-decode-tasks-more-');
+// userCode: user code traced but not in the recording (no ELF): an error at each return to user space, resync at
+// the next syscall; perf's estimated time on returns to user space decides the order
 const rec = {
-  pokes: join(dir, 'pokes'),
-  noPokes: join(dir, 'no-pokes'),
-  timeless: join(dir, 'timeless'),
-  cycles: join(dir, 'cycles'),
+  pokes: shared.pokes,
+  noPokes: shared.noPokes,
+  timeless: shared.timeless,
+  cycles: shared.cycles,
   cyclesTimeless: join(dir, 'cycles-timeless'),
   codeMissing: join(dir, 'code-missing'),
-  userCode: join(dir, 'user-code'),
+  userCode: shared.userCode,
 };
-simulate({ out: rec.pokes, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, switches: 10 });
-simulate({
-  out: rec.noPokes,
-  seed: 3,
-  cpus: 3,
-  flips: 4,
-  size: 9000,
-  truth: false,
-  textPokes: false,
-  midBurstPsb: true,
-  psbPeriod: 300,
-  tasks: 4,
-  switches: 20,
-});
-simulate({ out: rec.timeless, seed: 5, cpus: 2, flips: 4, size: 4000, truth: false, timeless: true, tasks: 2 });
 // code missing from the image: errors 5 and the resyncs after them, each error naming its task
-simulate({ out: rec.codeMissing, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, switches: 10 });
+simulate({ ...RECORDINGS.pokes, out: rec.codeMissing });
 cutLoadSegments(join(rec.codeMissing, 'kcore_dir', 'kcore'), 0x600);
-// user code traced but not in the recording (no ELF): an error at each return to user space, resync at the
-// next syscall; perf's estimated time on returns to user space decides the order
-simulate({ out: rec.userCode, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, userCode: true });
-// another event's samples (cycles:k), which perf script prints among the synthesized ones
-simulate({ out: rec.cycles, seed: 2, cpus: 2, flips: 4, size: 4000, truth: false, tasks: 3, samples: 20 });
-simulate({
-  out: rec.cyclesTimeless,
-  seed: 5,
-  cpus: 2,
-  flips: 4,
-  size: 4000,
-  truth: false,
-  timeless: true,
-  tasks: 2,
-  samples: 15,
-});
+simulate({ ...RECORDINGS.timeless, out: rec.cyclesTimeless, samples: 15 });
 
 const CASES: string[][] = [
   ['--itrace=i0ns'],
