@@ -17,7 +17,7 @@ import { SampleType } from '../abi/sample-format.js';
 import type { AttrLayout } from '../perfdata/layout.js';
 import type { RawRecord } from '../perfdata/raw-record.js';
 import { pageSizeName } from './perf-dump-sample.js';
-import { FIXED_SAMPLE_FIELDS, fixedSampleOffsets } from './sample-offsets.js';
+import { FIXED_SAMPLE_FIELDS, type FixedSampleOffsets, fixedSampleOffsets } from './sample-offsets.js';
 
 const has = (t: bigint, b: bigint): boolean => (t & b) !== 0n;
 
@@ -34,13 +34,7 @@ const FAST_FIELDS =
   SampleType.CODE_PAGE_SIZE;
 
 /** Where one attr's sample fields sit (offsets from the record start; -1 = absent). */
-interface SamplePlan {
-  ip: number;
-  tid: number;
-  time: number;
-  addr: number;
-  cpu: number;
-  period: number;
+interface SamplePlan extends Omit<FixedSampleOffsets, 'end'> {
   /** Offset of the callchain's nr, or -1. */
   callchain: number;
   /** Fixed fields before the callchain end here (the record's minimum size without a callchain). */

@@ -21,7 +21,7 @@ import { formatPerfTimeNumber } from '../machine/time-format.js';
 import type { FieldSet, ScriptField } from './perf-script-fields.js';
 import type { ScriptSymbols, SymbolColumns } from './script-symbols.js';
 import { zeroPad } from './c-printf.js';
-import { FIXED_SAMPLE_FIELDS, fixedSampleOffsets } from './sample-offsets.js';
+import { FIXED_SAMPLE_FIELDS, type FixedSampleOffsets, fixedSampleOffsets } from './sample-offsets.js';
 
 /** Fields a fast line can print (sampleText's, without trace). */
 const FAST_PRINTED = new Set<ScriptField>([
@@ -40,13 +40,7 @@ const FAST_PRINTED = new Set<ScriptField>([
 ]);
 
 /** Offsets of one attr's sample fields from the record start (-1 = absent) and the record's exact size. */
-export interface FastPlan {
-  ip: number;
-  tid: number;
-  time: number;
-  addr: number;
-  cpu: number;
-  period: number;
+export interface FastPlan extends Omit<FixedSampleOffsets, 'end'> {
   size: number;
   /** attr.sample_period as perf prints it (samples without PERIOD). */
   attrPeriod: string;
