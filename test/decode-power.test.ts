@@ -16,6 +16,7 @@ import { simulate } from '../src/sim/simulate.js';
 import { needTool } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
 import { compareDecode } from './decode-compare.js';
+import { RECORDINGS } from './decode-recordings.js';
 import { runCli } from './cli.js';
 
 const dir = tempDir('perfpoke-decode-power-');
@@ -28,24 +29,12 @@ const rec = {
   cycles: join(dir, 'cycles'),
   noPower: join(dir, 'no-power'),
 };
-simulate({ ...base, out: rec.pokes, seed: 2, tasks: 3, switches: 10, power: true });
-simulate({
-  ...base,
-  out: rec.noPokes,
-  seed: 3,
-  cpus: 3,
-  size: 9000,
-  textPokes: false,
-  midBurstPsb: true,
-  psbPeriod: 300,
-  tasks: 4,
-  switches: 20,
-  power: true,
-});
+simulate({ ...RECORDINGS.pokes, out: rec.pokes, power: true });
+simulate({ ...RECORDINGS.noPokes, out: rec.noPokes, power: true });
 simulate({ ...base, out: rec.noTasks, seed: 5, power: true });
 simulate({ ...base, out: rec.timeless, seed: 4, timeless: true, power: true });
-simulate({ ...base, out: rec.cycles, seed: 2, tasks: 3, samples: 20, power: true });
-simulate({ ...base, out: rec.noPower, seed: 2, tasks: 3, switches: 10 });
+simulate({ ...RECORDINGS.cycles, out: rec.cycles, power: true });
+simulate({ ...RECORDINGS.pokes, out: rec.noPower });
 
 /** Option sets; each must give perf's output on every recording. */
 const CASES: string[][] = [
