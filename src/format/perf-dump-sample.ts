@@ -64,7 +64,8 @@ const X86_REGS = [
   'R14',
   'R15',
 ];
-function regName(i: number): string {
+/** perf_reg_name for x86: the register of sample_regs bit i. */
+export function regName(i: number): string {
   if (i < X86_REGS.length) return X86_REGS[i]!;
   if (i >= 32 && i < 64) return `XMM${(i - 32) >> 1}`; // perf names both halves XMMn
   return 'unknown';

@@ -25,6 +25,18 @@ export const SCRIPT_FIELDS: readonly PerfField[] = [
   'dso',
   'addr',
   'trace',
+  // script-sample-extra.ts
+  'misc',
+  'data_src',
+  'weight',
+  'ins_lat',
+  'iregs',
+  'uregs',
+  'insnlen',
+  'insn',
+  'phys_addr',
+  'data_page_size',
+  'code_page_size',
 ];
 export type ScriptField = PerfField;
 
@@ -156,9 +168,17 @@ export function checkAttr(s: Session, i: number, userSet: ReadonlySet<PerfField>
   }
   check(['ip'], SampleType.IP, 'IP', 'ip');
   check(['addr'], SampleType.ADDR, 'ADDR', 'addr', allowUserSet);
+  check(['data_src'], SampleType.DATA_SRC, 'DATA_SRC', 'data_src', allowUserSet);
+  check(['weight'], SampleType.WEIGHT | SampleType.WEIGHT_STRUCT, 'WEIGHT', 'weight', allowUserSet);
   check(['pid', 'tid'], SampleType.TID, 'TID', '');
   check(['time'], SampleType.TIME, 'TIME', 'time');
   check(['cpu'], SampleType.CPU, 'CPU', 'cpu', allowUserSet);
+  check(['iregs'], SampleType.REGS_INTR, 'IREGS', 'iregs', allowUserSet);
+  check(['uregs'], SampleType.REGS_USER, 'UREGS', 'uregs');
+  check(['phys_addr'], SampleType.PHYS_ADDR, 'PHYS_ADDR', 'phys_addr', allowUserSet);
+  check(['data_page_size'], SampleType.DATA_PAGE_SIZE, 'DATA_PAGE_SIZE', 'data_page_size');
+  check(['code_page_size'], SampleType.CODE_PAGE_SIZE, 'CODE_PAGE_SIZE', 'code_page_size');
+  check(['ins_lat'], SampleType.WEIGHT_STRUCT, 'WEIGHT_STRUCT', 'ins_lat');
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   PERF_RECORD_MISC_CPUMODE_MASK,
   PERF_RECORD_MISC_KERNEL,
   PERF_RECORD_MISC_GUEST_KERNEL,
+  PERF_RECORD_MISC_GUEST_USER,
 } from '../abi/record-type.js';
 import { SampleType } from '../abi/sample-format.js';
 import { callchainEntries } from './script-callchain.js';
@@ -36,6 +37,7 @@ import {
   outputType,
   tracepointChainDefaults,
   type FieldSet,
+  type ScriptField,
   type ScriptOptions,
 } from './perf-script-fields.js';
 import { parseTracingData, type TracingData } from '../perfdata/tracing/tracing-data.js';
@@ -50,12 +52,21 @@ import {
 } from './script-sample-text.js';
 import { FastLines, fastPlan, fastPrintable } from './script-fast.js';
 import type { SymbolColumns } from './script-symbols.js';
+import { EXTRA_FIELDS, extrasJson, miscColumn, SampleExtras } from './script-sample-extra.js';
 
 export { callchainEntries, resolveCallchain } from './script-callchain.js';
 
 export { formatScript, type FormatScriptOptions } from './script-sample-text.js';
 
 /** The script printer: keeps perf's thread names and writes perf's lines. */
+/**
+ * perf script runs without --guest: thread__find_map marks a guest sample
+ * filtered (HIST_FILTER__GUEST) and process_sample_event drops it.
+ */
+function guestMode(cpumode: number): boolean {
+  return cpumode === PERF_RECORD_MISC_GUEST_KERNEL || cpumode === PERF_RECORD_MISC_GUEST_USER;
+}
+
 export class ScriptPrinter {
   private readonly s: Session;
   private readonly opts: ScriptOptions;
@@ -288,7 +299,8 @@ export class ScriptPrinter {
     }
     // perf_sample__fprintf_start: comm unpadded when this event prints ip with its callchain
     const unpadded = fs ? fs.has.has('ip') && fs.callchain && !this.opts.hideCallGraph : false;
-    this.out((fs ? scriptStart(fs.has, comm, sf, unpadded, this.opts.ns) : '') + text);
+    const misc = fs?.has.has('misc') ? miscColumn(raw.misc, raw.type) : '';
+    this.out((fs ? scriptStart(fs.has, comm, sf, unpadded, this.opts.ns, misc) : '') + text);
   }
 
   private readonly splitter: SampleReadSplitter;
@@ -347,6 +359,7 @@ export class ScriptPrinter {
     if (!ff.ok) return false;
     const c = this.fastCtx;
     const cpumode = raw.misc & PERF_RECORD_MISC_CPUMODE_MASK;
+    if (guestMode(cpumode)) return true;
     c.kernel = cpumode === PERF_RECORD_MISC_KERNEL || cpumode === PERF_RECORD_MISC_GUEST_KERNEL;
     c.event = this.s.eventNameAt(attrIndex);
     c.eventWidth = this.width();
@@ -363,6 +376,21 @@ export class ScriptPrinter {
     if (line === undefined) return false;
     if (line) this.out(line);
     return true;
+  }
+
+  private readonly extras = new SampleExtras();
+  private extraFields(f: ReadonlySet<ScriptField>): boolean {
+    for (const x of EXTRA_FIELDS) if (x !== 'misc' && f.has(x)) return true;
+    return false;
+  }
+  /** perf_sample__fprintf_insn's script_fetch_insn, when insn or insnlen is printed. */
+  private insn(f: ReadonlySet<ScriptField>, pid: number, ip: bigint, kernel: boolean): Uint8Array | undefined {
+    if (!f.has('insn') && !f.has('insnlen')) return undefined;
+    const syms = this.symbols();
+    // perf reads kernel code from a kcore_dir's kcore: not modelled, so refused rather than printed differently
+    if (kernel && syms.dsos.kernelFromKcore)
+      throw new FormatOptionError('-F insn/insnlen: kernel code from a kcore_dir is not supported yet');
+    return syms.insnAt(pid, ip, kernel);
   }
 
   private printSample(
@@ -383,6 +411,7 @@ export class ScriptPrinter {
     const f = fs.has;
     const period = periodOverride ?? rec.period ?? a?.attr.samplePeriod ?? 0n;
     if (this.filter.sampleSkipped(sf.cpu, sf.pid, sf.tid, comm, rec.time ?? NO_U64)) return;
+    if (guestMode(raw.misc & PERF_RECORD_MISC_CPUMODE_MASK)) return;
     const hide = this.opts.hideCallGraph === true;
     let entries: ChainEntry[] | undefined =
       f.has('ip') && rec.callchain && !hide ? callchainEntries(rec.callchain, this.opts.maxStack) : undefined;
@@ -413,7 +442,14 @@ export class ScriptPrinter {
       trace: f.has('trace') ? this.trace(a?.attr, rec) : undefined,
       // thread__resolve: a kernel address in the kernel's maps, else in the process's
       addrSymbol: addrCols ? this.symbols().text(addrCols, sf.pid, addr, addr >= 1n << 63n) : undefined,
+      misc: f.has('misc') ? miscColumn(raw.misc, raw.type) : undefined,
     };
+    if (this.extraFields(f)) {
+      const x = { attr: a?.attr, insn: this.insn(f, sf.pid, rec.ip ?? 0n, kernelIp) };
+      l.beforeIp = this.extras.beforeIp(f, rec, x);
+      l.afterIp = this.extras.afterIp(f, rec, x);
+      if (this.opts.json) l.json = extrasJson(f, rec, x);
+    }
     this.out(this.opts.json ? sampleJson(rec, sf, l, raw.fileOffset) : sampleText(rec, sf, l));
   }
 }

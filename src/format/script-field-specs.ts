@@ -63,7 +63,7 @@ function defaults(type: number): PerfField[] {
   if (type === 2) return ['comm', 'tid', 'cpu', 'time', 'event', 'trace'];
   if (type === 4) {
     return [
-      ...SAMPLE_DEFAULT.filter((f) => f !== 'period'),
+      ...SAMPLE_DEFAULT,
       'addr',
       'data_src',
       'weight',

@@ -31,6 +31,7 @@ export function scriptStart(
   sf: SampleFields,
   callchainComm: boolean,
   ns = false,
+  misc = '',
 ) {
   let line = '';
   if (f.has('comm')) {
@@ -41,6 +42,7 @@ export function scriptStart(
   else if (f.has('pid')) line += `${String(sf.pid).padStart(5)} `;
   else if (f.has('tid')) line += `${String(sf.tid).padStart(5)} `;
   if (f.has('cpu')) line += `[${zeroPad(sf.cpu, 3)}] `;
+  line += misc;
   // perf: "%5lu.%09llu: " with --ns, else "%12s: " of secs.usecs
   if (f.has('time'))
     line += ns ? `${formatNsTime(sf.time).padStart(15)}: ` : `${formatPerfTime(sf.time).padStart(12)}: `;
@@ -68,16 +70,23 @@ export interface SampleLine {
   addrSymbol?: string;
   /** The tracepoint payload (the `trace` field, trace-payload.ts). */
   trace?: string;
+  /** The misc column (miscColumn), the columns before ip and those after it (SampleExtras). */
+  misc?: string;
+  beforeIp?: string;
+  afterIp?: string;
+  /** The same columns as JSON members (SampleExtras.json). */
+  json?: Record<string, unknown>;
 }
 
 /** process_event for a sample: one line (or one line and its callchain lines). */
 export function sampleText(rec: SampleRecord, sf: SampleFields, l: SampleLine): string {
   const f = l.fields;
-  let line = scriptStart(f, l.comm, sf, f.has('ip') && l.callchainComm, l.ns);
+  let line = scriptStart(f, l.comm, sf, f.has('ip') && l.callchainComm, l.ns, l.misc);
   if (f.has('period')) line += `${l.period.toString().padStart(10)} `;
   if (f.has('event')) line += `${l.event.padStart(l.eventWidth)}: `;
   if (l.trace !== undefined) line += l.trace;
   if (f.has('addr')) line += hex16(rec.addr ?? 0n) + (l.addrSymbol ?? '');
+  line += l.beforeIp ?? '';
   if (f.has('ip')) {
     if (l.chain) {
       line += '\n';
@@ -88,7 +97,7 @@ export function sampleText(rec: SampleRecord, sf: SampleFields, l: SampleLine): 
       line += ` ${hex16(rec.ip ?? 0n)}${l.ipSymbol ?? ''}`;
     }
   }
-  return `${line}\n`;
+  return `${line}${l.afterIp ?? ''}\n`;
 }
 
 /** The JSON Lines form of a sample line (docs/json/sample.schema.json). */
@@ -99,6 +108,7 @@ export function sampleJson(rec: SampleRecord, sf: SampleFields, l: SampleLine, o
   if (f.has('pid')) o.pid = sf.pid;
   if (f.has('tid')) o.tid = sf.tid;
   if (f.has('cpu')) o.cpu = sf.cpu;
+  if (l.misc !== undefined) o.misc = l.misc.trimEnd();
   if (f.has('time')) Object.assign(o, jsonTime(sf.time));
   if (f.has('period')) o.period = Number(l.period);
   if (f.has('event')) o.event = l.event;
@@ -106,6 +116,7 @@ export function sampleJson(rec: SampleRecord, sf: SampleFields, l: SampleLine, o
   if (f.has('addr')) o.addr = jsonHex(rec.addr ?? 0n);
   if (f.has('ip')) o.ip = jsonHex(rec.ip ?? 0n);
   if (l.chain) o.callchain = l.chain.map(jsonHex);
+  if (l.json) Object.assign(o, l.json);
   return jsonLine(o);
 }
 

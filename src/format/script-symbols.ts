@@ -13,6 +13,7 @@ import { type EventAttr, PerfType } from '../abi/event-attr.js';
 import type { UserMaps } from '../session/user-maps.js';
 import type { PerfField } from './script-field-specs.js';
 import { KsymbolMaps } from './script-ksymbols.js';
+import { insnLength } from '../x86/insn-length.js';
 
 export interface SymbolColumns {
   sym: boolean;
@@ -38,6 +39,8 @@ export function addrColumns(f: ReadonlySet<PerfField>, attr: EventAttr | undefin
   if (!f.has('addr') || attr?.type !== PerfType.SOFTWARE || !PAGE_FAULT_CONFIGS.has(attr.config)) return undefined;
   return symbolColumns(f);
 }
+
+const EMPTY = new Uint8Array(0);
 
 export class ScriptSymbols {
   private kernelMap: { start: bigint; end: bigint } | undefined;
@@ -106,6 +109,25 @@ export class ScriptSymbols {
     if (!hit || hit.identity || /^\/tmp\/perf-\d+\.map$/.test(hit.filename)) return undefined;
     const s = this.dsos.user(hit.filename)?.find(hit.mapIp);
     return s && { name: s.name, start: s.start, filename: hit.filename, mapIp: hit.mapIp };
+  }
+
+  /**
+   * The instruction at a sample's ip as perf's arch_fetch_insn reads it
+   * (thread__memcpy): from the data file of the map's dso at ip's file
+   * offset, decoded in the file's ELF class; empty when perf reads nothing
+   * (a kernel address without kcore, a file without symbols or not found).
+   */
+  insnAt(pid: number, ip: bigint, kernel: boolean): Uint8Array {
+    if (ip === 0n || kernel) return EMPTY;
+    const hit = this.maps.lookup(pid, ip);
+    // map__load fails for a dso without symbols: thread__memcpy gives up there
+    if (!hit || hit.identity || !this.dsos.user(hit.filename)) return EMPTY;
+    const bytes = this.dsos.unwindTables().get(hit.filename)?.bytes;
+    if (!bytes || hit.mapIp >= BigInt(bytes.length)) return EMPTY;
+    const at = Number(hit.mapIp);
+    const code = bytes.subarray(at, Math.min(at + 16, bytes.length));
+    const len = insnLength(code, bytes[4] === 2 ? 64 : 32);
+    return code.subarray(0, len);
   }
 
   /**
