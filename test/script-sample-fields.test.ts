@@ -212,3 +212,42 @@ test('live recordings with data_src/weight/page sizes and registers equal perf s
     assert.equal(firstDiff(mine.out, theirs), 'equal', args.join(' '));
   }
 });
+
+test('--reltime, --deltatime and the tod field (perf record -k) equal perf script', async (t) => {
+  if (!needTool(t, 'perf')) return;
+  const file = join(dir, 'clock.data');
+  const r = runPerf([
+    'record',
+    '-q',
+    '-o',
+    file,
+    '-k',
+    'CLOCK_MONOTONIC',
+    '-e',
+    'cpu-clock',
+    '-c',
+    '50000',
+    '--',
+    'sh',
+    '-c',
+    'ls -R /usr/share/doc > /dev/null',
+  ]);
+  assert.ok(r && r.status === 0, r?.stderr.toString());
+  const cases: string[][] = [
+    ['--reltime'],
+    ['--deltatime', '--ns'],
+    ['--reltime', '--show-task-events', '--show-mmap-events', '-F', '+misc'],
+    ['-F', 'comm,tod,time,ip,sym'],
+    ['-F', '+tod', '--ns', '--deltatime', '--show-task-events'],
+  ];
+  for (const args of cases) {
+    const perf = runPerf(['script', '-i', file, ...args]);
+    assert.ok(perf && perf.status === 0, perf?.stderr.toString());
+    const theirs = perf.stdout.toString();
+    assert.ok(theirs.length > 1000, `${args.join(' ')}: perf printed ${theirs.length} bytes`);
+    const mine = await scriptInProcess(file, args);
+    assert.equal(firstDiff(mine.out, theirs), 'equal', args.join(' '));
+  }
+  const mine = await scriptInProcess(file, ['--reltime', '--deltatime']);
+  assert.match(mine.err ?? '', /reltime and deltatime - the two don't get along well/);
+});

@@ -37,6 +37,7 @@ export const SCRIPT_FIELDS: readonly PerfField[] = [
   'phys_addr',
   'data_page_size',
   'code_page_size',
+  'tod', // script-time.ts
 ];
 export type ScriptField = PerfField;
 
@@ -61,6 +62,9 @@ export interface ScriptOptions {
   json?: boolean;
   /** --ns: times with nanoseconds. */
   ns?: boolean;
+  /** --reltime / --deltatime: times since the first / the previous line printed with a time. */
+  reltime?: boolean;
+  deltatime?: boolean;
   /** -G / --hide-call-graph: the ip on the sample line, no callchain. */
   hideCallGraph?: boolean;
   /** --max-stack: callchain entries printed (perf's default: 127, the kernel's perf_event_max_stack). */

@@ -49,10 +49,12 @@ import {
   sampleJson,
   sampleText,
   scriptStart,
+  type StartColumns,
 } from './script-sample-text.js';
 import { FastLines, fastPlan, fastPrintable } from './script-fast.js';
 import type { SymbolColumns } from './script-symbols.js';
 import { EXTRA_FIELDS, extrasJson, miscColumn, SampleExtras } from './script-sample-extra.js';
+import { ScriptTimes } from './script-time.js';
 
 export { callchainEntries, resolveCallchain } from './script-callchain.js';
 
@@ -116,6 +118,7 @@ export class ScriptPrinter {
     this.opts = opts;
     this.out = out;
     this.splitter = new SampleReadSplitter(s);
+    this.times = new ScriptTimes(opts, undefined);
     this.perType = fieldsPerType(opts);
     this.checkNewAttrs();
   }
@@ -299,8 +302,13 @@ export class ScriptPrinter {
     }
     // perf_sample__fprintf_start: comm unpadded when this event prints ip with its callchain
     const unpadded = fs ? fs.has.has('ip') && fs.callchain && !this.opts.hideCallGraph : false;
-    const misc = fs?.has.has('misc') ? miscColumn(raw.misc, raw.type) : '';
-    this.out((fs ? scriptStart(fs.has, comm, sf, unpadded, this.opts.ns, misc) : '') + text);
+    if (!fs) {
+      this.out(text);
+      return;
+    }
+    const start = this.startColumns(fs.has, raw, sf.time);
+    if (fs.has.has('time')) sf = { ...sf, time: this.times.shown(sf.time) };
+    this.out(scriptStart(fs.has, comm, sf, unpadded, this.opts.ns, start) + text);
   }
 
   private readonly splitter: SampleReadSplitter;
@@ -344,7 +352,7 @@ export class ScriptPrinter {
   };
   private fastSample(raw: RawRecord, attrIndex: number): boolean {
     const L = raw.layout;
-    if (!L || this.opts.json || this.filter.ranges.length) return false;
+    if (!L || this.opts.json || this.filter.ranges.length || this.times.shifted) return false;
     const plan = fastPlan(L);
     if (!plan) return false;
     if (this.checked < this.s.file.attrs.length) this.checkNewAttrs();
@@ -379,6 +387,14 @@ export class ScriptPrinter {
   }
 
   private readonly extras = new SampleExtras();
+  /** --reltime / --deltatime and the tod field; the CLI sets the clock from HEADER_CLOCK_DATA. */
+  times: ScriptTimes;
+  private startColumns(f: ReadonlySet<ScriptField>, raw: RawRecord, time: bigint): StartColumns {
+    return {
+      misc: f.has('misc') ? miscColumn(raw.misc, raw.type) : undefined,
+      tod: f.has('tod') ? this.times.tod(time, this.opts.ns === true) : undefined,
+    };
+  }
   private extraFields(f: ReadonlySet<ScriptField>): boolean {
     for (const x of EXTRA_FIELDS) if (x !== 'misc' && f.has(x)) return true;
     return false;
@@ -442,8 +458,9 @@ export class ScriptPrinter {
       trace: f.has('trace') ? this.trace(a?.attr, rec) : undefined,
       // thread__resolve: a kernel address in the kernel's maps, else in the process's
       addrSymbol: addrCols ? this.symbols().text(addrCols, sf.pid, addr, addr >= 1n << 63n) : undefined,
-      misc: f.has('misc') ? miscColumn(raw.misc, raw.type) : undefined,
+      start: this.startColumns(f, raw, sf.time),
     };
+    if (f.has('time') && !this.opts.json) sf.time = this.times.shown(sf.time);
     if (this.extraFields(f)) {
       const x = { attr: a?.attr, insn: this.insn(f, sf.pid, rec.ip ?? 0n, kernelIp) };
       l.beforeIp = this.extras.beforeIp(f, rec, x);

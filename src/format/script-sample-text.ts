@@ -24,6 +24,12 @@ export interface SampleFields {
 
 export const NO_U64 = BigInt.asUintN(64, -1n);
 
+/** The optional columns between cpu and time: misc (miscColumn) and tod (ScriptTimes.tod). */
+export interface StartColumns {
+  misc?: string;
+  tod?: string;
+}
+
 /** perf_sample__fprintf_start. `callchainComm`: comm unpadded (sample with ip + callchain). */
 export function scriptStart(
   f: ReadonlySet<ScriptField>,
@@ -31,7 +37,7 @@ export function scriptStart(
   sf: SampleFields,
   callchainComm: boolean,
   ns = false,
-  misc = '',
+  cols: StartColumns = {},
 ) {
   let line = '';
   if (f.has('comm')) {
@@ -42,7 +48,8 @@ export function scriptStart(
   else if (f.has('pid')) line += `${String(sf.pid).padStart(5)} `;
   else if (f.has('tid')) line += `${String(sf.tid).padStart(5)} `;
   if (f.has('cpu')) line += `[${zeroPad(sf.cpu, 3)}] `;
-  line += misc;
+  if (cols.misc !== undefined) line += cols.misc;
+  if (cols.tod !== undefined) line += `${cols.tod} `;
   // perf: "%5lu.%09llu: " with --ns, else "%12s: " of secs.usecs
   if (f.has('time'))
     line += ns ? `${formatNsTime(sf.time).padStart(15)}: ` : `${formatPerfTime(sf.time).padStart(12)}: `;
@@ -70,8 +77,8 @@ export interface SampleLine {
   addrSymbol?: string;
   /** The tracepoint payload (the `trace` field, trace-payload.ts). */
   trace?: string;
-  /** The misc column (miscColumn), the columns before ip and those after it (SampleExtras). */
-  misc?: string;
+  /** The misc and tod columns, the columns before ip and those after it (SampleExtras). */
+  start?: StartColumns;
   beforeIp?: string;
   afterIp?: string;
   /** The same columns as JSON members (SampleExtras.json). */
@@ -81,7 +88,7 @@ export interface SampleLine {
 /** process_event for a sample: one line (or one line and its callchain lines). */
 export function sampleText(rec: SampleRecord, sf: SampleFields, l: SampleLine): string {
   const f = l.fields;
-  let line = scriptStart(f, l.comm, sf, f.has('ip') && l.callchainComm, l.ns, l.misc);
+  let line = scriptStart(f, l.comm, sf, f.has('ip') && l.callchainComm, l.ns, l.start);
   if (f.has('period')) line += `${l.period.toString().padStart(10)} `;
   if (f.has('event')) line += `${l.event.padStart(l.eventWidth)}: `;
   if (l.trace !== undefined) line += l.trace;
@@ -108,7 +115,7 @@ export function sampleJson(rec: SampleRecord, sf: SampleFields, l: SampleLine, o
   if (f.has('pid')) o.pid = sf.pid;
   if (f.has('tid')) o.tid = sf.tid;
   if (f.has('cpu')) o.cpu = sf.cpu;
-  if (l.misc !== undefined) o.misc = l.misc.trimEnd();
+  if (l.start?.misc !== undefined) o.misc = l.start.misc.trimEnd();
   if (f.has('time')) Object.assign(o, jsonTime(sf.time));
   if (f.has('period')) o.period = Number(l.period);
   if (f.has('event')) o.event = l.event;

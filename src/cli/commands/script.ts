@@ -6,7 +6,8 @@ import { ScriptFilter } from '../../format/script-filters.js';
 import { ScriptWarnings } from '../../format/script-warnings.js';
 import { parseFields as parseFieldList, SCRIPT_FIELDS, type ScriptOptions } from '../../format/perf-script-fields.js';
 import type { TextSink } from '../../format/text-sink.js';
-import type { SymbolTable } from '../../machine/symbols.js';
+import { ScriptTimes } from '../../format/script-time.js';
+import { clockData, collect, kcoreSymbols, parseMaxStack, timeShiftOptions } from '../script-setup.js';
 import { UsageError } from '../errors.js';
 import { jsonOption, quietOption } from '../options.js';
 import { OutputSink } from '../output.js';
@@ -50,6 +51,7 @@ export async function runScript(
   try {
     const p = new ScriptPrinter(s, opts, out.write);
     p.filter = await ScriptFilter.create(opts, s.file);
+    p.times = new ScriptTimes(opts, await clockData(s.file));
     p.tracingData = await (await import('../../perfdata/tracing/tracing-data.js')).readTracingData(s.file);
     const { DsoSymbols, recordedBuildIds } = await import('../../machine/dso-symbols.js');
     p.dsoSymbols = new DsoSymbols({ buildIds: await recordedBuildIds(s.file), kernel: await kcoreSymbols(input) });
@@ -124,25 +126,11 @@ export function register(program: Command): void {
     )
     .option('--header', 'print the data header first (as perf report --header-only)')
     .option('--header-only', 'print only the data header');
+  timeShiftOptions(cmd);
   jsonOption(cmd, 'one JSON object per line instead of text (types sample, event)');
   quietOption(cmd).action(async (o: ScriptCliOptions) => {
     const out = new OutputSink();
     await runScript(o.input, toScriptOptions(o), out);
     await out.close();
   });
-}
-
-function parseMaxStack(v: string): number {
-  if (!/^\d+$/.test(v)) throw new UsageError(`--max-stack: expected a number, got '${v}'`);
-  return Number(v);
-}
-
-const collect = (v: string, prev: string[] | undefined): string[] => [...(prev ?? []), v];
-
-/** A `perf record --kcore` directory's kallsyms (perf reads the kernel's symbols there). */
-async function kcoreSymbols(input: string): Promise<SymbolTable | undefined> {
-  if (input === '-') return undefined;
-  const { resolveInput, loadKcoreDir } = await import('../../machine/kcore-dir.js');
-  const k = resolveInput(input).kcoreDir;
-  return k ? loadKcoreDir(k).symbols : undefined;
 }
