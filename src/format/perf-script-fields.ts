@@ -38,6 +38,9 @@ export const SCRIPT_FIELDS: readonly PerfField[] = [
   'data_page_size',
   'code_page_size',
   'tod', // script-time.ts
+  'brstack', // script-brstack.ts
+  'brstacksym',
+  'brstackoff',
 ];
 export type ScriptField = PerfField;
 

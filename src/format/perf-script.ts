@@ -55,6 +55,7 @@ import { FastLines, fastPlan, fastPrintable } from './script-fast.js';
 import type { SymbolColumns } from './script-symbols.js';
 import { EXTRA_FIELDS, extrasJson, miscColumn, SampleExtras } from './script-sample-extra.js';
 import { ScriptTimes } from './script-time.js';
+import { brstackText } from './script-brstack.js';
 
 export { callchainEntries, resolveCallchain } from './script-callchain.js';
 
@@ -65,6 +66,9 @@ export { formatScript, type FormatScriptOptions } from './script-sample-text.js'
  * perf script runs without --guest: thread__find_map marks a guest sample
  * filtered (HIST_FILTER__GUEST) and process_sample_event drops it.
  */
+/** Fields other than sym/dso that look addresses up in the process's maps. */
+const MAP_FIELDS = ['brstack', 'brstacksym', 'brstackoff', 'insn', 'insnlen'] as const;
+
 function guestMode(cpumode: number): boolean {
   return cpumode === PERF_RECORD_MISC_GUEST_KERNEL || cpumode === PERF_RECORD_MISC_GUEST_USER;
 }
@@ -148,7 +152,8 @@ export class ScriptPrinter {
         checkAttr(this.s, i, tf.userSet, fs);
         checkPrintable(fs, tf.userSet, this.opts.json === true);
         // %pS in tracepoint payloads names kernel functions: the kernel map is needed too
-        if (symbolColumns(fs.has) || fs.has.has('trace')) this.wantSymbols = true;
+        const has = fs.has;
+        if (symbolColumns(has) || has.has('trace') || MAP_FIELDS.some((x) => has.has(x))) this.wantSymbols = true;
         // process_attr (pipe mode) turns ip on for events with callchains
         if (this.s.file.pipe && hasChain) fs.has.add('ip');
       }
@@ -399,6 +404,20 @@ export class ScriptPrinter {
     for (const x of EXTRA_FIELDS) if (x !== 'misc' && f.has(x)) return true;
     return false;
   }
+  private brstack(f: ReadonlySet<ScriptField>, pid: number, rec: SampleRecord): string | undefined {
+    const kind = f.has('brstack')
+      ? 'brstack'
+      : f.has('brstacksym')
+        ? 'brstacksym'
+        : f.has('brstackoff')
+          ? 'brstackoff'
+          : undefined;
+    if (!kind || !rec.branchStack) return undefined;
+    const syms = this.symbols();
+    syms.touch(pid, rec.ip ?? 0n, (rec.ip ?? 0n) >= 1n << 63n);
+    const withSym = kind === 'brstacksym';
+    return brstackText(kind, rec.branchStack.entries, f.has('dso'), (a) => syms.branchAddr(pid, a, withSym));
+  }
   /** perf_sample__fprintf_insn's script_fetch_insn, when insn or insnlen is printed. */
   private insn(f: ReadonlySet<ScriptField>, pid: number, ip: bigint, kernel: boolean): Uint8Array | undefined {
     if (!f.has('insn') && !f.has('insnlen')) return undefined;
@@ -462,7 +481,11 @@ export class ScriptPrinter {
     };
     if (f.has('time') && !this.opts.json) sf.time = this.times.shown(sf.time);
     if (this.extraFields(f)) {
-      const x = { attr: a?.attr, insn: this.insn(f, sf.pid, rec.ip ?? 0n, kernelIp) };
+      const x = {
+        attr: a?.attr,
+        insn: this.insn(f, sf.pid, rec.ip ?? 0n, kernelIp),
+        brstack: this.brstack(f, sf.pid, rec),
+      };
       l.beforeIp = this.extras.beforeIp(f, rec, x);
       l.afterIp = this.extras.afterIp(f, rec, x);
       if (this.opts.json) l.json = extrasJson(f, rec, x);

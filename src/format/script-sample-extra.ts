@@ -166,6 +166,8 @@ export interface ExtraContext {
   attr: EventAttr | undefined;
   /** The bytes of the instruction at ip (perf's script_fetch_insn), when insn or insnlen is printed. */
   insn?: Uint8Array;
+  /** The brstack / brstacksym / brstackoff text (script-brstack.ts). */
+  brstack?: string;
 }
 
 /**
@@ -197,6 +199,7 @@ export class SampleExtras {
     let s = '';
     if (f.has('iregs')) s += regsText(rec.regsIntr, c.attr?.sampleRegsIntr ?? 0n);
     if (f.has('uregs')) s += regsText(rec.regsUser, c.attr?.sampleRegsUser ?? 0n);
+    s += c.brstack ?? '';
     const insn = c.insn ?? new Uint8Array(0);
     if (f.has('insnlen')) s += ` ilen: ${insn.length}`;
     if (f.has('insn') && insn.length > 0)
@@ -250,4 +253,7 @@ export const EXTRA_FIELDS: readonly ScriptField[] = [
   'phys_addr',
   'data_page_size',
   'code_page_size',
+  'brstack',
+  'brstacksym',
+  'brstackoff',
 ];

@@ -14,6 +14,7 @@ import type { UserMaps } from '../session/user-maps.js';
 import type { PerfField } from './script-field-specs.js';
 import { KsymbolMaps } from './script-ksymbols.js';
 import { insnLength } from '../x86/insn-length.js';
+import type { BranchAddr } from './script-brstack.js';
 
 export interface SymbolColumns {
   sym: boolean;
@@ -136,9 +137,49 @@ export class ScriptSymbols {
    * around it, and "(inlined)" in place of the dso).
    */
   text(c: SymbolColumns, pid: number, ip: bigint, kernel: boolean, inlined?: string): string {
+    let { name, off, dso } = this.lookup(pid, ip, kernel);
+    if (inlined !== undefined) name = inlined;
+    let out = '';
+    if (c.sym) out += name === undefined ? ' [unknown]' : c.symoff ? ` ${name}+0x${off.toString(16)}` : ` ${name}`;
+    if (inlined !== undefined) return `${out} (inlined)`;
+    if (c.dso) out += ` (${dso})`;
+    return out;
+  }
+
+  /**
+   * A branch-stack address as perf's brstack fields print it (thread__find_map_fb: the kernel's maps for a
+   * kernel address, else the process's): `name+0xoff` or `[unknown]`, its dso, and for brstackoff its offset
+   * in the file (map__map_ip) unless the file is ET_EXEC (dso->adjust_symbols) or it is kernel code.
+   */
+  branchAddr(pid: number, addr: bigint, withSymbol: boolean): BranchAddr {
+    const kernel = addr >= 1n << 63n;
+    const r = this.lookup(pid, addr, kernel, withSymbol);
+    const symOff = r.name === undefined ? '[unknown]' : `${r.name}+0x${r.off.toString(16)}`;
+    // dso->adjust_symbols: set once perf has loaded the file's ELF symbols (always, for user files); until
+    // then, or when they cannot load, map__map_ip gives the offset in the file
+    const adjusted = r.file !== undefined && this.loaded.has(r.file) && this.dsos.user(r.file) !== undefined;
+    const offset = r.mapIp !== undefined && r.file !== undefined && !adjusted ? r.mapIp : addr;
+    return { symOff, dso: r.dso, offset };
+  }
+
+  /** User files whose symbols perf has looked up (its dso__load ran): see branchAddr. */
+  private readonly loaded = new Set<string>();
+  /** machine__resolve: perf looks up the symbol of every sample's ip, which loads its file. */
+  touch(pid: number, ip: bigint, kernel: boolean): void {
+    this.lookup(pid, ip, kernel, true);
+  }
+
+  private lookup(
+    pid: number,
+    ip: bigint,
+    kernel: boolean,
+    load = true,
+  ): { name?: string; off: bigint; dso: string; mapIp?: bigint; file?: string } {
     let name: string | undefined;
     let off = 0n;
     let dso = '[unknown]';
+    let mapIp: bigint | undefined;
+    let file: string | undefined;
     if (kernel) {
       const km = this.kernelMap;
       if (km && ip >= km.start && ip < km.end) {
@@ -161,13 +202,11 @@ export class ScriptSymbols {
         const table = jit ? this.jitMap(hit.filename) : hit.identity ? undefined : this.dsos.user(hit.filename);
         const s = table?.find(hit.mapIp);
         if (s) [name, off] = [s.name, hit.mapIp - s.start];
+        mapIp = hit.mapIp;
+        if (!jit && !hit.identity) file = hit.filename;
+        if (file !== undefined && load) this.loaded.add(file);
       }
     }
-    if (inlined !== undefined) name = inlined;
-    let out = '';
-    if (c.sym) out += name === undefined ? ' [unknown]' : c.symoff ? ` ${name}+0x${off.toString(16)}` : ` ${name}`;
-    if (inlined !== undefined) return `${out} (inlined)`;
-    if (c.dso) out += ` (${dso})`;
-    return out;
+    return { name, off, dso, mapIp, file };
   }
 }
