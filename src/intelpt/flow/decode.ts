@@ -90,7 +90,13 @@ export function decodeFlow(input: FlowInput): FlowResult {
   const t = input.tasks;
   const sync =
     timed && t && input.syncSwitch
-      ? new SyncSwitch(input.syncSwitch, t.tracker, t.tracker.o.haveSchedSwitch, input.kernelStart ?? 1n << 63n, input.sink)
+      ? new SyncSwitch(
+          input.syncSwitch,
+          t.tracker,
+          t.tracker.o.haveSchedSwitch,
+          input.kernelStart ?? 1n << 63n,
+          input.sink,
+        )
       : undefined;
   // the switch states follow what perf samples: not what it decodes before a queue's first timestamp
   const inner = sync ? switchSink(input.sink, sync) : input.sink;

@@ -241,7 +241,7 @@ function pmuTypeOf(priv: bigint[] | undefined): number {
   return priv ? Number(priv[INTEL_PT_PRIV.PMU_TYPE] ?? -1n) : -1;
 }
 
-/** Where perf's sync_switch finds `__switch_to` in this recording (sync-switch.ts), or undefined when perf does not use it. */
+/** Where perf's sync_switch finds `__switch_to` here (sync-switch.ts); undefined when perf does not use it. */
 export function recordingSwitchIps(rec: PtRecording): SwitchIps | undefined {
   const m = rec.machine;
   // machine__kernel_map: the kernel's own map; its dso's symbols, at addresses inside the map
