@@ -76,6 +76,7 @@ export function register(program: Command): void {
         power?: boolean;
         json?: boolean;
       }) => {
+        if (o.switchTo && !o.tasks) throw new UsageError('sim: --switch-to needs --tasks N (N > 0)');
         const t0 = performance.now();
         const s = simulate({
           out: o.output,
