@@ -30,6 +30,22 @@ export const RECORDINGS = {
   userCode: { ...COMMON, seed: 2, tasks: 3, userCode: true },
   /** another event's samples (cycles:k), printed among the synthesized ones */
   cycles: { ...COMMON, seed: 2, tasks: 3, samples: 20 },
+  /** switches run through __schedule → __switch_to (perf decodes with sync_switch), four tasks */
+  syncSwitch: { ...COMMON, seed: 4, size: 12000, tasks: 4, switches: 12, switchTo: true },
+  /** sync_switch without TEXT_POKE records: an error in the kernel turns it off for its CPU; PSB+ in bursts */
+  syncSwitchNoPokes: {
+    ...COMMON,
+    seed: 6,
+    size: 12000,
+    textPokes: false,
+    midBurstPsb: true,
+    psbPeriod: 300,
+    tasks: 3,
+    switches: 12,
+    switchTo: true,
+  },
+  /** sync_switch with a cycles:k event's samples among the synthesized ones */
+  syncSwitchCycles: { ...COMMON, seed: 7, size: 12000, tasks: 3, switches: 12, switchTo: true, samples: 20 },
 } satisfies Record<string, Omit<SimOptions, 'out'>>;
 
 export type RecordingName = keyof typeof RECORDINGS;

@@ -287,6 +287,9 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
       if (o.errors) line(perfErrorLine(e, tc, task));
     },
   };
+  sink.queueTime = (cpu, tsc) => {
+    now.set(cpu, tsc);
+  };
   let events = 0;
   /** Per CPU, the last branch walked: perf's state still holds its bytes at the next trace begin. */
   const lastInsn = new Map<number, bigint>();

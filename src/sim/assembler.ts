@@ -23,6 +23,7 @@ export const Kind = {
   site: 8, // jump-label site (NOP or JMP by time)
   sysret: 9, // leaves the kernel: end of a trace burst
   iret: 10, // returns from the INT3 handler
+  jccSched: 11, // forward conditional branch over the call to __schedule: taken unless a switch is due
 } as const;
 
 /** The text `Assembler.link` lays out, and its per-instruction tables in address order. */

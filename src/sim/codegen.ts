@@ -75,6 +75,11 @@ export interface Program {
   maxBurstInsns: number;
   /** Loop back-edges are taken at most this many times in a row. */
   loopCap: number;
+  /**
+   * The context-switch path (CodegenOptions.contextSwitch): the entry of `__perf_event_task_sched_out` (where
+   * perf writes the switch-out record) and the instruction `__switch_to` returns to (the switch-in record).
+   */
+  sched?: { ptss: number; back: number };
 }
 
 export interface CodegenOptions {
@@ -83,6 +88,12 @@ export interface CodegenOptions {
   sites?: number;
   /** Functions per call level below the entry. */
   levels?: number[];
+  /**
+   * A kernel context-switch path, as perf's sync_switch expects it: the syscall entry calls `__schedule`
+   * when a switch is due (Kind.jccSched), which calls `__perf_event_task_sched_out`, then `__switch_to_asm`,
+   * which jumps to `__switch_to`.
+   */
+  contextSwitch?: boolean;
 }
 
 /**
@@ -269,11 +280,16 @@ export function generateProgram(opts: CodegenOptions): Program {
   asm.simple(Code.Swapgs);
   asm.fillers(2, 3);
   asm.icall([...names[1]!, 'bpf_trampoline_0']);
+  if (opts.contextSwitch) {
+    asm.jcc(Kind.jccSched, 'entry_SYSCALL_64.nosched');
+    asm.call('__schedule');
+    asm.label('entry_SYSCALL_64.nosched');
+  }
   asm.fillers(1, 2);
   asm.simple(Code.Swapgs);
   asm.simple(Code.Sysretq, Kind.sysret);
   asm.label('entry_SYSCALL_64.end');
-  const entryCost = 12 + Math.max(...names[1]!.map((t) => bound.get(t)!));
+  const entryCost = 12 + Math.max(...names[1]!.map((t) => bound.get(t)!)) + (opts.contextSwitch ? 24 : 0);
 
   // The INT3 handler (the kernel's exc_int3 → poke_int3_handler, shortened).
   asm.label('asm_exc_int3');
@@ -300,8 +316,10 @@ export function generateProgram(opts: CodegenOptions): Program {
   asm.ret();
   asm.label('bpf_trampoline_0.end');
 
+  const schedNames = opts.contextSwitch ? contextSwitchPath(asm) : [];
+
   // Functions start aligned, like the kernel's.
-  const starts = new Set([...names.flat(), 'asm_exc_int3', 'bpf_trampoline_0']);
+  const starts = new Set([...names.flat(), 'asm_exc_int3', 'bpf_trampoline_0', ...schedNames]);
   const { labels, code, textSize, offs, lens, kinds, targets, siteIds, indirect } = asm.link(base, starts);
   const byOff = new Int32Array(textSize).fill(-1);
   offs.forEach((o, i) => {
@@ -333,7 +351,7 @@ export function generateProgram(opts: CodegenOptions): Program {
   const tEnd = labels.get('bpf_trampoline_0.end')!;
   const trampoline = { off: tOff, bytes: code.slice(tOff, tEnd), name: 'bpf_trampoline_0' };
   code.fill(0xcc, tOff, tEnd);
-  const functions: SimFunction[] = [...names.flat(), 'asm_exc_int3']
+  const functions: SimFunction[] = [...names.flat(), 'asm_exc_int3', ...schedNames]
     .map((n) => {
       const level = names.findIndex((lv) => lv.includes(n));
       const off = labels.get(n)!;
@@ -358,5 +376,38 @@ export function generateProgram(opts: CodegenOptions): Program {
     trampoline,
     maxBurstInsns: entryCost,
     loopCap,
+    ...(opts.contextSwitch
+      ? { sched: { ptss: labels.get('__perf_event_task_sched_out')!, back: labels.get('__schedule.back')! } }
+      : {}),
   };
+}
+
+/** The context-switch path (at most 20 instructions), its function names. */
+function contextSwitchPath(asm: Assembler): string[] {
+  asm.label('__schedule');
+  asm.push(Register.RBP);
+  asm.fillers(1, 2);
+  asm.call('__perf_event_task_sched_out');
+  asm.filler();
+  asm.call('__switch_to_asm');
+  asm.label('__schedule.back');
+  asm.filler();
+  asm.pop(Register.RBP);
+  asm.ret();
+  asm.label('__schedule.end');
+  // perf writes the switch-out record here
+  asm.label('__perf_event_task_sched_out');
+  asm.fillers(2, 3);
+  asm.ret();
+  asm.label('__perf_event_task_sched_out.end');
+  // the kernel's __switch_to_asm switches stacks and tail-jumps to __switch_to
+  asm.label('__switch_to_asm');
+  asm.filler();
+  asm.jmp('__switch_to');
+  asm.label('__switch_to_asm.end');
+  asm.label('__switch_to');
+  asm.fillers(2, 4);
+  asm.ret();
+  asm.label('__switch_to.end');
+  return ['__schedule', '__perf_event_task_sched_out', '__switch_to_asm', '__switch_to'];
 }

@@ -53,6 +53,8 @@ export interface CpuRun {
   /** Ground truth (when kept): instruction offsets from the text base, and their TSC. */
   truthOff?: Uint32Array;
   truthTsc?: Float64Array;
+  /** Context switches run (ExecOptions.switchAt): TSCs at `__perf_event_task_sched_out` and after `__switch_to`. */
+  switches: { out: number; in: number }[];
 }
 
 export interface ExecOptions {
@@ -88,6 +90,11 @@ export interface ExecOptions {
    * (PWRE, EXSTOP, PWRX). Drawn from a random stream of their own: without them the trace is unchanged.
    */
   power?: boolean;
+  /**
+   * TSCs (ascending) from which a context switch is due: the next syscall through the program's switch path
+   * (Program.sched) calls `__schedule` for it.
+   */
+  switchAt?: number[];
 }
 
 class Growable {
@@ -141,6 +148,11 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
   let bursts = 0;
   let traps = 0;
   const user = o.userBase;
+  const switchAt = o.switchAt ?? [];
+  let nextSwitch = 0;
+  const switches: CpuRun['switches'] = [];
+  const schedOut = p.sched?.ptss ?? -1;
+  const schedIn = p.sched?.back ?? -1;
   const pwr = o.power ? new Rng((o.seed * 31337 + o.cpu * 7) >>> 0) : undefined;
   /** The core:bus ratio (with a 2 GHz TSC and max non-turbo ratio 20: 100 MHz steps). */
   let ratio = pwr ? pwr.int(8, 40) : 0;
@@ -230,6 +242,8 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
       const i = byOff[ip]!;
       if (i < 0) throw new Error(`sim: cpu ${o.cpu} ran into a non-instruction at +0x${ip.toString(16)}`);
       const k = kind[i]!;
+      if (ip === schedOut) switches.push({ out: tsc, in: tsc });
+      else if (ip === schedIn) switches[switches.length - 1]!.in = tsc;
       if (k === Kind.site) {
         const s = site[i]!;
         const st = siteStateAt(p.sites[s]!.initial, flipsBySite[s]!, tsc);
@@ -259,6 +273,13 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
           const taken = rng.chance(0.5);
           enc.branch(taken);
           ip = taken ? target[i]! : ip + len[i]!;
+          break;
+        }
+        case Kind.jccSched: {
+          const due = nextSwitch < switchAt.length && switchAt[nextSwitch]! <= tsc;
+          if (due) nextSwitch++;
+          enc.branch(!due);
+          ip = due ? ip + len[i]! : target[i]!;
           break;
         }
         case Kind.jccLoop: {
@@ -319,7 +340,7 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
   enc.flushTnt();
   enc.padTo(8);
   if (enc.pos > chunkStart) chunks.push({ start: chunkStart, end: enc.pos, firstTsc: chunkTsc < 0 ? tsc : chunkTsc });
-  const run: CpuRun = { cpu: o.cpu, trace: enc.bytes(), chunks, insns, bursts, traps };
+  const run: CpuRun = { cpu: o.cpu, trace: enc.bytes(), chunks, insns, bursts, traps, switches };
   if (truth) {
     run.truthOff = truth.off.slice(0, truth.n);
     run.truthTsc = truth.tsc.slice(0, truth.n);

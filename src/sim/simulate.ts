@@ -66,6 +66,12 @@ export interface SimOptions {
   tasks?: number;
   /** Context switches per CPU when `tasks` > 0 (default 8). */
   switches?: number;
+  /**
+   * With `tasks`: the switches run through a kernel switch path (`__schedule` → `__perf_event_task_sched_out`,
+   * `__switch_to_asm` → `__switch_to`, in kallsyms), so perf decodes with sync_switch, as on real `-a`
+   * recordings; the records sit where that code runs. Default false: switch records at random times.
+   */
+  switchTo?: boolean;
   /** `cycles:k` samples per CPU (src/sim/samples.ts), an event perf script prints among the itrace samples. */
   samples?: number;
   /** Trace user mode too, in code the recording does not hold (executor.ts `userBase`). */
@@ -113,7 +119,8 @@ export function simulate(opts: SimOptions): SimSummary {
   const retCompression = opts.retCompression ?? true;
   if (cpus < 1 || cpus > 256) throw new RangeError(`--cpus must be 1..256, got ${cpus}`);
 
-  const prog = generateProgram({ seed, sites: opts.sites ?? 12 });
+  const switchTo = !!(opts.switchTo && opts.tasks);
+  const prog = generateProgram({ seed, sites: opts.sites ?? 12, contextSwitch: switchTo });
   // INT3 window half-length: longer than any burst (see executor.ts), and long
   // enough that CPUs really meet the INT3 (traps are part of the experiment).
   const D = Math.max(prog.maxBurstInsns + 64, opts.int3Window ?? 4000);
@@ -145,7 +152,11 @@ export function simulate(opts: SimOptions): SimSummary {
   const trampolineLive = opts.trampoline === false ? Infinity : tTramp + D;
 
   const runs: CpuRun[] = [];
+  const switchRng = new Rng(seed ^ 0x5c4e);
   for (let cpu = 0; cpu < cpus; cpu++) {
+    const switchAt: number[] = [];
+    if (switchTo) for (let i = 0; i < (opts.switches ?? 8); i++) switchAt.push(switchRng.int(startTsc + 200, endTsc));
+    switchAt.sort((a, b) => a - b);
     runs.push(
       executeCpu(prog, {
         seed,
@@ -160,6 +171,7 @@ export function simulate(opts: SimOptions): SimSummary {
         midBurstPsb: opts.midBurstPsb,
         power: !!opts.power,
         trampolineLive,
+        switchAt,
       }),
     );
     opts.onProgress?.(cpu + 1, cpus);
@@ -179,6 +191,7 @@ export function simulate(opts: SimOptions): SimSummary {
         switchesPerCpu: opts.switches ?? 8,
         startTsc,
         endTsc: runs.reduce((a, r) => Math.max(a, r.chunks.at(-1)?.firstTsc ?? startTsc), endTsc),
+        ...(switchTo ? { ran: runs.map((r) => r.switches) } : {}),
       })
     : undefined;
   writeData(join(tmp, 'data'), prog, runs, flips, {

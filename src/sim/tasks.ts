@@ -30,8 +30,10 @@ export interface SimThread {
 }
 
 export interface SimSwitch {
-  /** TSC of the switch-out record; the switch-in follows 2 ticks later. */
+  /** TSC of the switch-out record. */
   tsc: number;
+  /** TSC of the switch-in record (default 2 ticks after the switch-out). */
+  inTsc?: number;
   prev: SimThread;
   next: SimThread;
   preempt: boolean;
@@ -53,6 +55,8 @@ export function planTasks(o: {
   switchesPerCpu: number;
   startTsc: number;
   endTsc: number;
+  /** Per CPU, the switches the code ran (executor.ts `switchAt`): their records' TSCs instead of random ones. */
+  ran?: { out: number; in: number }[][];
 }): TaskPlan {
   const rng = new Rng(o.seed ^ 0x7a5c);
   const threads: SimThread[] = [];
@@ -74,13 +78,15 @@ export function planTasks(o: {
     times.sort((a, b) => a - b);
     const switches: SimSwitch[] = [];
     let last = -Infinity;
-    for (const t of times) {
+    const ran = o.ran?.[cpu];
+    const at = ran ? ran.map((r) => ({ t: r.out, in: r.in & ~1 })) : times.map((t) => ({ t, in: undefined }));
+    for (const { t, in: inTsc } of at) {
       const tsc = t & ~1; // even: its perf time converts back exactly
       if (tsc <= last + 8) continue;
       last = tsc;
       let next = rng.pick(runnable);
       if (next === cur) next = runnable[(runnable.indexOf(cur) + 1) % runnable.length]!;
-      switches.push({ tsc, prev: cur, next, preempt: rng.chance(0.5) });
+      switches.push({ tsc, prev: cur, next, preempt: rng.chance(0.5), ...(inTsc === undefined ? {} : { inTsc }) });
       cur = next;
     }
     perCpu.push({ cpu, first, switches });
@@ -140,7 +146,7 @@ export function timedTaskRecords(plan: TaskPlan, startTsc: number): TaskRecord[]
         sid: { pid: s.prev.pid, tid: s.prev.tid, cpu: c.cpu, pt: false },
       });
       out.push({
-        tsc: s.tsc + 2,
+        tsc: s.inTsc ?? s.tsc + 2,
         type: RecordType.SWITCH_CPU_WIDE,
         misc: 0,
         body: (b) => {

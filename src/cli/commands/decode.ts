@@ -1,14 +1,14 @@
 import type { Command } from 'commander';
-import { loadPtRecording } from '../../intelpt/flow/recording.js';
+import { loadPtRecording, recordingSwitchIps } from '../../intelpt/flow/recording.js';
 import { cbrScale } from '../../intelpt/flow/time-conv.js';
-import { QueueTasks, syncSwitchWarning } from '../../intelpt/flow/queue-tasks.js';
+import { QueueTasks } from '../../intelpt/flow/queue-tasks.js';
 import { decodeFlow, type FlowResult } from '../../intelpt/flow/decode.js';
 import { decodeJsonLines } from '../../format/itrace.js';
 import { defaultToErrors, resolveItrace } from '../../format/itrace-presets.js';
 import { perfItraceSink, type TaskError } from '../../format/itrace-perf.js';
 import { otherSampleDeliveries, perfItraceOptions } from '../../format/itrace-recording.js';
 import { FormatOptionError } from '../../format/errors.js';
-import { codeImageWarnings, tracesKernel } from '../../machine/code-warnings.js';
+import { codeImageWarnings } from '../../machine/code-warnings.js';
 import { decodeRaw, rawDecodeOptions, type RawDecodeOptions } from '../decode-raw.js';
 import { UsageError } from '../errors.js';
 import { jsonOption } from '../options.js';
@@ -118,20 +118,15 @@ export function register(program: Command): void {
       tasks: { events: rec.taskEvents, tracker: tasks },
       others,
       kernelStart,
+      syncSwitch: recordingSwitchIps(rec),
       quick: spec.quick,
       maxNonTurboRatio: cbrScale(rec.infoTimeConv, rec.maxNonTurboRatio).maxNonTurbo,
       sink,
     });
     sink.flush?.();
     const seconds = (performance.now() - t0) / 1000;
-    const sync = syncSwitchWarning({
-      ...rec.taskOptions,
-      timed: tc !== undefined,
-      kernelTraced: tracesKernel(rec.machine, rec.pmuType),
-      hasSwitchTo: rec.machine.symbolizer.symbols.symbols.some((s) => s.name === '__switch_to'),
-    });
     const warnings = codeImageWarnings(rec.machine, { pmuType: rec.pmuType, errorIps: errors.map((e) => e.ip) });
-    for (const w of sync ? [...warnings, sync] : warnings) process.stderr.write(`perfpoke decode: warning: ${w}\n`);
+    for (const w of warnings) process.stderr.write(`perfpoke decode: warning: ${w}\n`);
     if (json) {
       const buffers = (cpu: number) => rec.cpus.find((c) => c.cpu === cpu)?.buffers ?? [];
       for (const l of decodeJsonLines(r, errors, {

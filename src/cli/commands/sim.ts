@@ -43,6 +43,7 @@ export function register(program: Command): void {
       0,
     )
     .option('--switches <n>', 'context switches per CPU with --tasks', int('--switches', 0, 100000), 8)
+    .option('--switch-to', 'with --tasks: switches run through __schedule/__switch_to (perf uses sync_switch)')
     .option(
       '--samples <n>',
       'cycles:k samples per CPU (an event perf script prints among the itrace samples)',
@@ -69,11 +70,13 @@ export function register(program: Command): void {
         trampoline: boolean;
         tasks: number;
         switches: number;
+        switchTo?: boolean;
         samples: number;
         userCode?: boolean;
         power?: boolean;
         json?: boolean;
       }) => {
+        if (o.switchTo && !o.tasks) throw new UsageError('sim: --switch-to needs --tasks N (N > 0)');
         const t0 = performance.now();
         const s = simulate({
           out: o.output,
@@ -91,6 +94,7 @@ export function register(program: Command): void {
           trampoline: o.trampoline,
           tasks: o.tasks,
           switches: o.switches,
+          switchTo: o.switchTo,
           samples: o.samples,
           userCode: o.userCode,
           power: o.power,

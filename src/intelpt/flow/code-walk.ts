@@ -67,6 +67,21 @@ export class FlowWalker {
   /** perf's decoder cbr (the last CBR packet's ratio, 0 before any) and max_non_turbo_ratio (0: unknown). */
   protected cbr = 0;
   maxNonTurboRatio = 0;
+  /**
+   * Set by the sink during a branch report when perf's sync_switch takes the queue off the heap there
+   * (sync-switch.ts): the decoder stops right after that branch; the driver clears it.
+   */
+  switchPause = false;
+
+  /** perf's ptq->timestamp set from outside (a queue put back on the heap at a switch record's time). */
+  setQueueTime(tsc: bigint): void {
+    this.errTsc = tsc;
+  }
+
+  /** perf's state est_timestamp now. */
+  estimatedTsc(): bigint {
+    return this.estTsc();
+  }
 
   /**
    * perf's intel_pt_est_timestamp: the last TSC plus 2 ticks per instruction walked since, scaled by
@@ -180,6 +195,7 @@ export class FlowWalker {
             const kind = last.op === 'call' ? BranchKind.call : BranchKind.jmp;
             this.sink.branch?.(this.cpu, from, this.ip, kind, this.tsc);
             if (this.loopCheck()) return WalkStop.Error;
+            if (this.switchPause) return WalkStop.Paused;
             continue;
           }
           if (last.op === 'call') this.stack.push(b);

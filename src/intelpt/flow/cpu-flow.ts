@@ -262,6 +262,7 @@ export class CpuFlow extends QuickHop {
     if (fup !== undefined) {
       const c = this.walkInsn(fup);
       if (c === WalkStop.Error) return Step.Error;
+      if (c === WalkStop.Paused) return Step.Pause;
       if (c === WalkStop.Indirect) return this.fail(PtErr.MISMAT, 'Unexpected indirect branch', FlowState.ErrResync);
       if (c === WalkStop.Conditional)
         return this.fail(PtErr.MISMAT, 'Unexpected conditional branch', FlowState.ErrResync);
@@ -289,6 +290,7 @@ export class CpuFlow extends QuickHop {
         this.tntCount = 0;
         return Step.Error;
       }
+      if (c === WalkStop.Paused) return Step.Pause;
       const insn = this.lastInsn!;
       if (insn.op === 'ret') {
         const taken = this.tntCount > 0 && this.tntBit(this.tntCount - 1);
@@ -304,8 +306,9 @@ export class CpuFlow extends QuickHop {
         this.sink.branch?.(this.cpu, from, this.ip, BranchKind.ret, this.tsc);
         if (!this.tntCount) {
           this.st = FlowState.InSync;
-          return Step.Ok;
+          return this.switchPause ? Step.Pause : Step.Ok;
         }
+        if (this.switchPause) return Step.Pause;
         continue;
       }
       if (c === WalkStop.Indirect) {
@@ -322,6 +325,7 @@ export class CpuFlow extends QuickHop {
         const from = this.ip;
         this.ip = this.reader.last.ip;
         this.sink.branch?.(this.cpu, from, this.ip, BranchKind.indirect, this.tsc, insn.op);
+        if (this.switchPause) return Step.Pause;
         continue;
       }
       // conditional
@@ -347,6 +351,7 @@ export class CpuFlow extends QuickHop {
   private walkTip(): Step {
     const c = this.walkInsn(0n);
     if (c === WalkStop.Error) return Step.Error;
+    if (c === WalkStop.Paused) return Step.Pause;
     if (c === WalkStop.Conditional)
       return this.fail(PtErr.MISMAT, 'Conditional branch when expecting indirect branch', FlowState.ErrResync);
     const pgd = this.st === FlowState.TipPgd;
@@ -378,7 +383,7 @@ export class CpuFlow extends QuickHop {
     } else {
       this.sink.branch?.(this.cpu, from, to, BranchKind.indirect, this.tsc, op);
     }
-    return Step.Ok;
+    return this.switchPause ? Step.Pause : Step.Ok;
   }
 
   /** Report the return to user space walkTip kept: its instruction (counted already), then the branch. */
@@ -401,6 +406,7 @@ export class CpuFlow extends QuickHop {
       return Step.Again;
     }
     if (c === WalkStop.Error) return Step.Error;
+    if (c === WalkStop.Paused) return Step.Pause;
     if (c === WalkStop.Indirect) return this.fail(PtErr.MISMAT, 'Unexpected indirect branch', FlowState.ErrResync);
     return this.fail(PtErr.MISMAT, 'Unexpected conditional branch', FlowState.ErrResync);
   }

@@ -11,6 +11,7 @@ import { runTimeOrdered, type OrderEvent } from './queue-order.js';
 import type { PtTimeConv } from './time-conv.js';
 import type { TraceSource } from './trace-source.js';
 import type { QueueTasks, TaskEvent } from './queue-tasks.js';
+import { SyncSwitch, type SwitchIps } from './sync-switch.js';
 
 export type { FlowPoke } from './poke-schedule.js';
 
@@ -45,6 +46,11 @@ export interface FlowInput {
    * follows them as perf does; the sink reads `tracker.task(cpu)` for what it prints.
    */
   tasks?: { events: readonly TaskEvent[]; tracker: QueueTasks };
+  /**
+   * perf's sync_switch (sync-switch.ts, timed traces with `tasks`): where `__switch_to` and the switch path
+   * are; absent when perf would not use it (switchIps says).
+   */
+  syncSwitch?: SwitchIps;
   /** perf's kernel_start (machine__kernel_start): returns to user space below it take the estimated time. */
   kernelStart?: bigint;
   /** perf's quick decoding (`q` 1, `qq` 2): see CpuFlowOptions. */
@@ -80,8 +86,23 @@ export function decodeFlow(input: FlowInput): FlowResult {
     maxNonTurboRatio: input.maxNonTurboRatio ?? 0,
   };
   let muted: number | undefined;
-  const sink = input.eventTimes && input.timeConv ? mutable(input.sink, () => muted) : input.sink;
+  const timed = !!(input.eventTimes && input.timeConv);
+  const t = input.tasks;
+  const sync =
+    timed && t && input.syncSwitch
+      ? new SyncSwitch(
+          input.syncSwitch,
+          t.tracker,
+          t.tracker.o.haveSchedSwitch,
+          input.kernelStart ?? 1n << 63n,
+          input.sink,
+        )
+      : undefined;
+  // the switch states follow what perf samples: not what it decodes before a queue's first timestamp
+  const inner = sync ? switchSink(input.sink, sync) : input.sink;
+  const sink = timed ? mutable(inner, () => muted) : inner;
   const flows = input.cpus.map((c) => new CpuFlow(c.cpu, c.trace, cache, sink, opts));
+  for (const f of sync ? flows : []) sync!.add(f);
   try {
     if (input.eventTimes && input.timeConv) {
       const events: OrderEvent[] = input.pokes.map((poke) => ({ time: poke.time, offset: -1, poke }));
@@ -93,11 +114,10 @@ export function decodeFlow(input: FlowInput): FlowResult {
       const mute = (cpu: number | undefined): void => {
         muted = cpu;
       };
-      runTimeOrdered(flows, events, cache, clock, input.timeConv, mute, input.tasks?.tracker);
+      runTimeOrdered(flows, events, cache, clock, input.timeConv, mute, input.tasks?.tracker, sync);
     } else {
       // untimed, perf decodes at the end of the file (intel_pt_process_timeless_queues): the tasks are the last ones
       // the side band first, in time order, other events' samples printed as they come
-      const t = input.tasks;
       const side: { time: bigint; offset: number; run(): void }[] = (input.others ?? []).map((o) => ({
         time: o.time,
         offset: o.offset,
@@ -119,6 +139,27 @@ export function decodeFlow(input: FlowInput): FlowResult {
     cacheHits: cache.hits,
     cacheMisses: cache.misses,
   };
+}
+
+/** The sink with sync_switch watching its branches (after their samples) and errors (before theirs). */
+function switchSink(s: FlowSink, sync: SyncSwitch): FlowSink {
+  const out: FlowSink = {};
+  if (s.insns) out.insns = s.insns.bind(s);
+  if (s.quick) out.quick = s.quick.bind(s);
+  if (s.event) out.event = s.event.bind(s);
+  if (s.power) out.power = s.power.bind(s);
+  if (s.flush) out.flush = s.flush.bind(s);
+  const branch = s.branch?.bind(s);
+  out.branch = (cpu, from, to, kind, tsc, op) => {
+    branch?.(cpu, from, to, kind, tsc, op);
+    sync.onBranch(cpu, to, kind, op);
+  };
+  const error = s.error?.bind(s);
+  out.error = (e) => {
+    sync.onError(e.cpu, e.ip);
+    error?.(e);
+  };
+  return out;
 }
 
 /** The sink, silent for the CPU `muted()` names (perf drops what it decodes before a queue's first timestamp). */

@@ -52,6 +52,8 @@ export enum WalkStop {
   Indirect,
   Reached,
   Error,
+  /** After a branch perf's sync_switch stops the queue at (sync-switch.ts): the walk resumes from its target. */
+  Paused,
 }
 
 export const BranchKind = {
@@ -119,6 +121,8 @@ export interface FlowSink {
   power?(cpu: number, e: PowerEvent): void;
   /** The decoding ended: print what is still held. */
   flush?(): void;
+  /** perf set the queue's timestamp (ptq->timestamp): later samples carry it until a later TSC passes it. */
+  queueTime?(cpu: number, tsc: bigint): void;
 }
 
 export interface BlockSource {

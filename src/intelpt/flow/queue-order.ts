@@ -18,6 +18,7 @@ import { NO_STOP } from './flow-sync.js';
 import type { FlowPoke, ImageClock } from './poke-schedule.js';
 import { perfTimeToTsc, type PtTimeConv } from './time-conv.js';
 import type { QueueTasks, TaskEvent } from './queue-tasks.js';
+import type { SyncSwitch } from './sync-switch.js';
 
 interface HeapItem {
   q: number;
@@ -98,8 +99,11 @@ export function runTimeOrdered(
   tc: PtTimeConv,
   mute: (cpu: number | undefined) => void,
   tasks?: QueueTasks,
+  sync?: SyncSwitch,
 ): void {
   const heap = new AuxHeap();
+  /** Queues sync_switch took off the heap. */
+  const waiting = new Set<number>();
   let setUp = false;
   const setup = (): void => {
     setUp = true;
@@ -122,7 +126,14 @@ export function runTimeOrdered(
       const stop = next === undefined ? ts : minBig(next.ord + 1n, ts);
       const f = flows[top.q]!;
       tasks?.beginRun(f.cpu);
+      sync?.beginRun();
       if (f.run(minBig(stop, NO_STOP))) continue;
+      if (f.switchPause) {
+        // sync_switch: off the heap until its switch-out record (intel_pt_sample returned 1)
+        f.switchPause = false;
+        waiting.add(top.q);
+        continue;
+      }
       heap.add(top.q, f.pausedTsc() ?? stop);
     }
   };
@@ -133,7 +144,12 @@ export function runTimeOrdered(
       if (!setUp) setup();
       process(tsc);
     }
-    if (e.task) tasks?.apply(e.task);
+    if (e.task && sync) {
+      const at = sync.apply(e.task, tsc);
+      const cpu = e.task.kind === 'switch' ? e.task.cpu : -1;
+      const q = at === undefined ? -1 : flows.findIndex((f) => f.cpu === cpu);
+      if (at !== undefined && waiting.delete(q)) heap.add(q, at);
+    } else if (e.task) tasks?.apply(e.task);
     e.deliver?.();
     if (tsc && e.poke) {
       clock.time = e.poke.time;

@@ -1,7 +1,7 @@
 /**
  * Which task perf attributes a queue's samples and errors to: the side band
  * (ITRACE_START, SWITCH / SWITCH_CPU_WIDE, COMM, FORK) read as perf 6.1's
- * intel-pt.c reads it, without sync_switch.
+ * intel-pt.c reads it.
  *
  * perf keeps the machine's current tid per CPU (machine__set_current_tid),
  * updated by ITRACE_START (per-CPU mmaps only) and by context switches
@@ -14,8 +14,7 @@
  * records processed so far): src/session's ThreadComms keeps it.
  *
  * perf's sync_switch (switches applied at the branch to `__switch_to`, enabled
- * when the kernel map has that symbol) is not modelled: `syncSwitchWanted`
- * says when perf would use it.
+ * when the kernel map has that symbol) is sync-switch.ts, on top of this.
  */
 import { ThreadComms } from '../../session/threads.js';
 
@@ -60,7 +59,7 @@ export class QueueTasks {
   /** ptq->pid / ptq->tid, per queue (keyed by CPU). */
   private readonly queue = new Map<number, QueueTask>();
 
-  constructor(private readonly o: TaskOptions) {}
+  constructor(readonly o: TaskOptions) {}
 
   /** intel_pt_process_event's part for tasks, after the queues were decoded up to the record's time. */
   apply(e: TaskEvent): void {
@@ -120,24 +119,9 @@ export class QueueTasks {
   }
 
   /** machine__set_current_tid. */
-  private setCurrent(cpu: number, pid: number, tid: number): void {
+  setCurrent(cpu: number, pid: number, tid: number): void {
     if (cpu < 0) return;
     this.current.set(cpu, tid);
     this.threads.ensure(pid, tid);
   }
-}
-
-/**
- * perf 6.1 decodes with sync_switch (intel_pt_run_decoder) when the mmaps are per CPU, have_sched_switch
- * is 1 or 3, the trace is timed, the kernel is traced and the kernel map has `__switch_to`: it then moves
- * a CPU to the next task at the branch to `__switch_to`, not at the switch record. decode does not: a
- * warning saying so, or undefined when perf would not use it either.
- */
-export function syncSwitchWarning(o: TaskOptions & { timed: boolean; kernelTraced: boolean; hasSwitchTo: boolean }) {
-  const wanted =
-    o.perCpuMmaps && (o.haveSchedSwitch === 1 || o.haveSchedSwitch === 3) && o.timed && o.kernelTraced && o.hasSwitchTo;
-  return wanted
-    ? 'perf would switch tasks at the branch to __switch_to (sync_switch); decode switches at the ' +
-        'context-switch records, so samples near a switch may name the other task'
-    : undefined;
 }

@@ -28,6 +28,8 @@ import { QueueTrace, type TraceSource } from './trace-source.js';
 import { otherSampleOf, taskEventOf, type OtherSample } from './task-events.js';
 import { Session } from '../../session/session.js';
 import type { TaskEvent, TaskOptions } from './queue-tasks.js';
+import { switchIps, type SwitchIps } from './sync-switch.js';
+import { tracesKernel } from '../../machine/code-warnings.js';
 
 export interface PtBuffer {
   /** Offset of the AUXTRACE record in the file. */
@@ -237,4 +239,24 @@ async function queueFromIndex(
 /** The intel_pt PMU type from AUXTRACE_INFO (read before any sample in perf's files); -1 before it. */
 function pmuTypeOf(priv: bigint[] | undefined): number {
   return priv ? Number(priv[INTEL_PT_PRIV.PMU_TYPE] ?? -1n) : -1;
+}
+
+/** Where perf's sync_switch finds `__switch_to` here (sync-switch.ts); undefined when perf does not use it. */
+export function recordingSwitchIps(rec: PtRecording): SwitchIps | undefined {
+  const m = rec.machine;
+  // machine__kernel_map: the kernel's own map; its dso's symbols, at addresses inside the map
+  const k = m.kernelMaps.find((x) => x.filename.startsWith('[kernel.kallsyms]'));
+  const symbol = (name: string): bigint | undefined => {
+    if (!k) return undefined;
+    const s = m.symbolizer.symbols.symbols.find((x) => x.name === name && x.module === undefined);
+    return s && s.start >= k.start && s.start < k.end ? s.start : undefined;
+  };
+  // HAVE_SCHED_SWITCH 1 (sched:sched_switch samples name the next task) is not modelled: no sync_switch
+  if (rec.taskOptions.haveSchedSwitch === 1) return undefined;
+  return switchIps({
+    ...rec.taskOptions,
+    timed: rec.timeConv !== undefined,
+    kernelTraced: tracesKernel(m, rec.pmuType),
+    symbol,
+  });
 }
