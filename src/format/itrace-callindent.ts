@@ -40,6 +40,11 @@ export class CallIndent {
     return s.frames;
   }
 
+  /** The return addresses on the thread's stack (innermost last), as thread_stack__sample reads them. */
+  frames(key: string): readonly bigint[] {
+    return this.stacks.get(key)?.frames.map((f) => f.ret) ?? [];
+  }
+
   /** thread_stack__event for a branch of `flags`; `insnLen` the branch instruction's length (0 when async). */
   event(key: string, cpu: number, flags: number, from: bigint, to: bigint, insnLen: number): void {
     const s = this.stack(key, cpu);

@@ -11,7 +11,8 @@ import { QueueTasks } from '../intelpt/flow/queue-tasks.js';
 import { eventModifiers } from '../session/event-names.js';
 import { classifyInsn } from '../x86/classify.js';
 import type { ItraceSpec } from './itrace-options.js';
-import { otherSampleLine, type ItraceFields, type PerfItraceOptions } from './itrace-perf.js';
+import { otherSampleLine, type ItraceFields, type PerfItraceOptions, type PerfItraceSink } from './itrace-perf.js';
+import { tracesKernel } from '../machine/code-warnings.js';
 import { cbrScale } from '../intelpt/flow/time-conv.js';
 import { FormatOptionError } from './errors.js';
 import { PerfType } from '../abi/event-attr.js';
@@ -25,7 +26,14 @@ export function perfItraceOptions(
   rec: PtRecording,
   spec: ItraceSpec,
   fields: ItraceFields,
-  o: { cpu?: number | undefined; ns?: boolean; clock?: { time: bigint }; tasks?: QueueTasks; dsoPad?: number } = {},
+  o: {
+    cpu?: number | undefined;
+    ns?: boolean;
+    clock?: { time: bigint };
+    tasks?: QueueTasks;
+    dsoPad?: number;
+    hideCallGraph?: boolean;
+  } = {},
 ): PerfItraceOptions {
   const tasks = o.tasks ?? new QueueTasks(rec.taskOptions);
   const cpu = o.cpu;
@@ -49,6 +57,9 @@ export function perfItraceOptions(
       ? segs.some((s) => a >= s.vaddr && a < s.vaddr + BigInt(s.bytes.length))
       : kmap !== undefined && a >= kmap.start && a < kmap.end;
   const tc = rec.timeConv;
+  // machine__kernel_start: the kernel map's start, else 1 << 63
+  let kernelStart = 1n << 63n;
+  for (const k of m.kernelMaps) if (k.start < kernelStart) kernelStart = k.start;
   return {
     instructions: spec.instructions,
     branches: spec.branches,
@@ -70,6 +81,12 @@ export function perfItraceOptions(
     period: spec.period,
     skip: spec.skip,
     lastBranch: spec.lastBranch,
+    callchain: spec.callchain,
+    addCallchain: spec.addCallchain,
+    addLastBranch: spec.addLastBranch,
+    kernelStart,
+    kernelTraced: tracesKernel(m, rec.pmuType),
+    hideCallGraph: !!o.hideCallGraph,
     ns: !!o.ns,
     symbol(addr) {
       if (inKernel(addr)) {
@@ -97,14 +114,16 @@ export function perfItraceOptions(
 
 /**
  * The other events' samples of the recording, each printing its perf script line through `line` when
- * the decoder reaches its time (decodeFlow's `others`). Samples with a callchain are refused: decode
- * does not print callchains.
+ * the decoder reaches its time (decodeFlow's `others`), with the callchain (`G`) and branch entries (`L`)
+ * the sink's thread stacks give it then. Samples with a callchain of their own are refused: decode does
+ * not print recorded callchains.
  */
 export function otherSampleDeliveries(
   rec: PtRecording,
   po: PerfItraceOptions,
   tasks: QueueTasks,
   line: (s: string) => void,
+  sink?: PerfItraceSink,
 ): { time: bigint; offset: number; deliver(): void }[] {
   const withChain = rec.samples.find((s) => s.callchain);
   if (withChain)
@@ -118,7 +137,7 @@ export function otherSampleDeliveries(
       offset: s.offset,
       deliver: () => {
         const comm = tasks.threads.comm(s.pid, s.tid);
-        line(otherSampleLine(po, s, rec.eventNames[s.attrIndex] ?? '[unknown]', comm));
+        line(otherSampleLine(po, s, rec.eventNames[s.attrIndex] ?? '[unknown]', comm, sink?.late(s)));
       },
     }));
 }
