@@ -58,6 +58,8 @@ const SYNTH_DEFAULT: ItraceLineField[] = [...DEFAULT.filter((f) => f !== 'period
 
 export interface ItraceFields {
   fields: Set<ItraceLineField>;
+  /** Fields taken off by `-field` edits (perf's user_unset_fields): never turned on for callchains. */
+  unset?: Set<ItraceLineField>;
   /** The fields of the synthesized power events (perf's PERF_TYPE_SYNTH output type). */
   synthFields: Set<ItraceLineField>;
   userSet: boolean;
@@ -76,6 +78,7 @@ export function parseItraceFields(spec: string | undefined): ItraceFields {
   const edit = items.length > 0 && (items[0]!.startsWith('+') || items[0]!.startsWith('-'));
   const fields = new Set<ItraceLineField>(edit ? DEFAULT : []);
   const synthFields = new Set<ItraceLineField>(edit ? SYNTH_DEFAULT : []);
+  const unset = new Set<ItraceLineField>();
   for (const it of items) {
     const sign = it[0] === '+' || it[0] === '-' ? it[0] : '';
     if (edit !== (sign !== '')) throw new FormatOptionError(`-F ${spec}: mix of field list and +/- edits`);
@@ -86,6 +89,7 @@ export function parseItraceFields(spec: string | undefined): ItraceFields {
       throw new FormatOptionError(
         `-F: field '${name}' is not supported by decode (supported: ${ITRACE_LINE_FIELDS.join(',')})`,
       );
+    if (sign === '-') unset.add(name as ItraceLineField);
     for (const set of [fields, synthFields]) {
       if (sign === '-') set.delete(name as ItraceLineField);
       else set.add(name as ItraceLineField);
@@ -93,7 +97,7 @@ export function parseItraceFields(spec: string | undefined): ItraceFields {
   }
   // perf's parse_output_fields marks the type user_set for edits too (so `-F +insn` drops a branch's `=> addr`),
   // but not for `-F +flags` alone (measured with perf 6.1: the `=> addr` stays)
-  return { fields, synthFields, userSet: !(items.length === 1 && items[0] === '+flags') };
+  return { fields, synthFields, unset, userSet: !(items.length === 1 && items[0] === '+flags') };
 }
 
 /** Which branches perf samples: `c` calls (and async, trace end), `r` returns (and trace begin); none = all. */
@@ -155,8 +159,6 @@ export interface PerfItraceOptions {
   kernelStart?: bigint;
   /** intel_pt_tracing_kernel: L keeps 1024 more branches (those between an event and its sample). */
   kernelTraced?: boolean;
-  /** perf script -G: callchains are not printed. */
-  hideCallGraph?: boolean;
   /** The instruction's bytes (for `insn`). */
   bytes(ip: bigint, len: number): Uint8Array;
   /** The bytes of the instruction at ip (its length decoded). */
@@ -271,7 +273,7 @@ export function perfItraceSink(
   /** perf's thread stacks: a call stack per thread with g, G or callindent (perf's callstack), branches with l/L. */
   const callstack = !!(o.callchain || o.addCallchain || f.has('callindent'));
   const stacks = callstack ? new CallIndent() : undefined;
-  const chained = !!o.callchain && f.has('ip') && !o.hideCallGraph;
+  const chained = !!o.callchain && f.has('ip');
   const start = (cpu: number, tsc: bigint, event: string, n: bigint, flags = 0, chain = false): string =>
     lineStart(
       o,
@@ -293,7 +295,7 @@ export function perfItraceSink(
   };
   /** The callchain lines of a synthesized sample at `ip` (thread_stack__sample), with -F's symbol columns. */
   const chainOf = (cpu: number, ip: bigint, sf: ReadonlySet<ItraceLineField> = f): string | undefined => {
-    if (!o.callchain || !sf.has('ip') || o.hideCallGraph) return undefined;
+    if (!o.callchain || !sf.has('ip')) return undefined;
     const key = keyOf(cpu);
     const rets = key !== undefined && stacks ? stacks.frames(key) : [];
     return chainLines(sampleChain(rets, ip, o.callchain + 1, ks), maxStack, (a) => symText(o, a, sf));
@@ -326,7 +328,7 @@ export function perfItraceSink(
     late: (s) => {
       const key = threadKey(s.pid, s.tid, s.cpu, callstack);
       const out: { chain?: string; brstack?: string } = {};
-      if (o.addCallchain && f.has('ip') && !o.hideCallGraph) {
+      if (o.addCallchain && f.has('ip')) {
         const rets = key !== undefined && stacks ? stacks.frames(key) : [];
         const chain = sampleChainLate(rets, s.ip, o.addCallchain, ks);
         out.chain = chainLines(chain, maxStack, (a) => symText(o, a));

@@ -11,7 +11,7 @@ import { QueueTasks } from '../intelpt/flow/queue-tasks.js';
 import { eventModifiers } from '../session/event-names.js';
 import { classifyInsn } from '../x86/classify.js';
 import type { ItraceSpec } from './itrace-options.js';
-import { otherSampleLine, type ItraceFields, type PerfItraceOptions, type PerfItraceSink } from './itrace-perf.js';
+import { otherSampleLine, type ItraceFields, type ItraceLineField, type PerfItraceOptions, type PerfItraceSink } from './itrace-perf.js';
 import { tracesKernel } from '../machine/code-warnings.js';
 import { cbrScale } from '../intelpt/flow/time-conv.js';
 import { FormatOptionError } from './errors.js';
@@ -21,6 +21,8 @@ import { SampleType } from '../abi/sample-format.js';
 const UNKNOWN = '[unknown]';
 /** intel_pt config bit pwr_evt (INTEL_PT_CFG_PWR_EVT_EN): the power-event packets are traced. */
 const PWR_EVT_EN = 1n << 4n;
+/** perf's PERF_TYPE_SYNTH (INT_MAX + 1): the type of the power events it synthesizes. */
+const PERF_TYPE_SYNTH = 0x8000_0000;
 
 export function perfItraceOptions(
   rec: PtRecording,
@@ -32,7 +34,6 @@ export function perfItraceOptions(
     clock?: { time: bigint };
     tasks?: QueueTasks;
     dsoPad?: number;
-    hideCallGraph?: boolean;
   } = {},
 ): PerfItraceOptions {
   const tasks = o.tasks ?? new QueueTasks(rec.taskOptions);
@@ -65,11 +66,11 @@ export function perfItraceOptions(
     branches: spec.branches,
     errors: spec.errors,
     ...(spec.power
-      ? { power: { synthFields: fields.synthFields, scale: cbrScale(rec.infoTimeConv, rec.maxNonTurboRatio) } }
+      ? { power: { synthFields: chainFields(rec, spec, fields, 'synth'), scale: cbrScale(rec.infoTimeConv, rec.maxNonTurboRatio) } }
       : {}),
     ...(o.dsoPad ? { dsoPad: o.dsoPad } : {}),
     filter: { calls: spec.calls, returns: spec.returns },
-    fields: fields.fields,
+    fields: chainFields(rec, spec, fields, 'hardware'),
     userSet: fields.userSet,
     insnEvent,
     branchEvent,
@@ -86,7 +87,6 @@ export function perfItraceOptions(
     addLastBranch: spec.addLastBranch,
     kernelStart,
     kernelTraced: tracesKernel(m, rec.pmuType),
-    hideCallGraph: !!o.hideCallGraph,
     ns: !!o.ns,
     symbol(addr) {
       if (inKernel(addr)) {
@@ -110,6 +110,29 @@ export function perfItraceOptions(
       return c ? b.subarray(0, c.length) : new Uint8Array(0);
     },
   };
+}
+
+/**
+ * The fields of an output type as perf script's process_attr leaves them for the synthesized events:
+ * with callchains on (g or G: intel_pt turns on use_callchain, whatever -G says), the first synthesized
+ * event of a type the file has no event of turns on ip and sym for the whole type when its sample_type
+ * has a callchain (g) or a branch stack (l), unless -F took them off. The branches event, synthesized
+ * first, has neither.
+ */
+function chainFields(
+  rec: PtRecording,
+  spec: ItraceSpec,
+  f: ItraceFields,
+  type: 'hardware' | 'synth',
+): Set<ItraceLineField> {
+  const base = type === 'hardware' ? f.fields : f.synthFields;
+  if (!(spec.callchain || spec.addCallchain) || !(spec.callchain || spec.lastBranch)) return base;
+  const first = type === 'hardware' ? spec.instructions && !spec.branches : !!spec.power;
+  const fileType = type === 'hardware' ? PerfType.HARDWARE : PERF_TYPE_SYNTH;
+  if (!first || rec.attrs.some((a) => a.type === fileType)) return base;
+  const out = new Set(base);
+  for (const x of ['ip', 'sym'] as const) if (!f.unset?.has(x)) out.add(x);
+  return out;
 }
 
 /**

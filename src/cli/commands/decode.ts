@@ -32,7 +32,6 @@ interface DecodeCliOptions extends Omit<RawDecodeOptions, 'rawPt'> {
   callTrace?: boolean;
   callRetTrace?: boolean;
   ns?: boolean;
-  hideCallGraph?: boolean;
   fields?: string;
   json?: boolean;
   rawPt?: string;
@@ -52,7 +51,7 @@ export function register(program: Command): void {
     .option('--call-trace', 'calls indented, power events (perf script --call-trace: --itrace=cewp, -F callindent)')
     .option('--call-ret-trace', 'calls and returns indented (perf script --call-ret-trace: --itrace=crewp)')
     .option('--ns', 'times with nanoseconds (perf script --ns)')
-    .option('-G, --hide-call-graph', 'callchains (--itrace=g/G) not printed (perf script -G)')
+    .option('-G, --hide-call-graph', 'accepted as perf script -G, which intel_pt overrides for --itrace=g/G')
     .option(
       '-F, --fields <list>',
       'perf script -F: comm,tid,pid,cpu,time,period,event,ip,sym,symoff,dso,addr,insn,flags,callindent,brstack…',
@@ -93,7 +92,6 @@ export function register(program: Command): void {
       clock,
       tasks,
       dsoPad: choice.dsoPad,
-      hideCallGraph: !!o.hideCallGraph,
     });
     if (json) Object.assign(po, { instructions: false, branches: false, errors: false, power: undefined });
     const sink = perfItraceSink(po, (l) => out.line(l), errors);
