@@ -357,6 +357,8 @@ export function perfItraceSink(
   /** perf's initial_skip: the first `skip` samples (of every kind together) are not printed. */
   const skipped = (): boolean => o.skip > 0 && events++ < o.skip;
   const period = new InsnPeriod(o.period, tc);
+  /** Per CPU, the instructions of the samples `s` skipped. */
+  const unsampled = new Map<number, bigint>();
   /** An instruction sample of a branch waiting for the decoder's next report, which tells if it ended the trace. */
   let held: { cpu: number; ip: bigint; flags: number; build: (flags: number) => string } | undefined;
   const release = (end = false): void => {
@@ -373,8 +375,18 @@ export function perfItraceSink(
       let pre: string | undefined;
       for (let i = from; i < to; i++) {
         const insn = insns[i]!;
-        const n = every ? period.everyStep(cpu) : period.step(cpu, tsc, insn.op !== 'other');
-        if (!n || skipped()) continue;
+        let n = every ? period.everyStep(cpu) : period.step(cpu, tsc, insn.op !== 'other');
+        if (!n) continue;
+        // a skipped sample leaves perf's last_insn_cnt as it was: the next sample's period counts its instructions
+        if (skipped()) {
+          unsampled.set(cpu, (unsampled.get(cpu) ?? 0n) + n);
+          continue;
+        }
+        const u = unsampled.get(cpu);
+        if (u) {
+          n += u;
+          unsampled.delete(cpu);
+        }
         const t = timeOf(cpu, tsc);
         if (n === 1n && pre === undefined) pre = start(cpu, t, o.insnEvent, 1n, 0, chained);
         // perf's instruction samples carry the flags of the state they come from: the instruction's branch class
