@@ -71,7 +71,8 @@ export function parseItrace(spec: string): ItraceSpec {
     addCallchain: 0,
     addLastBranch: 0,
   };
-  // perf keeps one size for g and G (callchain_sz) and one for l and L (last_branch_sz): the last one given
+  // perf keeps one size for g and G (callchain_sz) and one for l and L (last_branch_sz), set (to the
+  // default without a number) by the last of the letters
   let chainSize = 16;
   let branchSize = 64;
   let chainLetters = '';
@@ -136,7 +137,7 @@ export function parseItrace(spec: string): ItraceSpec {
       case 'L': {
         // perf's PERF_ITRACE_DEFAULT_LAST_BRANCH_SZ and PERF_ITRACE_MAX_LAST_BRANCH_SZ
         const n = num();
-        if (n) branchSize = Number(n);
+        branchSize = n ? Number(n) : 64;
         if (n && (!branchSize || branchSize > 1024))
           throw new FormatOptionError(`--itrace=${spec}: '${ch}' takes a size of 1 to 1024`);
         branchLetters += ch;
@@ -146,7 +147,7 @@ export function parseItrace(spec: string): ItraceSpec {
       case 'G': {
         // perf's PERF_ITRACE_DEFAULT_CALLCHAIN_SZ and PERF_ITRACE_MAX_CALLCHAIN_SZ
         const n = num();
-        if (n) chainSize = Number(n);
+        chainSize = n ? Number(n) : 16;
         if (n && (!chainSize || chainSize > 1024))
           throw new FormatOptionError(`--itrace=${spec}: '${ch}' takes a size of 1 to 1024`);
         chainLetters += ch;
