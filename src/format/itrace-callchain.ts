@@ -9,7 +9,8 @@ import { PERF_CONTEXT_KERNEL, PERF_CONTEXT_USER } from '../abi/sample-format.js'
 import { callchainEntries } from './script-callchain.js';
 
 /** callchain_context: kernel or user by the kernel's start address. */
-const context = (ip: bigint, kernelStart: bigint): bigint => (ip < kernelStart ? PERF_CONTEXT_USER : PERF_CONTEXT_KERNEL);
+const context = (ip: bigint, kernelStart: bigint): bigint =>
+  ip < kernelStart ? PERF_CONTEXT_USER : PERF_CONTEXT_KERNEL;
 
 /**
  * thread_stack__sample: the context of `ip`, `ip`, then the thread's return addresses (innermost first,

@@ -107,3 +107,10 @@ function pop(s: Frame[], ret: bigint): void {
     }
   }
 }
+
+/** The dso column of callindent: padded inside its parentheses when perf pads to `w` (map__fprintf_dsoname). */
+export function paddedDso(d: string, w: number | undefined): string {
+  if (!w) return d;
+  // scnprintf_pad into a buffer of w + 1: at most w - 1 characters of the name, spaces up to w
+  return d.slice(0, w - 1).padEnd(w);
+}

@@ -19,7 +19,7 @@ import { perfErrorLine } from './itrace.js';
 import { InsnPeriod } from './itrace-period.js';
 import type { ItracePeriod } from './itrace-options.js';
 import { zeroPad } from './c-printf.js';
-import { CallIndent } from './itrace-callindent.js';
+import { CallIndent, paddedDso } from './itrace-callindent.js';
 import { branchSampleFlags, flagsColumn, IP_FLAG, insnTypeFlags } from './itrace-flags.js';
 import { LastBranch } from './itrace-last-branch.js';
 import { powerSynthText } from './itrace-power.js';
@@ -453,7 +453,8 @@ export function perfItraceSink(
       if (skipped()) return;
       let s = start(cpu, timeOf(cpu, tsc), o.branchEvent, 1n, flags);
       if (indent) {
-        const dso = f.has('dso') && !f.has('ip') && !f.has('addr') ? paddedDso(o, from) : undefined;
+        const dso =
+          f.has('dso') && !f.has('ip') && !f.has('addr') ? paddedDso(o.symbol(from).dso, o.dsoPad) : undefined;
         s += indent.text(key, flags, from, to, (a) => o.symbol(a).name, dso);
       }
       if (f.has('ip')) s += ` ${hex16(from)}${sym(from)}`;
@@ -490,13 +491,4 @@ export function perfItraceSink(
   }
   sink.flush = release;
   return sink;
-}
-
-/** The dso column of callindent: padded inside its parentheses when perf pads (map__fprintf_dsoname). */
-function paddedDso(o: PerfItraceOptions, addr: bigint): string {
-  const d = o.symbol(addr).dso;
-  const w = o.dsoPad;
-  if (!w) return d;
-  // scnprintf_pad into a buffer of w + 1: at most w - 1 characters of the name, spaces up to w
-  return d.slice(0, w - 1).padEnd(w);
 }

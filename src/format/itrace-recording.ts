@@ -11,7 +11,13 @@ import { QueueTasks } from '../intelpt/flow/queue-tasks.js';
 import { eventModifiers } from '../session/event-names.js';
 import { classifyInsn } from '../x86/classify.js';
 import type { ItraceSpec } from './itrace-options.js';
-import { otherSampleLine, type ItraceFields, type ItraceLineField, type PerfItraceOptions, type PerfItraceSink } from './itrace-perf.js';
+import {
+  otherSampleLine,
+  type ItraceFields,
+  type ItraceLineField,
+  type PerfItraceOptions,
+  type PerfItraceSink,
+} from './itrace-perf.js';
 import { tracesKernel } from '../machine/code-warnings.js';
 import { cbrScale } from '../intelpt/flow/time-conv.js';
 import { FormatOptionError } from './errors.js';
@@ -66,7 +72,12 @@ export function perfItraceOptions(
     branches: spec.branches,
     errors: spec.errors,
     ...(spec.power
-      ? { power: { synthFields: chainFields(rec, spec, fields, 'synth'), scale: cbrScale(rec.infoTimeConv, rec.maxNonTurboRatio) } }
+      ? {
+          power: {
+            synthFields: chainFields(rec, spec, fields, 'synth'),
+            scale: cbrScale(rec.infoTimeConv, rec.maxNonTurboRatio),
+          },
+        }
       : {}),
     ...(o.dsoPad ? { dsoPad: o.dsoPad } : {}),
     filter: { calls: spec.calls, returns: spec.returns },
