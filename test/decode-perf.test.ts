@@ -89,7 +89,8 @@ for (const [name, input] of Object.entries(rec)) {
 
 test('decode refuses what it does not do, naming it', () => {
   for (const [args, what] of [
-    [['--itrace=g'], "'g'"],
+    [['--itrace=iy'], "'y'"],
+    [['--itrace=ig0'], "'g'"],
     [['--itrace=ps3'], "'s' with 'p'"],
     [['--itrace=ik'], "'k'"],
     [['--itrace=b', '-F', 'brstackoff'], "'brstackoff'"],

@@ -40,6 +40,11 @@ export class CallIndent {
     return s.frames;
   }
 
+  /** The return addresses on the thread's stack (innermost last), as thread_stack__sample reads them. */
+  frames(key: string): readonly bigint[] {
+    return this.stacks.get(key)?.frames.map((f) => f.ret) ?? [];
+  }
+
   /** thread_stack__event for a branch of `flags`; `insnLen` the branch instruction's length (0 when async). */
   event(key: string, cpu: number, flags: number, from: bigint, to: bigint, insnLen: number): void {
     const s = this.stack(key, cpu);
@@ -101,4 +106,11 @@ function pop(s: Frame[], ret: bigint): void {
       return;
     }
   }
+}
+
+/** The dso column of callindent: padded inside its parentheses when perf pads to `w` (map__fprintf_dsoname). */
+export function paddedDso(d: string, w: number | undefined): string {
+  if (!w) return d;
+  // scnprintf_pad into a buffer of w + 1: at most w - 1 characters of the name, spaces up to w
+  return d.slice(0, w - 1).padEnd(w);
 }

@@ -28,7 +28,14 @@ export type BranchSymbol = (addr: bigint) => { name: string | undefined; start: 
 export class LastBranch {
   private readonly rings = new Map<string, Ring>();
 
-  constructor(private readonly size: number) {}
+  /**
+   * `size`: the ring's (perf's br_stack_sz_plus: the l/L size, plus 1024 with L on a kernel trace for the
+   * branches between an event and its sample); `limit`: the entries an itrace sample takes (br_stack_sz).
+   */
+  constructor(
+    private readonly size: number,
+    private readonly limit = size,
+  ) {}
 
   /** thread_stack__event with a branch stack: record the branch of the thread `key` on `cpu`. */
   event(key: string, cpu: number, from: bigint, to: bigint): void {
@@ -63,18 +70,58 @@ export class LastBranch {
   text(key: string, sym: boolean, dso: boolean, symbol: BranchSymbol): string {
     const r = this.rings.get(key);
     if (!r) return '';
-    let s = '';
-    for (let n = 0; n < r.nr; n++) {
-      const i = (r.pos + n) % this.size;
-      const from = r.from[i] ?? 0n;
-      const to = r.to[i] ?? 0n;
-      if (sym) s += `${symOff(from, symbol, dso)}/${symOff(to, symbol, dso)}`;
-      else s += ` 0x${from.toString(16)}${dsoText(from, symbol, dso)}/0x${to.toString(16)}${dsoText(to, symbol, dso)}`;
-      // print_bstack_flags: mispred, in_tx, abort, cycles and the branch type name (none: empty)
-      s += '/-/-/-/0/ ';
-    }
-    return s;
+    const idx: number[] = [];
+    for (let n = 0; n < Math.min(r.nr, this.limit); n++) idx.push((r.pos + n) % this.size);
+    return entriesText(r, idx, sym, dso, symbol);
   }
+
+  /**
+   * thread_stack__br_sample_late: the entries of a sample written after its event (`L` on another event's
+   * sample at `ip`), newest first, starting at the first branch the event can have followed: for a user
+   * ip, the first branch to user space; for a kernel ip, the first with the ip between it and the newer
+   * one's source, or a user-space end.
+   */
+  lateText(key: string, ip: bigint, kernelStart: bigint, sym: boolean, dso: boolean, symbol: BranchSymbol): string {
+    const r = this.rings.get(key);
+    if (!r?.nr) return '';
+    // the ring from the newest entry to its end, then (once full) from its start to the newest
+    const order: number[] = [];
+    for (let i = r.pos; i < this.size; i++) order.push(i);
+    if (r.nr >= this.size) for (let i = 0; i < r.pos; i++) order.push(i);
+    const idx: number[] = [];
+    let start = false;
+    let newer: number | undefined;
+    for (const i of order) {
+      if (idx.length >= this.limit) break;
+      const from = r.from[i]!;
+      const to = r.to[i]!;
+      if (!start) {
+        start =
+          ip < kernelStart
+            ? to !== 0n && to < kernelStart
+            : (newer !== undefined && ip >= to && ip <= r.from[newer]!) ||
+              from < kernelStart ||
+              (to !== 0n && to < kernelStart);
+      }
+      if (start) idx.push(i);
+      newer = i;
+    }
+    return entriesText(r, idx, sym, dso, symbol);
+  }
+}
+
+/** perf_sample__fprintf_brstack(sym) of the ring's entries at `idx`. */
+function entriesText(r: Ring, idx: readonly number[], sym: boolean, dso: boolean, symbol: BranchSymbol): string {
+  let s = '';
+  for (const i of idx) {
+    const from = r.from[i] ?? 0n;
+    const to = r.to[i] ?? 0n;
+    if (sym) s += `${symOff(from, symbol, dso)}/${symOff(to, symbol, dso)}`;
+    else s += ` 0x${from.toString(16)}${dsoText(from, symbol, dso)}/0x${to.toString(16)}${dsoText(to, symbol, dso)}`;
+    // print_bstack_flags: mispred, in_tx, abort, cycles and the branch type name (none: empty)
+    s += '/-/-/-/0/ ';
+  }
+  return s;
 }
 
 function dsoText(addr: bigint, symbol: BranchSymbol, dso: boolean): string {

@@ -30,6 +30,12 @@ export interface ItraceSpec {
   lastBranch: number;
   /** `q` / `qq`: perf's quick decoding (1: hop from TIP/FUP to TIP/FUP, 2: leap from PSB to PSB); 0 = off. */
   quick: number;
+  /** `g[N]`: a callchain of up to N entries (perf's callchain_sz, default 16) on each synthesized sample; 0 = off. */
+  callchain: number;
+  /** `G[N]`: callchains (callchain_sz, shared with `g`) on the recording's other events' samples; 0 = off. */
+  addCallchain: number;
+  /** `L[N]`: last-branch entries (last_branch_sz, shared with `l`) on the other events' samples; 0 = off. */
+  addLastBranch: number;
 }
 
 /** perf's PERF_ITRACE_DEFAULT_PERIOD: 100 µs. */
@@ -41,9 +47,6 @@ const UNSUPPORTED: Record<string, string> = {
   m: 'instruction-mode events of the debug log',
   t: 'timestamp events of the debug log',
   a: 'all debug-log events',
-  g: 'callchains',
-  G: 'callchains on existing events',
-  L: 'last-branch entries on existing events',
   Z: 'timestamps that ignore CYC',
   I: 'event-trace events',
   y: 'cycle samples',
@@ -64,7 +67,16 @@ export function parseItrace(spec: string): ItraceSpec {
     skip: 0,
     lastBranch: 0,
     quick: 0,
+    callchain: 0,
+    addCallchain: 0,
+    addLastBranch: 0,
   };
+  // perf keeps one size for g and G (callchain_sz) and one for l and L (last_branch_sz), set (to the
+  // default without a number) by the last of the letters
+  let chainSize = 16;
+  let branchSize = 64;
+  let chainLetters = '';
+  let branchLetters = '';
   let i = 0;
   const num = (): string => {
     const m = /^[0-9]+/.exec(spec.slice(i));
@@ -121,12 +133,24 @@ export function parseItrace(spec: string): ItraceSpec {
         o.skip = Number(n);
         break;
       }
-      case 'l': {
+      case 'l':
+      case 'L': {
         // perf's PERF_ITRACE_DEFAULT_LAST_BRANCH_SZ and PERF_ITRACE_MAX_LAST_BRANCH_SZ
         const n = num();
-        const sz = n ? Number(n) : 64;
-        if (!sz || sz > 1024) throw new FormatOptionError(`--itrace=${spec}: 'l' takes a size of 1 to 1024`);
-        o.lastBranch = sz;
+        branchSize = n ? Number(n) : 64;
+        if (n && (!branchSize || branchSize > 1024))
+          throw new FormatOptionError(`--itrace=${spec}: '${ch}' takes a size of 1 to 1024`);
+        branchLetters += ch;
+        break;
+      }
+      case 'g':
+      case 'G': {
+        // perf's PERF_ITRACE_DEFAULT_CALLCHAIN_SZ and PERF_ITRACE_MAX_CALLCHAIN_SZ
+        const n = num();
+        chainSize = n ? Number(n) : 16;
+        if (n && (!chainSize || chainSize > 1024))
+          throw new FormatOptionError(`--itrace=${spec}: '${ch}' takes a size of 1 to 1024`);
+        chainLetters += ch;
         break;
       }
       case 'q':
@@ -145,5 +169,9 @@ export function parseItrace(spec: string): ItraceSpec {
       }
     }
   }
+  if (branchLetters.includes('l')) o.lastBranch = branchSize;
+  if (branchLetters.includes('L')) o.addLastBranch = branchSize;
+  if (chainLetters.includes('g')) o.callchain = chainSize;
+  if (chainLetters.includes('G')) o.addCallchain = chainSize;
   return o;
 }

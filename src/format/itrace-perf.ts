@@ -19,10 +19,11 @@ import { perfErrorLine } from './itrace.js';
 import { InsnPeriod } from './itrace-period.js';
 import type { ItracePeriod } from './itrace-options.js';
 import { zeroPad } from './c-printf.js';
-import { CallIndent } from './itrace-callindent.js';
+import { CallIndent, paddedDso } from './itrace-callindent.js';
 import { branchSampleFlags, flagsColumn, IP_FLAG, insnTypeFlags } from './itrace-flags.js';
 import { LastBranch } from './itrace-last-branch.js';
 import { powerSynthText } from './itrace-power.js';
+import { chainLines, sampleChain, sampleChainLate } from './itrace-callchain.js';
 import type { CbrScale } from '../intelpt/flow/time-conv.js';
 
 /** The -F fields an itrace sample line can show (perf script's names). */
@@ -57,6 +58,8 @@ const SYNTH_DEFAULT: ItraceLineField[] = [...DEFAULT.filter((f) => f !== 'period
 
 export interface ItraceFields {
   fields: Set<ItraceLineField>;
+  /** Fields taken off by `-field` edits (perf's user_unset_fields): never turned on for callchains. */
+  unset?: Set<ItraceLineField>;
   /** The fields of the synthesized power events (perf's PERF_TYPE_SYNTH output type). */
   synthFields: Set<ItraceLineField>;
   userSet: boolean;
@@ -75,6 +78,7 @@ export function parseItraceFields(spec: string | undefined): ItraceFields {
   const edit = items.length > 0 && (items[0]!.startsWith('+') || items[0]!.startsWith('-'));
   const fields = new Set<ItraceLineField>(edit ? DEFAULT : []);
   const synthFields = new Set<ItraceLineField>(edit ? SYNTH_DEFAULT : []);
+  const unset = new Set<ItraceLineField>();
   for (const it of items) {
     const sign = it[0] === '+' || it[0] === '-' ? it[0] : '';
     if (edit !== (sign !== '')) throw new FormatOptionError(`-F ${spec}: mix of field list and +/- edits`);
@@ -85,6 +89,7 @@ export function parseItraceFields(spec: string | undefined): ItraceFields {
       throw new FormatOptionError(
         `-F: field '${name}' is not supported by decode (supported: ${ITRACE_LINE_FIELDS.join(',')})`,
       );
+    if (sign === '-') unset.add(name as ItraceLineField);
     for (const set of [fields, synthFields]) {
       if (sign === '-') set.delete(name as ItraceLineField);
       else set.add(name as ItraceLineField);
@@ -92,7 +97,7 @@ export function parseItraceFields(spec: string | undefined): ItraceFields {
   }
   // perf's parse_output_fields marks the type user_set for edits too (so `-F +insn` drops a branch's `=> addr`),
   // but not for `-F +flags` alone (measured with perf 6.1: the `=> addr` stays)
-  return { fields, synthFields, userSet: !(items.length === 1 && items[0] === '+flags') };
+  return { fields, synthFields, unset, userSet: !(items.length === 1 && items[0] === '+flags') };
 }
 
 /** Which branches perf samples: `c` calls (and async, trace end), `r` returns (and trace begin); none = all. */
@@ -145,6 +150,15 @@ export interface PerfItraceOptions {
   skip: number;
   /** `l[N]`: each instruction sample carries its thread's last N branches (0: none). */
   lastBranch?: number;
+  /** `g[N]`: each instruction and power sample carries a callchain from its thread's stack (0: none). */
+  callchain?: number;
+  /** `G[N]` / `L[N]`: callchains / last branches on the other events' samples (0: none). */
+  addCallchain?: number;
+  addLastBranch?: number;
+  /** machine__kernel_start: where callchains switch to kernel context. */
+  kernelStart?: bigint;
+  /** intel_pt_tracing_kernel: L keeps 1024 more branches (those between an event and its sample). */
+  kernelTraced?: boolean;
   /** The instruction's bytes (for `insn`). */
   bytes(ip: bigint, len: number): Uint8Array;
   /** The bytes of the instruction at ip (its length decoded). */
@@ -154,12 +168,14 @@ export interface PerfItraceOptions {
 const hex16 = (v: bigint): string => v.toString(16).padStart(16);
 
 /**
- * The thread whose branch stack perf keeps: none for an unknown task, nor for the idle task (thread__cpu_stack
- * finds its per-CPU stacks only when they hold a call stack, which `l` alone does not make).
+ * The thread whose stacks perf keeps: none for an unknown task; the idle task has one per CPU
+ * (thread_stack__per_cpu), found only when it holds a call stack (thread__cpu_stack), which `l` alone does
+ * not make.
  */
-function branchStackKey(t: ItraceTask): string | undefined {
-  if (t.tid === -1 || (t.pid === 0 && t.tid === 0)) return undefined;
-  return `${t.pid}/${t.tid}`;
+function threadKey(pid: number, tid: number, cpu: number, callstack: boolean): string | undefined {
+  if (tid === -1) return undefined;
+  if (pid === 0 && tid === 0) return callstack ? `idle/${cpu}` : undefined;
+  return `${pid}/${tid}`;
 }
 const zeroPad3 = (n: number): string => zeroPad(n, 3);
 
@@ -173,9 +189,11 @@ function lineStart(
   task: ItraceTask | undefined,
   flags = 0,
   f: ReadonlySet<ItraceLineField> = o.fields,
+  chained = false,
 ): string {
   let s = '';
-  if (task && f.has('comm')) s += `${task.comm.padStart(16)} `;
+  // a sample printing its callchain below: comm unpadded
+  if (task && f.has('comm')) s += chained ? `${task.comm} ` : `${task.comm.padStart(16)} `;
   if (task && f.has('pid') && f.has('tid')) s += `${String(task.pid).padStart(5)}/${String(task.tid).padEnd(5)} `;
   else if (task && f.has('pid')) s += `${String(task.pid).padStart(5)} `;
   else if (task && f.has('tid')) s += `${String(task.tid).padStart(5)} `;
@@ -212,16 +230,22 @@ export function otherSampleLine(
   s: { cpu: number; time: bigint; pid: number; tid: number; ip: bigint; period: bigint },
   event: string,
   comm: string,
+  late: { chain?: string | undefined; brstack?: string } = {},
 ): string {
   const f = o.fields;
   const task = { pid: s.pid, tid: s.tid, comm };
   // its own time, printed even when the trace is decoded timeless
-  let line = lineStart(o, s.cpu, s.time, event, s.period, task);
+  let line = lineStart(o, s.cpu, s.time, event, s.period, task, 0, f, late.chain !== undefined);
   // perf lets -F addr through on AUXTRACE files (allow_user_set): a sample without ADDR prints 0
   if (f.has('addr')) line += hex16(0n);
-  if (f.has('ip')) line += ` ${hex16(s.ip)}${symText(o, s.ip)}`;
-  return line;
+  if (f.has('ip')) line += late.chain !== undefined ? `\n${late.chain}` : ` ${hex16(s.ip)}${symText(o, s.ip)}`;
+  return line + (late.brstack ?? '');
 }
+
+/** A sink that also gives other events' samples their `G` callchain and `L` branch entries. */
+export type PerfItraceSink = FlowSink & {
+  late(s: { cpu: number; pid: number; tid: number; ip: bigint }): { chain?: string; brstack?: string };
+};
 
 /** The flags of a quick-decoding sample: its branch's, else a state with no branch (perf: trace end, no name). */
 function branchFlagsOf(branch: { kind: string; to: bigint } | undefined, ip: bigint): number {
@@ -229,7 +253,11 @@ function branchFlagsOf(branch: { kind: string; to: bigint } | undefined, ip: big
 }
 
 /** A sink printing perf script's default-format itrace lines (samples and errors, as perf interleaves them). */
-export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, errors: TaskError[] = []): FlowSink {
+export function perfItraceSink(
+  o: PerfItraceOptions,
+  line: (s: string) => void,
+  errors: TaskError[] = [],
+): PerfItraceSink {
   const f = o.fields;
   const tc = o.timeConv;
   /** ptq->timestamp per CPU. */
@@ -242,7 +270,11 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
     }
     return t;
   };
-  const start = (cpu: number, tsc: bigint, event: string, n: bigint, flags = 0): string =>
+  /** perf's thread stacks: a call stack per thread with g, G or callindent (perf's callstack), branches with l/L. */
+  const callstack = !!(o.callchain || o.addCallchain || f.has('callindent'));
+  const stacks = callstack ? new CallIndent() : undefined;
+  const chained = !!o.callchain && f.has('ip');
+  const start = (cpu: number, tsc: bigint, event: string, n: bigint, flags = 0, chain = false): string =>
     lineStart(
       o,
       cpu,
@@ -251,7 +283,23 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
       n,
       f.has('comm') || f.has('tid') || f.has('pid') ? o.task(cpu) : undefined,
       flags,
+      f,
+      chain,
     );
+  const ks = o.kernelStart ?? 1n << 63n;
+  // perf script prints at least the synthesized chains' size (scripting_max_stack)
+  const maxStack = Math.max(127, o.callchain ?? 0);
+  const keyOf = (cpu: number): string | undefined => {
+    const t = o.task(cpu);
+    return threadKey(t.pid, t.tid, cpu, callstack);
+  };
+  /** The callchain lines of a synthesized sample at `ip` (thread_stack__sample), with -F's symbol columns. */
+  const chainOf = (cpu: number, ip: bigint, sf: ReadonlySet<ItraceLineField> = f): string | undefined => {
+    if (!o.callchain || !sf.has('ip')) return undefined;
+    const key = keyOf(cpu);
+    const rets = key !== undefined && stacks ? stacks.frames(key) : [];
+    return chainLines(sampleChain(rets, ip, o.callchain + 1, ks), maxStack, (a) => symText(o, a, sf));
+  };
   const sym = (addr: bigint): string => symText(o, addr);
   const insnText = (ip: bigint, len: number, bytes?: Uint8Array): string => {
     let s = '';
@@ -263,16 +311,32 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
     return s;
   };
   const only = o.cpu;
-  const indent = f.has('callindent') ? new CallIndent() : undefined;
-  const lbr = o.lastBranch ? new LastBranch(o.lastBranch) : undefined;
+  const indent = f.has('callindent') ? stacks : undefined;
+  const brSize = o.lastBranch || o.addLastBranch || 0;
+  // br_stack_sz_plus: L keeps the branches between an event and its sample too
+  const ring = o.addLastBranch ? brSize + (o.kernelTraced ? 1024 : 1) : brSize;
+  const lbr = brSize ? new LastBranch(ring, brSize) : undefined;
   const brSym = f.has('brstacksym') && !f.has('brstack');
+  const brShown = f.has('brstack') || f.has('brstacksym');
   /** perf_sample__fprintf_brstack(sym) of an instruction sample on `cpu` (its branch stack as of now). */
   const brstack = (cpu: number): string => {
-    if (!lbr || !(f.has('brstack') || f.has('brstacksym'))) return '';
-    const key = branchStackKey(o.task(cpu));
+    if (!lbr || !o.lastBranch || !brShown) return '';
+    const key = keyOf(cpu);
     return key === undefined ? '' : lbr.text(key, brSym, f.has('dso'), o.symbol);
   };
-  const sink: FlowSink = {
+  const sink: PerfItraceSink = {
+    late: (s) => {
+      const key = threadKey(s.pid, s.tid, s.cpu, callstack);
+      const out: { chain?: string; brstack?: string } = {};
+      if (o.addCallchain && f.has('ip')) {
+        const rets = key !== undefined && stacks ? stacks.frames(key) : [];
+        const chain = sampleChainLate(rets, s.ip, o.addCallchain, ks);
+        out.chain = chainLines(chain, maxStack, (a) => symText(o, a));
+      }
+      if (o.addLastBranch && lbr && brShown && key !== undefined)
+        out.brstack = lbr.lateText(key, s.ip, ks, brSym, f.has('dso'), o.symbol);
+      return out;
+    },
     error: (e) => {
       if (only !== undefined && e.cpu !== only) return;
       release();
@@ -296,6 +360,8 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
   /** perf's initial_skip: the first `skip` samples (of every kind together) are not printed. */
   const skipped = (): boolean => o.skip > 0 && events++ < o.skip;
   const period = new InsnPeriod(o.period, tc);
+  /** Per CPU, the instructions of the samples `s` skipped. */
+  const unsampled = new Map<number, bigint>();
   /** An instruction sample of a branch waiting for the decoder's next report, which tells if it ended the trace. */
   let held: { cpu: number; ip: bigint; flags: number; build: (flags: number) => string } | undefined;
   const release = (end = false): void => {
@@ -312,22 +378,33 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
       let pre: string | undefined;
       for (let i = from; i < to; i++) {
         const insn = insns[i]!;
-        const n = every ? period.everyStep(cpu) : period.step(cpu, tsc, insn.op !== 'other');
-        if (!n || skipped()) continue;
+        let n = every ? period.everyStep(cpu) : period.step(cpu, tsc, insn.op !== 'other');
+        if (!n) continue;
+        // a skipped sample leaves perf's last_insn_cnt as it was: the next sample's period counts its instructions
+        if (skipped()) {
+          unsampled.set(cpu, (unsampled.get(cpu) ?? 0n) + n);
+          continue;
+        }
+        const u = unsampled.get(cpu);
+        if (u) {
+          n += u;
+          unsampled.delete(cpu);
+        }
         const t = timeOf(cpu, tsc);
-        if (n === 1n && pre === undefined) pre = start(cpu, t, o.insnEvent, 1n);
+        if (n === 1n && pre === undefined) pre = start(cpu, t, o.insnEvent, 1n, 0, chained);
         // perf's instruction samples carry the flags of the state they come from: the instruction's branch class
         const fl = f.has('flags') ? insnTypeFlags(insn.op) : 0;
         // the branch stack as of this instruction (its own branch is pushed after the sample, as perf does)
         const br = brstack(cpu);
+        const chain = chainOf(cpu, insn.ip);
         const build = (flags: number): string => {
           let s = flags
-            ? start(cpu, t, o.insnEvent, n, flags)
+            ? start(cpu, t, o.insnEvent, n, flags, chained)
             : n === 1n && pre !== undefined
               ? pre
-              : start(cpu, t, o.insnEvent, n);
+              : start(cpu, t, o.insnEvent, n, 0, chained);
           if (f.has('addr')) s += hex16(0n);
-          if (f.has('ip')) s += ` ${hex16(insn.ip)}${sym(insn.ip)}`;
+          if (f.has('ip')) s += chain !== undefined ? `\n${chain}` : ` ${hex16(insn.ip)}${sym(insn.ip)}`;
           s += br;
           if (f.has('insn') || f.has('insnlen')) s += insnText(insn.ip, insn.length);
           return s;
@@ -345,10 +422,11 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
       release();
       if (skipped()) return;
       const fl = f.has('flags') ? branchFlagsOf(branch, ip) : 0;
-      let s = start(cpu, timeOf(cpu, tsc), o.insnEvent, 1n, fl);
+      let s = start(cpu, timeOf(cpu, tsc), o.insnEvent, 1n, fl, chained);
       // the sample's addr is its state's to_ip: the branch target of a FUP's sample
       if (f.has('addr')) s += hex16(branch?.to ?? 0n);
-      if (f.has('ip')) s += ` ${hex16(ip)}${sym(ip)}`;
+      const chain = chainOf(cpu, ip);
+      if (f.has('ip')) s += chain !== undefined ? `\n${chain}` : ` ${hex16(ip)}${sym(ip)}`;
       s += brstack(cpu);
       // no instruction was decoded there: perf's insn_len 0, no bytes
       if (f.has('insn') || f.has('insnlen')) s += insnText(ip, 0);
@@ -358,32 +436,28 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
   const filter =
     (o.filter.calls ? IP_FLAG.CALL | IP_FLAG.ASYNC | IP_FLAG.TRACE_END : 0) |
     (o.filter.returns ? IP_FLAG.RETURN | IP_FLAG.TRACE_BEGIN : 0);
-  if (o.branches || period.ticks || (o.instructions && f.has('flags')) || indent || lbr) {
+  if (o.branches || period.ticks || (o.instructions && f.has('flags')) || stacks || lbr) {
     sink.branch = (cpu, from, to, kind, tsc, op) => {
       if (only !== undefined && cpu !== only) return;
       release(held?.cpu === cpu && held.ip === from && (kind === 'tr end' || to === 0n));
       if (to === 0n || kind === 'tr end') period.stop(cpu);
-      if (lbr) {
-        const key = branchStackKey(o.task(cpu));
-        if (key !== undefined) lbr.event(key, cpu, from, to);
+      // a queue with no task (tid -1) has no thread: perf keeps no stack for it, its lines are not indented
+      const key = stacks || lbr ? (keyOf(cpu) ?? '') : '';
+      if (lbr && key) lbr.event(key, cpu, from, to);
+      if (!o.branches && !stacks) return;
+      const flags = branchSampleFlags(kind, op, from, to);
+      if (stacks && key) {
+        const len = flags & IP_FLAG.CALL && kind !== 'async' && from ? o.insnAt(from).length : 0;
+        stacks.event(key, cpu, flags, from, to, len);
       }
       if (!o.branches) return;
       if (from !== 0n && kind !== 'async') lastInsn.set(cpu, from);
-      const flags = branchSampleFlags(kind, op, from, to);
-      let key = '';
-      if (indent) {
-        const t = o.task(cpu);
-        key = t.pid === 0 && t.tid === 0 ? `idle/${cpu}` : `${t.pid}/${t.tid}`;
-        // a queue with no task (tid -1) has no thread: perf keeps no stack for it, its lines are not indented
-        if (t.tid === -1) key = '';
-        const len = flags & IP_FLAG.CALL && kind !== 'async' && from ? o.insnAt(from).length : 0;
-        if (key) indent.event(key, cpu, flags, from, to, len);
-      }
       if (filter && !(filter & flags)) return;
       if (skipped()) return;
       let s = start(cpu, timeOf(cpu, tsc), o.branchEvent, 1n, flags);
       if (indent) {
-        const dso = f.has('dso') && !f.has('ip') && !f.has('addr') ? paddedDso(o, from) : undefined;
+        const dso =
+          f.has('dso') && !f.has('ip') && !f.has('addr') ? paddedDso(o.symbol(from).dso, o.dsoPad) : undefined;
         s += indent.text(key, flags, from, to, (a) => o.symbol(a).name, dso);
       }
       if (f.has('ip')) s += ` ${hex16(from)}${sym(from)}`;
@@ -409,23 +483,15 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
       const time = tc ? tscToPerfTime(timeOf(cpu, e.tsc), tc) : o.zeroTime ? 0n : undefined;
       // intel_pt_prep_p_sample: no IP, no flags; with one, the class of the last instruction walked
       const flags = e.ip && pf.has('flags') ? insnTypeFlags(e.op) : 0;
-      let s = lineStart(o, cpu, time, e.kind, 1n, task, flags, pf);
+      const chain = chainOf(cpu, e.ip, pf);
+      let s = lineStart(o, cpu, time, e.kind, 1n, task, flags, pf, chain !== undefined);
       if (pf.has('synth')) s += powerSynthText(e, power.scale);
       // the state's to_ip (a PSB+ that gave the IP while resyncing: from 0 to there)
       if (pf.has('addr')) s += hex16(e.to ?? 0n);
-      if (pf.has('ip')) s += ` ${hex16(e.ip)}${symText(o, e.ip, pf)}`;
+      if (pf.has('ip')) s += chain !== undefined ? `\n${chain}` : ` ${hex16(e.ip)}${symText(o, e.ip, pf)}`;
       line(s);
     };
   }
   sink.flush = release;
   return sink;
-}
-
-/** The dso column of callindent: padded inside its parentheses when perf pads (map__fprintf_dsoname). */
-function paddedDso(o: PerfItraceOptions, addr: bigint): string {
-  const d = o.symbol(addr).dso;
-  const w = o.dsoPad;
-  if (!w) return d;
-  // scnprintf_pad into a buffer of w + 1: at most w - 1 characters of the name, spaces up to w
-  return d.slice(0, w - 1).padEnd(w);
 }

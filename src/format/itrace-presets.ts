@@ -65,10 +65,10 @@ export function resolveItrace(o: ItracePresetInput): ItraceChoice {
 
 /**
  * perf script --itrace with no letter that prints samples of its own prints
- * the errors (`l` and `q` only decorate other samples; `x`, `w`, `o` print
- * nothing here).
+ * the errors (`l`, `L`, `g`, `G` and `q` only decorate other samples; `x`,
+ * `w`, `o` print nothing here).
  */
 export function defaultToErrors(spec: ItraceSpec): void {
-  if (!(spec.instructions || spec.branches || spec.power || spec.quiet.length || spec.lastBranch || spec.quick))
-    spec.errors = true;
+  const decorations = spec.lastBranch || spec.addLastBranch || spec.callchain || spec.addCallchain || spec.quick;
+  if (!(spec.instructions || spec.branches || spec.power || spec.quiet.length || decorations)) spec.errors = true;
 }

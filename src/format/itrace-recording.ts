@@ -11,7 +11,14 @@ import { QueueTasks } from '../intelpt/flow/queue-tasks.js';
 import { eventModifiers } from '../session/event-names.js';
 import { classifyInsn } from '../x86/classify.js';
 import type { ItraceSpec } from './itrace-options.js';
-import { otherSampleLine, type ItraceFields, type PerfItraceOptions } from './itrace-perf.js';
+import {
+  otherSampleLine,
+  type ItraceFields,
+  type ItraceLineField,
+  type PerfItraceOptions,
+  type PerfItraceSink,
+} from './itrace-perf.js';
+import { tracesKernel } from '../machine/code-warnings.js';
 import { cbrScale } from '../intelpt/flow/time-conv.js';
 import { FormatOptionError } from './errors.js';
 import { PerfType } from '../abi/event-attr.js';
@@ -20,12 +27,20 @@ import { SampleType } from '../abi/sample-format.js';
 const UNKNOWN = '[unknown]';
 /** intel_pt config bit pwr_evt (INTEL_PT_CFG_PWR_EVT_EN): the power-event packets are traced. */
 const PWR_EVT_EN = 1n << 4n;
+/** perf's PERF_TYPE_SYNTH (INT_MAX + 1): the type of the power events it synthesizes. */
+const PERF_TYPE_SYNTH = 0x8000_0000;
 
 export function perfItraceOptions(
   rec: PtRecording,
   spec: ItraceSpec,
   fields: ItraceFields,
-  o: { cpu?: number | undefined; ns?: boolean; clock?: { time: bigint }; tasks?: QueueTasks; dsoPad?: number } = {},
+  o: {
+    cpu?: number | undefined;
+    ns?: boolean;
+    clock?: { time: bigint };
+    tasks?: QueueTasks;
+    dsoPad?: number;
+  } = {},
 ): PerfItraceOptions {
   const tasks = o.tasks ?? new QueueTasks(rec.taskOptions);
   const cpu = o.cpu;
@@ -49,16 +64,24 @@ export function perfItraceOptions(
       ? segs.some((s) => a >= s.vaddr && a < s.vaddr + BigInt(s.bytes.length))
       : kmap !== undefined && a >= kmap.start && a < kmap.end;
   const tc = rec.timeConv;
+  // machine__kernel_start: the kernel map's start, else 1 << 63
+  let kernelStart = 1n << 63n;
+  for (const k of m.kernelMaps) if (k.start < kernelStart) kernelStart = k.start;
   return {
     instructions: spec.instructions,
     branches: spec.branches,
     errors: spec.errors,
     ...(spec.power
-      ? { power: { synthFields: fields.synthFields, scale: cbrScale(rec.infoTimeConv, rec.maxNonTurboRatio) } }
+      ? {
+          power: {
+            synthFields: chainFields(rec, spec, fields, 'synth'),
+            scale: cbrScale(rec.infoTimeConv, rec.maxNonTurboRatio),
+          },
+        }
       : {}),
     ...(o.dsoPad ? { dsoPad: o.dsoPad } : {}),
     filter: { calls: spec.calls, returns: spec.returns },
-    fields: fields.fields,
+    fields: chainFields(rec, spec, fields, 'hardware'),
     userSet: fields.userSet,
     insnEvent,
     branchEvent,
@@ -70,6 +93,11 @@ export function perfItraceOptions(
     period: spec.period,
     skip: spec.skip,
     lastBranch: spec.lastBranch,
+    callchain: spec.callchain,
+    addCallchain: spec.addCallchain,
+    addLastBranch: spec.addLastBranch,
+    kernelStart,
+    kernelTraced: tracesKernel(m, rec.pmuType),
     ns: !!o.ns,
     symbol(addr) {
       if (inKernel(addr)) {
@@ -96,15 +124,40 @@ export function perfItraceOptions(
 }
 
 /**
+ * The fields of an output type as perf script's process_attr leaves them for the synthesized events:
+ * with callchains on (g or G: intel_pt turns on use_callchain, whatever -G says), the first synthesized
+ * event of a type the file has no event of turns on ip and sym for the whole type when its sample_type
+ * has a callchain (g) or a branch stack (l), unless -F took them off. The branches event, synthesized
+ * first, has neither.
+ */
+function chainFields(
+  rec: PtRecording,
+  spec: ItraceSpec,
+  f: ItraceFields,
+  type: 'hardware' | 'synth',
+): Set<ItraceLineField> {
+  const base = type === 'hardware' ? f.fields : f.synthFields;
+  if (!(spec.callchain || spec.addCallchain) || !(spec.callchain || spec.lastBranch)) return base;
+  const first = type === 'hardware' ? spec.instructions && !spec.branches : !!spec.power;
+  const fileType = type === 'hardware' ? PerfType.HARDWARE : PERF_TYPE_SYNTH;
+  if (!first || rec.attrs.some((a) => a.type === fileType)) return base;
+  const out = new Set(base);
+  for (const x of ['ip', 'sym'] as const) if (!f.unset?.has(x)) out.add(x);
+  return out;
+}
+
+/**
  * The other events' samples of the recording, each printing its perf script line through `line` when
- * the decoder reaches its time (decodeFlow's `others`). Samples with a callchain are refused: decode
- * does not print callchains.
+ * the decoder reaches its time (decodeFlow's `others`), with the callchain (`G`) and branch entries (`L`)
+ * the sink's thread stacks give it then. Samples with a callchain of their own are refused: decode does
+ * not print recorded callchains.
  */
 export function otherSampleDeliveries(
   rec: PtRecording,
   po: PerfItraceOptions,
   tasks: QueueTasks,
   line: (s: string) => void,
+  sink?: PerfItraceSink,
 ): { time: bigint; offset: number; deliver(): void }[] {
   const withChain = rec.samples.find((s) => s.callchain);
   if (withChain)
@@ -118,7 +171,7 @@ export function otherSampleDeliveries(
       offset: s.offset,
       deliver: () => {
         const comm = tasks.threads.comm(s.pid, s.tid);
-        line(otherSampleLine(po, s, rec.eventNames[s.attrIndex] ?? '[unknown]', comm));
+        line(otherSampleLine(po, s, rec.eventNames[s.attrIndex] ?? '[unknown]', comm, sink?.late(s)));
       },
     }));
 }

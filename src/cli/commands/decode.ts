@@ -46,11 +46,12 @@ export function register(program: Command): void {
     )
     .option('-i, --input <path>', `recording: a perf record --kcore directory (or perf.data); ${INPUT_DEFAULT_HELP}`)
     .hook('preAction', fillDefaultInput)
-    .option('--itrace <spec>', "perf's --itrace: i[period] b c r e x w p o l[N] s<N> (default e)")
+    .option('--itrace <spec>', "perf's --itrace: i[period] b c r e x w p o l[N] L[N] g[N] G[N] s<N> (default e)")
     .option('--insn-trace', 'every instruction with its bytes (perf script --insn-trace: --itrace=i0nse -F +insn)')
     .option('--call-trace', 'calls indented, power events (perf script --call-trace: --itrace=cewp, -F callindent)')
     .option('--call-ret-trace', 'calls and returns indented (perf script --call-ret-trace: --itrace=crewp)')
     .option('--ns', 'times with nanoseconds (perf script --ns)')
+    .option('-G, --hide-call-graph', 'accepted as perf script -G, which intel_pt overrides for --itrace=g/G')
     .option(
       '-F, --fields <list>',
       'perf script -F: comm,tid,pid,cpu,time,period,event,ip,sym,symoff,dso,addr,insn,flags,callindent,brstack…',
@@ -96,14 +97,11 @@ export function register(program: Command): void {
     const sink = perfItraceSink(po, (l) => out.line(l), errors);
     let others: ReturnType<typeof otherSampleDeliveries> = [];
     try {
-      if (!json) others = otherSampleDeliveries(rec, po, tasks, (l) => out.line(l));
+      if (!json) others = otherSampleDeliveries(rec, po, tasks, (l) => out.line(l), sink);
     } catch (e) {
       throw e instanceof FormatOptionError ? new UsageError(e.message) : e;
     }
     const cpus = onlyCpu === undefined ? rec.cpus : rec.cpus.filter((c) => c.cpu === onlyCpu);
-    // machine__kernel_start: the kernel map's start, else 1 << 63
-    let kernelStart = 1n << 63n;
-    for (const k of rec.machine.kernelMaps) if (k.start < kernelStart) kernelStart = k.start;
     const t0 = performance.now();
     const r: FlowResult = decodeFlow({
       cpus,
@@ -117,7 +115,7 @@ export function register(program: Command): void {
       clock,
       tasks: { events: rec.taskEvents, tracker: tasks },
       others,
-      kernelStart,
+      kernelStart: po.kernelStart ?? 1n << 63n,
       syncSwitch: recordingSwitchIps(rec),
       quick: spec.quick,
       maxNonTurboRatio: cbrScale(rec.infoTimeConv, rec.maxNonTurboRatio).maxNonTurbo,
