@@ -251,3 +251,36 @@ test('--reltime, --deltatime and the tod field (perf record -k) equal perf scrip
   const mine = await scriptInProcess(file, ['--reltime', '--deltatime']);
   assert.match(mine.err ?? '', /reltime and deltatime - the two don't get along well/);
 });
+
+test('srcline (addr2line on the mapped files, perf fallbacks) equals perf script', async (t) => {
+  if (!needTool(t, 'perf') || !needTool(t, 'objdump')) return; // objdump: binutils, which has addr2line
+  const file = join(dir, 'srcline.data');
+  const r = runPerf([
+    'record',
+    '-q',
+    '-o',
+    file,
+    '-e',
+    'cpu-clock',
+    '-c',
+    '100000',
+    '-g',
+    '--',
+    'sh',
+    '-c',
+    'ls -R /usr/share/doc > /dev/null; seq 30000 | sort -R > /dev/null',
+  ]);
+  assert.ok(r && r.status === 0, r?.stderr.toString());
+  for (const args of [
+    ['-F', 'ip,sym,srcline', '-G'],
+    ['-F', '+srcline'],
+    ['-F', 'comm,ip,dso,srcline'],
+  ]) {
+    const perf = runPerf(['script', '-i', file, ...args]);
+    assert.ok(perf && perf.status === 0, perf?.stderr.toString());
+    const theirs = perf.stdout.toString();
+    assert.ok(/\n {2}\S+\.c:\d+\n/.test(theirs) || /\n {2}\S+\[[0-9a-f]+\]\n/.test(theirs), 'perf printed srclines');
+    const mine = await scriptInProcess(file, args);
+    assert.equal(firstDiff(mine.out, theirs), 'equal', args.join(' '));
+  }
+});

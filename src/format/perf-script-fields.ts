@@ -41,6 +41,7 @@ export const SCRIPT_FIELDS: readonly PerfField[] = [
   'brstack', // script-brstack.ts
   'brstacksym',
   'brstackoff',
+  'srcline', // script-srcline.ts
 ];
 export type ScriptField = PerfField;
 

@@ -15,16 +15,19 @@ import type { PerfField } from './script-field-specs.js';
 import { KsymbolMaps } from './script-ksymbols.js';
 import { insnLength } from '../x86/insn-length.js';
 import type { BranchAddr } from './script-brstack.js';
+import { SourceLines } from './script-srcline.js';
 
 export interface SymbolColumns {
   sym: boolean;
   symoff: boolean;
   dso: boolean;
+  /** "\n  file:line" after the symbol (perf's map__fprintf_srcline, script-srcline.ts). */
+  srcline?: boolean;
 }
 
 export function symbolColumns(f: ReadonlySet<PerfField>): SymbolColumns | undefined {
-  const c = { sym: f.has('sym'), symoff: f.has('symoff'), dso: f.has('dso') };
-  return c.sym || c.dso ? c : undefined;
+  const c = { sym: f.has('sym'), symoff: f.has('symoff'), dso: f.has('dso'), srcline: f.has('srcline') };
+  return c.sym || c.dso || c.srcline ? c : undefined;
 }
 
 /** page-faults, minor-faults, major-faults (PERF_COUNT_SW_PAGE_FAULTS{,_MIN,_MAJ}). */
@@ -38,7 +41,9 @@ const PAGE_FAULT_CONFIGS = new Set([2n, 5n, 6n]);
  */
 export function addrColumns(f: ReadonlySet<PerfField>, attr: EventAttr | undefined): SymbolColumns | undefined {
   if (!f.has('addr') || attr?.type !== PerfType.SOFTWARE || !PAGE_FAULT_CONFIGS.has(attr.config)) return undefined;
-  return symbolColumns(f);
+  const c = symbolColumns(f);
+  // perf_sample__fprintf_addr prints the addr's symbol and dso, never its source line
+  return c && (c.sym || c.dso) ? { ...c, srcline: false } : undefined;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -137,13 +142,13 @@ export class ScriptSymbols {
    * around it, and "(inlined)" in place of the dso).
    */
   text(c: SymbolColumns, pid: number, ip: bigint, kernel: boolean, inlined?: string): string {
-    let { name, off, dso } = this.lookup(pid, ip, kernel);
-    if (inlined !== undefined) name = inlined;
+    const r = this.lookup(pid, ip, kernel);
+    const name = inlined ?? r.name;
     let out = '';
-    if (c.sym) out += name === undefined ? ' [unknown]' : c.symoff ? ` ${name}+0x${off.toString(16)}` : ` ${name}`;
-    if (inlined !== undefined) return `${out} (inlined)`;
-    if (c.dso) out += ` (${dso})`;
-    return out;
+    if (c.sym) out += name === undefined ? ' [unknown]' : c.symoff ? ` ${name}+0x${r.off.toString(16)}` : ` ${name}`;
+    if (c.dso && inlined === undefined) out += ` (${r.dso})`;
+    if (c.srcline) out += this.srclines.text(r, ip, kernel);
+    return inlined === undefined ? out : `${out} (inlined)`;
   }
 
   /**
@@ -164,6 +169,11 @@ export class ScriptSymbols {
 
   /** User files whose symbols perf has looked up (its dso__load ran): see branchAddr. */
   private readonly loaded = new Set<string>();
+  private srclineLookup: SourceLines | undefined;
+  private get srclines(): SourceLines {
+    this.srclineLookup ??= new SourceLines(this.dsos);
+    return this.srclineLookup;
+  }
   /** machine__resolve: perf looks up the symbol of every sample's ip, which loads its file. */
   touch(pid: number, ip: bigint, kernel: boolean): void {
     this.lookup(pid, ip, kernel, true);
