@@ -34,6 +34,7 @@ export const PTXED_VIEW_OPTIONS = [
   '--cpu',
   '--quiet',
   '-q',
+  '--resync-on-error',
   ...PTXED_STAT_OPTIONS,
   ...PTXED_BLOCK_OPTIONS,
 ] as const;
@@ -98,6 +99,7 @@ export function runPtxedView(
     filter,
     iflags: flags.has('--event:iflags'),
     tick: flags.has('--event:tick'),
+    resyncOnError: flags.has('--resync-on-error'),
     // each decoder has its own flag; the one of the other decoder is ignored, as ptxed does
     keepTcalOnOvf: flags.has(blockDecoder ? '--block:keep-tcal-on-ovf' : '--insn:keep-tcal-on-ovf'),
   });

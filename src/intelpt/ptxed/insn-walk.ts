@@ -50,6 +50,11 @@ export interface PtxedDecodeOptions {
   tick?: boolean;
   /** Returns may be compressed into TNT bits (default true). */
   retCompression?: boolean;
+  /**
+   * After an error go on at the event that failed (ptxed --resync-on-error:
+   * pt_insn_resync / pt_blk_resync) rather than at the next PSB.
+   */
+  resyncOnError?: boolean;
 }
 
 export interface PtxedResult {
@@ -98,6 +103,7 @@ class InsnWalk {
     o: PtxedDecodeOptions,
   ) {
     this.retComp = o.retCompression ?? true;
+    this.resyncOnError = o.resyncOnError ?? false;
     this.ticks = o.tick ?? false;
     this.filter = o.filter;
     this.skl014 = o.errata.skl014;
@@ -107,12 +113,21 @@ class InsnWalk {
   private readonly filter: AddrFilter | undefined;
   private readonly skl014: boolean;
   private readonly retComp: boolean;
+  private readonly resyncOnError: boolean;
+  /** Resynced at a failing event: the next TIP gives the IP. */
+  private resynced = false;
+  private lastResyncAt = -1;
+  /** The offset an error is reported at when it is not the decoder's (a lookahead past a TNT). */
+  private errAt: number | undefined;
+  private lastResyncEvent: PtEvent | undefined;
 
   run(): void {
     let lastSync = -1;
+    let resync = false;
     for (;;) {
       try {
-        if (!this.dec.syncForward()) return;
+        if (resync) this.resetFlow(true);
+        else if (!this.dec.syncForward()) return;
       } catch (e) {
         if (!(e instanceof PtDecodeError)) throw e;
         if (e.code === 'eos') return;
@@ -122,15 +137,8 @@ class InsnWalk {
         lastSync = this.dec.cursor.sync;
         continue;
       }
-      this.ip = 0n;
-      this.enabled = false;
-      this.speculative = false;
-      this.mode = 'unknown';
-      this.retstack = [];
-      this.cur = undefined;
-      this.errIp = 0n;
-      this.clock = new PtxedClock(this.ticks);
-      this.tntDone = false;
+      if (!resync) this.resetFlow(false);
+      resync = false;
       try {
         this.walk();
       } catch (e) {
@@ -140,9 +148,39 @@ class InsnWalk {
           return;
         }
         this.errors++;
-        this.sink.error(this.dec.offset, this.inStep ? this.ip : this.errIp, e.code, 'error');
+        const at = this.errAt ?? this.dec.offset;
+        this.errAt = undefined;
+        this.sink.error(at, this.inStep ? this.ip : this.errIp, e.code, 'error');
+        resync = this.resyncOnError && this.resyncProgress(at);
       }
     }
+  }
+
+  /**
+   * The walk's state after a sync (all of it) or a resync at the failing
+   * event (`keep`): that event stays current, the exec mode and the time stay,
+   * the IP comes from the next event that gives one.
+   */
+  private resetFlow(keep: boolean): void {
+    this.ip = 0n;
+    this.enabled = false;
+    this.speculative = false;
+    this.retstack = [];
+    this.errIp = 0n;
+    this.tntDone = false;
+    this.resynced = keep;
+    if (keep) return;
+    this.mode = 'unknown';
+    this.cur = undefined;
+    this.clock = new PtxedClock(this.ticks);
+  }
+
+  /** Resyncing again at the offset of the last resync, with the same event, would loop: sync at a PSB. */
+  private resyncProgress(at: number): boolean {
+    const same = at === this.lastResyncAt && this.cur === this.lastResyncEvent;
+    this.lastResyncAt = at;
+    this.lastResyncEvent = this.cur;
+    return !same;
   }
 
   private walk(): void {
@@ -214,6 +252,7 @@ class InsnWalk {
         // (libipt keeps the return stack across an overflow: a compressed return after it still pops)
         return this.print(ev);
       case 'exec_mode':
+        if (this.resumeAt(ev)) return this.print(ev);
         if (!at && this.enabled) return false;
         if (ev.statusUpdate && this.enabled && this.mode !== 'unknown' && this.mode !== ev.mode)
           throw new PtDecodeError('bad_status_update');
@@ -266,11 +305,23 @@ class InsnWalk {
         return this.print(ev);
       case 'ignore':
         return true;
-      case 'tnt':
       case 'tip':
+        if (this.resumeAt(ev)) return true;
+        if (!this.enabled) throw new PtDecodeError('bad_context');
+        return false;
+      case 'tnt':
         if (!this.enabled) throw new PtDecodeError('bad_context');
         return false;
     }
+  }
+
+  /** After a resync, the first TIP or exec mode with an IP is where the flow goes on. */
+  private resumeAt(ev: PtEvent): boolean {
+    if (this.enabled || !this.resynced || ev.ipSuppressed) return false;
+    this.ip = ev.ip;
+    this.enabled = true;
+    this.resynced = false;
+    return true;
   }
 
   private print(ev: PtEvent): true {
@@ -382,6 +433,20 @@ class InsnWalk {
   }
 
   private takeTip(ev: PtEvent | undefined, next: bigint, insn: Insn): void {
+    if (ev?.type === 'tnt' && ev.size) {
+      // libipt looks past a TNT that still has bits for the TIP; the TNT's bits stay for later branches
+      this.errAt = this.dec.offset;
+      const tip = this.dec.next();
+      if (tip.type !== 'tip') {
+        this.cur = tip;
+        throw new PtDecodeError('bad_query');
+      }
+      this.errAt = undefined;
+      this.cur = tip;
+      this.takeTip(tip, next, insn);
+      this.cur = ev;
+      return;
+    }
     if (ev?.type === 'tip') {
       if (ev.ipSuppressed) throw new PtDecodeError('noip');
       const from = this.ip;
