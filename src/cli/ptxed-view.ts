@@ -35,6 +35,7 @@ export const PTXED_VIEW_OPTIONS = [
   '--quiet',
   '-q',
   '--resync-on-error',
+  '--offset',
   ...PTXED_STAT_OPTIONS,
   ...PTXED_BLOCK_OPTIONS,
 ] as const;
@@ -89,6 +90,7 @@ export function runPtxedView(
     eventIp: flags.has('--event:ip'),
     eventTime: flags.has('--event:time'),
     time: flags.has('--time'),
+    offset: flags.has('--offset'),
     quiet,
   };
   const blocks = blockDecoder ? blockView((l) => lines.push(l), segs, flags, text) : undefined;

@@ -25,7 +25,9 @@ export function ptxedBlockTextSink(line: (s: string) => void, o: PtxedBlockTextO
   if (o.quiet) return sink;
   sink.block = (insns, index) => {
     if (o.showBlocks) line(o.numbered ? `[block ${index.toString(16)}]` : '[block]');
-    for (const i of insns) line(`${o.time ? `${h16(i.time)}  ` : ''}${i.speculative ? `? ${h16(i.ip)}` : h16(i.ip)}`);
+    // (ptxed prints the offset before pt_blk_next on each line of the block)
+    const off = o.offset ? `${h16(BigInt(insns[0]?.offset ?? 0))}  ` : '';
+    for (const i of insns) line(`${off}${o.time ? `${h16(i.time)}  ` : ''}${i.speculative ? `? ${h16(i.ip)}` : h16(i.ip)}`);
   };
   return sink;
 }

@@ -14,20 +14,22 @@
 import type { Insn } from '../../x86/block-cache.js';
 import { BlockCacheModel, type BlockFlags, type BlockPlan, type CodeView } from './block-cache-model.js';
 import type { ExecMode, PtErrorCode, PtEvent } from './event-types.js';
-import type { PtxedSink } from './insn-walk.js';
+import type { PtxedErrorKind, PtxedSink } from './insn-walk.js';
 
 export interface BlockInsn {
   ip: bigint;
   speculative: boolean;
   /** The decoder's time there (ptxed --time; it moves only at events, which end blocks). */
   time: bigint;
+  /** The decoder's trace offset before it (ptxed --offset prints the block's first). */
+  offset: number;
 }
 
 export interface PtxedBlockSink {
   /** One block (never empty); `index` counts blocks from 1, as ptxed's --stat does. */
   block(insns: readonly BlockInsn[], index: number): void;
-  event(ev: PtEvent): void;
-  error(offset: number, ip: bigint, code: PtErrorCode, kind: 'error' | 'sync error'): void;
+  event(ev: PtEvent, offset?: number): void;
+  error(offset: number, ip: bigint, code: PtErrorCode, kind: PtxedErrorKind): void;
   end?(): void;
 }
 
@@ -74,7 +76,7 @@ export class BlockGrouping implements PtxedSink {
     speculative: boolean,
     insn: Insn,
     time: bigint,
-    at?: { pending: PtEvent | undefined; mode: ExecMode },
+    at?: { pending: PtEvent | undefined; mode: ExecMode; offset: number },
   ): void {
     const section = this.code.section(ip);
     if (this.open && !this.open.plan && this.open.insns.length > 0 && this.open.section !== section) this.flush();
@@ -85,7 +87,7 @@ export class BlockGrouping implements PtxedSink {
       if (t === 'tnt' || t === 'tip') b.plan = this.cache.plan(ip, at?.mode !== 'unknown');
       this.open = b;
     }
-    b.insns.push({ ip, speculative, time });
+    b.insns.push({ ip, speculative, time, offset: at?.offset ?? 0 });
     if (b.plan) {
       if (b.insns.length >= b.plan.n) this.flush();
       return;
@@ -94,16 +96,16 @@ export class BlockGrouping implements PtxedSink {
     if (this.endsOnFlag(insn) && (insn.target === undefined || insn.target !== eventIp(at?.pending))) this.flush();
   }
 
-  event(ev: PtEvent): void {
+  event(ev: PtEvent, offset?: number): void {
     this.flush();
-    this.out.event(ev);
+    this.out.event(ev, offset);
   }
 
   status(): void {
     this.flush();
   }
 
-  error(offset: number, ip: bigint, code: PtErrorCode, kind: 'error' | 'sync error'): void {
+  error(offset: number, ip: bigint, code: PtErrorCode, kind: PtxedErrorKind): void {
     this.flush();
     this.out.error(offset, ip, code, kind);
   }

@@ -17,21 +17,25 @@ import { PtxedClock } from './tick-clock.js';
 import { type AddrFilter, filterAllows, filterConfigured } from './addr-filter.js';
 import { PtDecodeError, type ExecMode, type PtErrorCode, type PtEvent } from './event-types.js';
 
+/** "error" while decoding, "sync error" while looking for a PSB, "resync error" when --resync-on-error fails. */
+export type PtxedErrorKind = 'error' | 'sync error' | 'resync error';
+
 export interface PtxedSink {
   /**
    * `time`: the decoder's time when the instruction was reached (ptxed --time);
-   * `at`: the event pending (a TNT/TIP or one to reach) and the execution mode (block-walk.ts uses them).
+   * `at`: the event pending (a TNT/TIP or one to reach) and the execution mode (block-walk.ts uses them),
+   * and the decoder's trace offset before the instruction (ptxed --offset).
    */
   insn(
     ip: bigint,
     speculative: boolean,
     insn: Insn,
     time: bigint,
-    at?: { pending: PtEvent | undefined; mode: ExecMode },
+    at?: { pending: PtEvent | undefined; mode: ExecMode; offset: number },
   ): void;
-  event(ev: PtEvent): void;
-  /** `kind`: "error" while decoding, "sync error" while looking for a PSB. */
-  error(offset: number, ip: bigint, code: PtErrorCode, kind: 'error' | 'sync error'): void;
+  /** `offset`: the decoder's trace offset when the event is delivered (ptxed --offset). */
+  event(ev: PtEvent, offset?: number): void;
+  error(offset: number, ip: bigint, code: PtErrorCode, kind: PtxedErrorKind): void;
   /** The trace ended with tracing enabled (ptxed prints `[end of trace]`). */
   end?(): void;
   /** A status update (PSB+) was applied: not printed, but libipt's decoders deliver it between blocks. */
@@ -119,26 +123,32 @@ class InsnWalk {
   private lastResyncAt = -1;
   /** The offset an error is reported at when it is not the decoder's (a lookahead past a TNT). */
   private errAt: number | undefined;
+  private holdOffset: number | undefined;
+  private unplaced: PtEvent | undefined;
   private lastResyncEvent: PtEvent | undefined;
 
   run(): void {
     let lastSync = -1;
-    let resync = false;
+    // set after an error with --resync-on-error: the IP the error was reported at
+    let resyncIp: bigint | undefined;
     for (;;) {
-      try {
-        if (resync) this.resetFlow(true);
-        else if (!this.dec.syncForward()) return;
-      } catch (e) {
-        if (!(e instanceof PtDecodeError)) throw e;
-        if (e.code === 'eos') return;
-        this.errors++;
-        this.sink.error(this.dec.offset, 0n, e.code, 'sync error');
-        if (this.dec.cursor.sync <= lastSync) return;
-        lastSync = this.dec.cursor.sync;
-        continue;
+      const resynced = resyncIp !== undefined && this.resync(resyncIp);
+      resyncIp = undefined;
+      if (resynced === 'eos') return;
+      if (!resynced) {
+        try {
+          if (!this.dec.syncForward()) return;
+        } catch (e) {
+          if (!(e instanceof PtDecodeError)) throw e;
+          if (e.code === 'eos') return;
+          this.errors++;
+          this.sink.error(this.dec.offset, 0n, e.code, 'sync error');
+          if (this.dec.cursor.sync <= lastSync) return;
+          lastSync = this.dec.cursor.sync;
+          continue;
+        }
+        this.resetFlow(false);
       }
-      if (!resync) this.resetFlow(false);
-      resync = false;
       try {
         this.walk();
       } catch (e) {
@@ -150,9 +160,32 @@ class InsnWalk {
         this.errors++;
         const at = this.errAt ?? this.dec.offset;
         this.errAt = undefined;
-        this.sink.error(at, this.inStep ? this.ip : this.errIp, e.code, 'error');
-        resync = this.resyncOnError && this.resyncProgress(at);
+        const ip = this.inStep ? this.ip : this.errIp;
+        this.sink.error(at, ip, e.code, 'error');
+        if (this.resyncOnError && this.resyncProgress(at)) resyncIp = ip;
       }
+    }
+  }
+
+  /**
+   * pt_insn_resync / pt_blk_resync: go on at the event that failed, or at
+   * the next one the event decoder gives; when that fails too, ptxed reports
+   * a `resync error` at the IP of the error and syncs at the next PSB (false).
+   */
+  private resync(ip: bigint): boolean | 'eos' {
+    this.resetFlow(true);
+    // (ptxed prints the event it resynced at without an offset)
+    this.unplaced = this.cur;
+    if (this.cur) return true;
+    try {
+      this.cur = this.dec.next();
+      return true;
+    } catch (e) {
+      if (!(e instanceof PtDecodeError)) throw e;
+      if (e.code === 'eos') return 'eos';
+      this.errors++;
+      this.sink.error(this.dec.offset, ip, e.code, 'resync error');
+      return false;
     }
   }
 
@@ -168,6 +201,7 @@ class InsnWalk {
     this.retstack = [];
     this.errIp = 0n;
     this.tntDone = false;
+    this.holdOffset = undefined;
     this.resynced = keep;
     if (keep) return;
     this.mode = 'unknown';
@@ -184,7 +218,7 @@ class InsnWalk {
   }
 
   private walk(): void {
-    this.starting = true;
+    this.starting = !this.cur || this.cur.statusUpdate;
     this.inStep = false;
     for (;;) {
       if (!this.cur) {
@@ -315,6 +349,14 @@ class InsnWalk {
     }
   }
 
+  /**
+   * The decoder's offset (pt_insn_get_offset): past the last event fetched,
+   * but held before a TIP found past a TNT that still has bits until the TNT is used up.
+   */
+  private get offset(): number {
+    return this.holdOffset ?? this.dec.offset;
+  }
+
   /** After a resync, the first TIP or exec mode with an IP is where the flow goes on. */
   private resumeAt(ev: PtEvent): boolean {
     if (this.enabled || !this.resynced || ev.ipSuppressed) return false;
@@ -325,7 +367,7 @@ class InsnWalk {
   }
 
   private print(ev: PtEvent): true {
-    if (!ev.statusUpdate) this.sink.event(ev);
+    if (!ev.statusUpdate) this.sink.event(ev, ev === this.unplaced ? undefined : this.offset);
     this.clock.delivered(ev);
     return true;
   }
@@ -342,7 +384,8 @@ class InsnWalk {
     const block = this.code.get(this.ip);
     const insn = block.insns[0];
     if (!insn) throw new PtDecodeError(block.stop === 'invalid' ? 'bad_insn' : 'nomap');
-    this.sink.insn(this.ip, this.speculative, insn, this.clock.time, { pending: this.cur, mode: this.mode });
+    const at = { pending: this.cur, mode: this.mode, offset: this.offset };
+    this.sink.insn(this.ip, this.speculative, insn, this.clock.time, at);
     this.instructions++;
     const next = this.ip + BigInt(insn.length);
     this.errIp = next;
@@ -425,6 +468,7 @@ class InsnWalk {
     const taken = Math.floor((ev.bits ?? 0) / 2 ** ev.size) % 2 === 1;
     const ticked = this.emitTick(ev.tsc, next);
     if (!ev.size) {
+      this.holdOffset = undefined;
       // a TNT used up without a tick makes the decoder look at the next event now (a TNT there may tick)
       this.cur = undefined;
       this.tntDone = !ticked;
@@ -441,10 +485,12 @@ class InsnWalk {
         this.cur = tip;
         throw new PtDecodeError('bad_query');
       }
+      const held = this.errAt;
       this.errAt = undefined;
       this.cur = tip;
       this.takeTip(tip, next, insn);
       this.cur = ev;
+      this.holdOffset ??= held;
       return;
     }
     if (ev?.type === 'tip') {
