@@ -10,6 +10,7 @@ import { ptxedTextSink } from '../format/ptxed.js';
 import { UsageError } from './errors.js';
 import {
   blockView,
+  insnOffsetView,
   type FlatSegment,
   PTXED_BLOCK_OPTIONS,
   PTXED_STAT_OPTIONS,
@@ -93,8 +94,12 @@ export function runPtxedView(
     offset: flags.has('--offset'),
     quiet,
   };
-  const blocks = blockDecoder ? blockView((l) => lines.push(l), segs, flags, text) : undefined;
-  const sink = blocks ?? ptxedTextSink((l) => lines.push(l), text);
+  const line = (l: string): void => {
+    lines.push(l);
+  };
+  const blocks = blockDecoder ? blockView(line, segs, flags, text) : undefined;
+  const offsets = !blockDecoder && text.offset ? insnOffsetView(line, segs, text) : undefined;
+  const sink = blocks ?? offsets ?? ptxedTextSink(line, text);
   const r = decodePtxed(trace, read, sink, {
     errata,
     timing,
@@ -106,6 +111,7 @@ export function runPtxedView(
     keepTcalOnOvf: flags.has(blockDecoder ? '--block:keep-tcal-on-ovf' : '--insn:keep-tcal-on-ovf'),
   });
   blocks?.flush();
+  offsets?.flush();
   lines.push(...statLines(flags, blockDecoder, blocks ? blocks.instructions : r.instructions, blocks?.blocks ?? 0));
   return { stdout: lines.map((l) => `${l}\n`).join(''), ...r };
 }

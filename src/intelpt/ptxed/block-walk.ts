@@ -31,6 +31,8 @@ export interface PtxedBlockSink {
   event(ev: PtEvent, offset?: number): void;
   error(offset: number, ip: bigint, code: PtErrorCode, kind: PtxedErrorKind): void;
   end?(): void;
+  /** A status update (not printed) ended the block: the trace offset then. */
+  status?(offset?: number): void;
 }
 
 interface OpenBlock {
@@ -101,8 +103,9 @@ export class BlockGrouping implements PtxedSink {
     this.out.event(ev, offset);
   }
 
-  status(): void {
+  status(_ev: PtEvent, offset?: number): void {
     this.flush();
+    this.out.status?.(offset);
   }
 
   error(offset: number, ip: bigint, code: PtErrorCode, kind: PtxedErrorKind): void {

@@ -15,7 +15,7 @@ import type { TimingConfig } from '../timing.js';
 import { EventDecoder } from './event-decoder.js';
 import { PtxedClock } from './tick-clock.js';
 import { type AddrFilter, filterAllows, filterConfigured } from './addr-filter.js';
-import { PtDecodeError, type ExecMode, type PtErrorCode, type PtEvent } from './event-types.js';
+import { newEvent, PtDecodeError, type ExecMode, type PtErrorCode, type PtEvent } from './event-types.js';
 
 /** "error" while decoding, "sync error" while looking for a PSB, "resync error" when --resync-on-error fails. */
 export type PtxedErrorKind = 'error' | 'sync error' | 'resync error';
@@ -39,7 +39,7 @@ export interface PtxedSink {
   /** The trace ended with tracing enabled (ptxed prints `[end of trace]`). */
   end?(): void;
   /** A status update (PSB+) was applied: not printed, but libipt's decoders deliver it between blocks. */
-  status?(ev: PtEvent): void;
+  status?(ev: PtEvent, offset?: number): void;
 }
 
 export interface PtxedDecodeOptions {
@@ -174,8 +174,13 @@ class InsnWalk {
    */
   private resync(ip: bigint): boolean | 'eos' {
     this.resetFlow(true);
-    // (ptxed prints the event it resynced at without an offset)
+    // (ptxed prints the event it resynced at without an offset; at an enable, a disable first)
     this.unplaced = this.cur;
+    if (this.cur?.type === 'enabled' && !this.cur.statusUpdate) {
+      this.unplaced = newEvent('disabled');
+      this.unplaced.ipSuppressed = true;
+      this.print(this.unplaced);
+    }
     if (this.cur) return true;
     try {
       this.cur = this.dec.next();
@@ -228,7 +233,7 @@ class InsnWalk {
         this.tntDone = false;
       }
       if (this.applyBefore(this.cur)) {
-        if (this.cur.statusUpdate) this.sink.status?.(this.cur);
+        if (this.cur.statusUpdate) this.sink.status?.(this.cur, this.offset);
         this.cur = undefined;
         continue;
       }
