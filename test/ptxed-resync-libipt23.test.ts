@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -10,6 +11,7 @@ import { RESYNC_KINDS, resyncScenario, type ResyncKind } from './ptxed-resync-sc
 import { BLOCK_BASE, BLOCK_IMAGE, BLOCK_KINDS, blockScenario, type BlockKind } from './ptxed-block-scenarios.js';
 import { BASE, IMAGE, KINDS, scenario, type Kind } from './ptxed-scenarios.js';
 import { runPtxedView } from '../src/cli/ptxed-view.js';
+import { readPtFileRange } from '../src/cli/pt-file-range.js';
 
 /**
  * ptxed's `--resync-on-error` (after an error, go on at the event that
@@ -22,7 +24,9 @@ import { runPtxedView } from '../src/cli/ptxed-view.js';
  *   event options and `--cpu` errata models;
  * - the block scenarios (calls, returns, loops; a packet lost) with each
  *   block option;
- * - the event scenarios of every kind (but CFE in a flow) with `--offset`.
+ * - the event scenarios of every kind (but CFE in a flow) with `--offset`;
+ * - parts of a stream (`--pt FILE:FROM[-TO]`, perfpoke's `--raw-pt FILE:FROM[-TO]`):
+ *   from a later PSB, from inside a packet, cut short, past the end.
  * The table of counts is printed (docs/intel-pt-flow.md quotes it).
  */
 
@@ -142,4 +146,64 @@ test('--offset vs ptxed 2.3 on the event scenarios of every kind, both decoders'
   const r = compare(tools.ptxed, cases, sets, { file, base: BASE, bytes: IMAGE });
   for (const l of r.table) t.diagnostic(l);
   assert.deepEqual(r.failures, [], r.failures.join('\n'));
+});
+
+/** Offsets of the PSBs in a stream (the 16-byte pattern 02 82 × 8). */
+function psbOffsets(b: Uint8Array): number[] {
+  const out: number[] = [];
+  for (let i = 0; i + 16 <= b.length; i++) {
+    let psb = true;
+    for (let j = 0; j < 16 && psb; j++) psb = b[i + j] === (j % 2 ? 0x82 : 0x02);
+    if (psb) out.push(i);
+  }
+  return out;
+}
+
+test('--raw-pt FILE:FROM[-TO] vs ptxed 2.3 --pt FILE:FROM[-TO]: at a PSB, inside a packet, cut short, past the end', (t) => {
+  const tools = libipt23Tools();
+  if ('skip' in tools) return noLibipt23(t, tools.skip);
+  const dir = tempDir('ptxed23-range-');
+  const file = join(dir, 'loop.bin');
+  writeFileSync(file, IMAGE);
+  const cases = writeCases(dir, ['error, PSBs after', 'two errors'] as ResyncKind[], resyncScenario, 6, 0x1724);
+  const sets = [
+    ['--insn-decoder', '--offset'],
+    ['--resync-on-error', '--offset', '--block:show-blocks'],
+    ['--insn-decoder', '--resync-on-error', '--event:ip'],
+  ];
+  const jobs: { c: Case; range: string; opts: string[] }[] = [];
+  for (const c of cases) {
+    const psbs = psbOffsets(c.bytes);
+    const at = psbs[1] ?? 0;
+    // at a later PSB, inside the PSB and inside the TIP.PGE after the first one, that PSB cut short
+    for (const range of [`${at}`, `0x${(at + 1).toString(16)}`, '0x16', `${at}-${c.bytes.length - 3}`])
+      for (const opts of sets) jobs.push({ c, range, opts });
+  }
+  const theirs = runEach(
+    tools.ptxed,
+    jobs.map((j) => [...j.opts, '--pt', `${j.c.file}:${j.range}`, '--raw', `${file}:${BASE}`, '--no-inst']),
+  );
+  let equal = 0;
+  const failures: string[] = [];
+  jobs.forEach((j, n) => {
+    const ours = runPtxedView(readPtFileRange(`${j.c.file}:${j.range}`), [{ addr: BigInt(BASE), bytes: IMAGE }], j.opts);
+    if (ours.stdout === theirs[n]) equal++;
+    else if (failures.length < 3)
+      failures.push(`${j.range} ${j.opts.join(' ')}\n${j.c.steps.join('; ')}\n--- ptxed\n${theirs[n]}--- ours\n${ours.stdout}`);
+  });
+  t.diagnostic(`ranges: ${equal}/${jobs.length}`);
+  assert.deepEqual(failures, [], failures.join('\n'));
+  // past the end: ptxed refuses the offset (nothing decoded), and so does --raw-pt, by name
+  const c = cases[0];
+  assert.ok(c);
+  for (const range of [`${c.bytes.length}`, `0-${c.bytes.length + 1}`]) {
+    const args = ['--pt', `${c.file}:${range}`, '--raw', `${file}:${BASE}`];
+    const res: { status: number | null; stdout: string; stderr: string } = spawnSync(tools.ptxed, args, {
+      encoding: 'utf8',
+    });
+    assert.notEqual(res.status, 0);
+    assert.equal(res.stdout, '');
+    assert.match(res.stderr, /bad (offset|range)/);
+    assert.throws(() => readPtFileRange(`${c.file}:${range}`), /--raw-pt .*: bad (offset|range)/);
+  }
 });

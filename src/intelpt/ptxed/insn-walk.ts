@@ -129,12 +129,11 @@ class InsnWalk {
 
   run(): void {
     let lastSync = -1;
-    // set after an error with --resync-on-error: the IP the error was reported at
+    // set after an error with --resync-on-error: the IP a failed resync is reported at
     let resyncIp: bigint | undefined;
     for (;;) {
       const resynced = resyncIp !== undefined && this.resync(resyncIp);
       resyncIp = undefined;
-      if (resynced === 'eos') return;
       if (!resynced) {
         try {
           if (!this.dec.syncForward()) return;
@@ -162,7 +161,8 @@ class InsnWalk {
         this.errAt = undefined;
         const ip = this.inStep ? this.ip : this.errIp;
         this.sink.error(at, ip, e.code, 'error');
-        if (this.resyncOnError && this.resyncProgress(at)) resyncIp = ip;
+        // (a failed resync is reported after the last instruction walked, even for an error inside one)
+        if (this.resyncOnError && this.resyncProgress(at)) resyncIp = this.errIp;
       }
     }
   }
@@ -172,7 +172,7 @@ class InsnWalk {
    * the next one the event decoder gives; when that fails too, ptxed reports
    * a `resync error` at the IP of the error and syncs at the next PSB (false).
    */
-  private resync(ip: bigint): boolean | 'eos' {
+  private resync(ip: bigint): boolean {
     this.resetFlow(true);
     // (ptxed prints the event it resynced at without an offset; at an enable, a disable first)
     this.unplaced = this.cur;
@@ -187,7 +187,7 @@ class InsnWalk {
       return true;
     } catch (e) {
       if (!(e instanceof PtDecodeError)) throw e;
-      if (e.code === 'eos') return 'eos';
+      // (the end of the trace too: ptxed reports it)
       this.errors++;
       this.sink.error(this.dec.offset, ip, e.code, 'resync error');
       return false;
@@ -481,12 +481,22 @@ class InsnWalk {
     return taken;
   }
 
+  /** The event after a TNT with bits left; none at the end of the trace (the query does not match then). */
+  private lookPastTnt(): PtEvent | undefined {
+    try {
+      return this.dec.next();
+    } catch (e) {
+      if (e instanceof PtDecodeError && e.code === 'eos') return undefined;
+      throw e;
+    }
+  }
+
   private takeTip(ev: PtEvent | undefined, next: bigint, insn: Insn): void {
     if (ev?.type === 'tnt' && ev.size) {
       // libipt looks past a TNT that still has bits for the TIP; the TNT's bits stay for later branches
       this.errAt = this.dec.offset;
-      const tip = this.dec.next();
-      if (tip.type !== 'tip') {
+      const tip = this.lookPastTnt();
+      if (tip?.type !== 'tip') {
         this.cur = tip;
         throw new PtDecodeError('bad_query');
       }
