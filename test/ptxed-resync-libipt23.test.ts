@@ -159,7 +159,7 @@ function psbOffsets(b: Uint8Array): number[] {
   return out;
 }
 
-test('--raw-pt FILE:FROM[-TO] vs ptxed 2.3 --pt FILE:FROM[-TO]: at a PSB, inside a packet, cut short, past the end', (t) => {
+test('--raw-pt FILE:FROM[-TO] vs ptxed --pt FILE:FROM[-TO]: at a PSB, in a packet, cut short, past the end', (t) => {
   const tools = libipt23Tools();
   if ('skip' in tools) return noLibipt23(t, tools.skip);
   const dir = tempDir('ptxed23-range-');
@@ -186,10 +186,16 @@ test('--raw-pt FILE:FROM[-TO] vs ptxed 2.3 --pt FILE:FROM[-TO]: at a PSB, inside
   let equal = 0;
   const failures: string[] = [];
   jobs.forEach((j, n) => {
-    const ours = runPtxedView(readPtFileRange(`${j.c.file}:${j.range}`), [{ addr: BigInt(BASE), bytes: IMAGE }], j.opts);
+    const ours = runPtxedView(
+      readPtFileRange(`${j.c.file}:${j.range}`),
+      [{ addr: BigInt(BASE), bytes: IMAGE }],
+      j.opts,
+    );
     if (ours.stdout === theirs[n]) equal++;
     else if (failures.length < 3)
-      failures.push(`${j.range} ${j.opts.join(' ')}\n${j.c.steps.join('; ')}\n--- ptxed\n${theirs[n]}--- ours\n${ours.stdout}`);
+      failures.push(
+        `${j.range} ${j.opts.join(' ')}\n${j.c.steps.join('; ')}\n--- ptxed\n${theirs[n]}--- ours\n${ours.stdout}`,
+      );
   });
   t.diagnostic(`ranges: ${equal}/${jobs.length}`);
   assert.deepEqual(failures, [], failures.join('\n'));

@@ -33,9 +33,13 @@ const psbThenPasses = passes(1, 2).map((p) => [...psb, ...p]);
 /** A pass with a fault at instruction k: what the trace says there does not fit the code. */
 const fault: fc.Arbitrary<string[]> = fc.oneof(
   // a TIP where a TNT bit is due
-  fc.tuple(k, bits, bits).map(([i, a, b]) => [...tnt(i, a), `tip 3 ${hx(BASE)}`, ...tnt(6 - i, b), `tip 3 ${hx(BASE)}`]),
+  fc
+    .tuple(k, bits, bits)
+    .map(([i, a, b]) => [...tnt(i, a), `tip 3 ${hx(BASE)}`, ...tnt(6 - i, b), `tip 3 ${hx(BASE)}`]),
   // TNT bits too many before the TIP (libipt looks past them for the TIP)
-  fc.tuple(bits, fc.integer({ min: 1, max: 5 }), bits).map(([a, n, b]) => [...tnt(6, a), ...tnt(n, b), `tip 3 ${hx(BASE)}`]),
+  fc
+    .tuple(bits, fc.integer({ min: 1, max: 5 }), bits)
+    .map(([a, n, b]) => [...tnt(6, a), ...tnt(n, b), `tip 3 ${hx(BASE)}`]),
   // too few
   fc.tuple(fc.integer({ min: 1, max: 5 }), bits).map(([n, a]) => [...tnt(n, a), `tip 3 ${hx(BASE)}`]),
   // the TIP lost
@@ -74,7 +78,5 @@ export type ResyncKind = keyof typeof RESYNC_KINDS;
 /** A scenario of `kind`: PSB+ and TIP.PGE at the loop's start, the body, the last pass's TIP.PGD. */
 export function resyncScenario(kind: ResyncKind): fc.Arbitrary<string[]> {
   const head = ['psb', 'mode.exec 1 0', 'psbend', `tip.pge 3 ${hx(BASE)}`];
-  return fc
-    .tuple(RESYNC_KINDS[kind], bits)
-    .map(([body, b]) => [...head, ...body, ...tnt(6, b), 'tip.pgd 0 0']);
+  return fc.tuple(RESYNC_KINDS[kind], bits).map(([body, b]) => [...head, ...body, ...tnt(6, b), 'tip.pgd 0 0']);
 }

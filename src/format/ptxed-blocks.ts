@@ -27,7 +27,8 @@ export function ptxedBlockTextSink(line: (s: string) => void, o: PtxedBlockTextO
     if (o.showBlocks) line(o.numbered ? `[block ${index.toString(16)}]` : '[block]');
     // (ptxed prints the offset before pt_blk_next on each line of the block)
     const off = o.offset ? `${h16(BigInt(insns[0]?.offset ?? 0))}  ` : '';
-    for (const i of insns) line(`${off}${o.time ? `${h16(i.time)}  ` : ''}${i.speculative ? `? ${h16(i.ip)}` : h16(i.ip)}`);
+    for (const i of insns)
+      line(`${off}${o.time ? `${h16(i.time)}  ` : ''}${i.speculative ? `? ${h16(i.ip)}` : h16(i.ip)}`);
   };
   return sink;
 }

@@ -117,8 +117,10 @@ export function ptxedTextSink(line: (s: string) => void, o: PtxedTextOptions = {
     line(`[${hx(offset)}, ${hx(ip)}: ${kind}: ${PTXED_ERRSTR[code]}]`);
   if (o.quiet) return { insn: () => {}, event: () => {}, error };
   return {
-    insn: (ip, speculative, _insn, time, at) =>
-      line(`${o.offset ? `${h16(BigInt(at?.offset ?? 0))}  ` : ''}${o.time ? `${h16(time)}  ` : ''}${spec(speculative, ip)}`),
+    insn: (ip, speculative, _insn, time, at) => {
+      const off = o.offset ? `${h16(BigInt(at?.offset ?? 0))}  ` : '';
+      line(`${off}${o.time ? `${h16(time)}  ` : ''}${spec(speculative, ip)}`);
+    },
     event: (ev, offset) => {
       const off = o.offset && offset !== undefined ? `${h16(BigInt(offset))}  ` : '';
       const time = o.eventTime && ev.tsc !== undefined ? `${h16(ev.tsc)}  ` : '';

@@ -7,64 +7,16 @@
  * exstop, mwait, ptwrite, async paging…), right away when it has no IP
  * (cbr, pwre, pwrx, mnt, stop…), or after the branch it ends at (disabled).
  * On an error it reports the trace offset and IP and resynchronizes at the
- * next PSB, as ptxed does.
+ * next PSB, as ptxed does, or (--resync-on-error) goes on at the failing event.
  */
 import { BlockCache, type Insn } from '../../x86/block-cache.js';
-import type { Errata } from '../cpu.js';
-import type { TimingConfig } from '../timing.js';
 import { EventDecoder } from './event-decoder.js';
 import { PtxedClock } from './tick-clock.js';
 import { type AddrFilter, filterAllows, filterConfigured } from './addr-filter.js';
-import { newEvent, PtDecodeError, type ExecMode, type PtErrorCode, type PtEvent } from './event-types.js';
+import { newEvent, PtDecodeError, type ExecMode, type PtEvent } from './event-types.js';
 
-/** "error" while decoding, "sync error" while looking for a PSB, "resync error" when --resync-on-error fails. */
-export type PtxedErrorKind = 'error' | 'sync error' | 'resync error';
-
-export interface PtxedSink {
-  /**
-   * `time`: the decoder's time when the instruction was reached (ptxed --time);
-   * `at`: the event pending (a TNT/TIP or one to reach) and the execution mode (block-walk.ts uses them),
-   * and the decoder's trace offset before the instruction (ptxed --offset).
-   */
-  insn(
-    ip: bigint,
-    speculative: boolean,
-    insn: Insn,
-    time: bigint,
-    at?: { pending: PtEvent | undefined; mode: ExecMode; offset: number },
-  ): void;
-  /** `offset`: the decoder's trace offset when the event is delivered (ptxed --offset). */
-  event(ev: PtEvent, offset?: number): void;
-  error(offset: number, ip: bigint, code: PtErrorCode, kind: PtxedErrorKind): void;
-  /** The trace ended with tracing enabled (ptxed prints `[end of trace]`). */
-  end?(): void;
-  /** A status update (PSB+) was applied: not printed, but libipt's decoders deliver it between blocks. */
-  status?(ev: PtEvent, offset?: number): void;
-}
-
-export interface PtxedDecodeOptions {
-  errata: Errata;
-  timing: TimingConfig;
-  iflags?: boolean;
-  /** The address filter configuration (ptxed --filter:addrN_*), for SKL014. */
-  filter?: AddrFilter;
-  /** Keep the timing calibration across an overflow (ptxed --insn:keep-tcal-on-ovf). */
-  keepTcalOnOvf?: boolean;
-  /** Synthesize tick events (ptxed --event:tick). */
-  tick?: boolean;
-  /** Returns may be compressed into TNT bits (default true). */
-  retCompression?: boolean;
-  /**
-   * After an error go on at the event that failed (ptxed --resync-on-error:
-   * pt_insn_resync / pt_blk_resync) rather than at the next PSB.
-   */
-  resyncOnError?: boolean;
-}
-
-export interface PtxedResult {
-  instructions: number;
-  errors: number;
-}
+export type { PtxedDecodeOptions, PtxedErrorKind, PtxedResult, PtxedSink } from './walk-types.js';
+import type { PtxedDecodeOptions, PtxedResult, PtxedSink } from './walk-types.js';
 
 /** Decode a raw PT stream over the code `read` gives, reporting to `sink` what ptxed would print. */
 export function decodePtxed(
