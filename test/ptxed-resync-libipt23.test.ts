@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { libipt23Tools, noLibipt23, runEach } from './libipt23.js';
 import { tempDir } from './temp-dir.js';
+import { runCli } from './cli.js';
 import { encodeScenario } from './pt-scenario.js';
 import { RESYNC_KINDS, resyncScenario, type ResyncKind } from './ptxed-resync-scenarios.js';
 import { BLOCK_BASE, BLOCK_IMAGE, BLOCK_KINDS, blockScenario, type BlockKind } from './ptxed-block-scenarios.js';
@@ -212,4 +213,28 @@ test('--raw-pt FILE:FROM[-TO] vs ptxed --pt FILE:FROM[-TO]: at a PSB, in a packe
     assert.match(res.stderr, /bad (offset|range)/);
     assert.throws(() => readPtFileRange(`${c.file}:${range}`), /--raw-pt .*: bad (offset|range)/);
   }
+});
+
+test('decode --raw-pt FILE[:FROM] --resync-on-error --offset: as ptxed prints; past the end, exit 2', (t) => {
+  const tools = libipt23Tools();
+  if ('skip' in tools) return noLibipt23(t, tools.skip);
+  const dir = tempDir('ptxed23-resync-cli-');
+  const image = join(dir, 'loop.bin');
+  writeFileSync(image, IMAGE);
+  const [c] = writeCases(dir, ['error, PSBs after'] as ResyncKind[], resyncScenario, 1, 0x1725);
+  assert.ok(c);
+  const at = psbOffsets(c.bytes)[1] ?? 0;
+  for (const range of ['', `:${at + 3}`]) {
+    const opts = ['--insn-decoder', '--resync-on-error', '--offset'];
+    const [want = ''] = runEach(tools.ptxed, [
+      [...opts, '--pt', c.file + range, '--raw', `${image}:${BASE}`, '--no-inst'],
+    ]);
+    const ours = runCli(['decode', '--raw-pt', c.file + range, '--image', `${image}:${BASE}`, ...opts]);
+    assert.equal(ours.status, 0, ours.stderr);
+    assert.equal(ours.stdout, want, `${range}: ${c.steps.join('; ')}`);
+  }
+  const bad = runCli(['decode', '--raw-pt', `${c.file}:${c.bytes.length}`, '--image', `${image}:${BASE}`]);
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /--raw-pt .*: bad offset/);
+  assert.doesNotMatch(bad.stderr, /\n\s+at /);
 });
