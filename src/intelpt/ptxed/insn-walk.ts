@@ -301,6 +301,8 @@ class InsnWalk {
         if (!this.enabled) throw new PtDecodeError('bad_context');
         return false;
       case 'tnt':
+        // after a resync, TNT bits before the first IP are dropped
+        if (!this.enabled && this.resynced) return true;
         if (!this.enabled) throw new PtDecodeError('bad_context');
         return false;
     }
@@ -433,12 +435,12 @@ class InsnWalk {
     return taken;
   }
 
-  /** The event after a TNT with bits left; none at the end of the trace (the query does not match then). */
+  /** The event after a TNT with bits left; none when it cannot be decoded (the query does not match then). */
   private lookPastTnt(): PtEvent | undefined {
     try {
       return this.dec.next();
     } catch (e) {
-      if (e instanceof PtDecodeError && e.code === 'eos') return undefined;
+      if (e instanceof PtDecodeError) return undefined;
       throw e;
     }
   }
