@@ -105,7 +105,7 @@ test("--cpu of a model libipt does not know: ptxed's config error, then decoding
 test('the ptxed view refuses what it does not model, and a malformed --cpu, by name', () => {
   const img = [{ addr: BigInt(BASE), bytes: IMAGE }];
   const trace = encodeScenario(['psb', 'psbend']);
-  for (const o of ['--resync-on-error', '--offset']) assert.throws(() => runPtxedView(trace, img, [o]), new RegExp(o));
+  for (const o of ['--check', '--raw-insn']) assert.throws(() => runPtxedView(trace, img, [o]), new RegExp(o));
   assert.equal(runPtxedView(trace, img, ['--stat']).stdout, 'insn: 0.\nblocks:\t0.\n');
   assert.throws(() => runPtxedView(trace, img, ['--cpu', 'x']), /f\/m\[\/s\]/);
   assert.equal(runPtxedView(trace, img, ['--insn-decoder', '--stat']).stdout, 'insn: 0.\n');

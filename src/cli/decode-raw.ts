@@ -5,13 +5,15 @@
  * options are spelled with a dash for ptxed's colon (`--event-ip` is
  * `--event:ip`, `--filter-addr0-cfg` is `--filter:addr0_cfg`), ptxed's
  * `--quiet` is `--errors-only`, its `--time` is `--insn-time`; in raw mode
- * `--cpu` is ptxed's `--cpu none|f/m[/s]`.
+ * `--cpu` is ptxed's `--cpu none|f/m[/s]`, and `--raw-pt FILE:FROM[-TO]` decodes a
+ * part of the file as ptxed's `--pt FILE:FROM[-TO]` does.
  */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { UsageError } from './errors.js';
 import { OutputSink } from './output.js';
 import { runPtxedView } from './ptxed-view.js';
+import { readPtFileRange } from './pt-file-range.js';
 
 export interface RawDecodeOptions {
   rawPt: string;
@@ -34,6 +36,8 @@ export interface RawDecodeOptions {
   insnTime?: boolean;
   insnKeepTcalOnOvf?: boolean;
   blockKeepTcalOnOvf?: boolean;
+  resyncOnError?: boolean;
+  offset?: boolean;
 }
 
 /** ptxed's options that take a value, as `decode` spells them (commander key, ptxed option). */
@@ -67,7 +71,9 @@ export function rawDecodeOptions(cmd: Command): void {
     .option('--event-tick', "raw mode: report tick events when the time changes (ptxed's --event:tick)")
     .option('--insn-time', "raw mode: print the decoder's time before each instruction (ptxed's --time)")
     .option('--insn-keep-tcal-on-ovf', "raw mode: keep the time calibration on overflow (ptxed's --insn:…)")
-    .option('--block-keep-tcal-on-ovf', "raw mode: the same for the block decoder (ptxed's --block:…)");
+    .option('--block-keep-tcal-on-ovf', "raw mode: the same for the block decoder (ptxed's --block:…)")
+    .option('--resync-on-error', "raw mode: after an error go on at the packet that failed (ptxed's --resync-on-error)")
+    .option('--offset', "raw mode: print the trace offset before each instruction and event (ptxed's --offset)");
   for (const [flag, , ptxed, help] of VALUE_OPTIONS) cmd.option(`${flag} <n>`, `raw mode: ${help} (ptxed's ${ptxed})`);
 }
 
@@ -104,13 +110,15 @@ export async function decodeRaw(o: RawDecodeOptions): Promise<void> {
   if (o.insnTime) args.push('--time');
   if (o.insnKeepTcalOnOvf) args.push('--insn:keep-tcal-on-ovf');
   if (o.blockKeepTcalOnOvf) args.push('--block:keep-tcal-on-ovf');
+  if (o.resyncOnError) args.push('--resync-on-error');
+  if (o.offset) args.push('--offset');
   // (the value options are commander's dynamic keys, named in VALUE_OPTIONS)
   const values: Record<string, unknown> = { ...o };
   for (const [, key, ptxed] of VALUE_OPTIONS) {
     const v = values[key];
     if (typeof v === 'string') args.push(ptxed, v);
   }
-  const trace = new Uint8Array(readFileSync(o.rawPt));
+  const trace = readPtFileRange(o.rawPt);
   const r = runPtxedView(trace, segs, args);
   const out = new OutputSink(undefined, { sync: true });
   out.write(r.stdout);

@@ -6,7 +6,7 @@
 import { BlockCache } from '../x86/block-cache.js';
 import { BlockGrouping } from '../intelpt/ptxed/block-walk.js';
 import type { CodeView } from '../intelpt/ptxed/block-cache-model.js';
-import { ptxedBlockTextSink, type PtxedBlockTextOptions } from '../format/ptxed-blocks.js';
+import { ptxedBlockTextSink, ptxedInsnOffsetSink, type PtxedBlockTextOptions } from '../format/ptxed-blocks.js';
 
 /** A flat image segment: code bytes at an address (ptxed's --raw FILE:ADDR). */
 export interface FlatSegment {
@@ -49,6 +49,19 @@ export function blockView(
     endOnCall: flags.has('--block:end-on-call'),
     endOnJump: flags.has('--block:end-on-jump'),
   });
+}
+
+/**
+ * The instruction decoder's view with `--offset`: its offsets follow the
+ * blocks libipt's pt_insn_next walks (ptxedInsnOffsetSink), so the flow is
+ * grouped as the block decoder (without flags) groups it.
+ */
+export function insnOffsetView(
+  line: (s: string) => void,
+  segs: readonly FlatSegment[],
+  text: PtxedBlockTextOptions,
+): BlockGrouping {
+  return new BlockGrouping(ptxedInsnOffsetSink(line, text), segmentCode(segs), { endOnCall: false, endOnJump: false });
 }
 
 /** ptxed's print_stats: what --stat/--stat:insn/--stat:blocks select (--stat alone: all the decoder has). */

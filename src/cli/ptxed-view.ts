@@ -10,6 +10,7 @@ import { ptxedTextSink } from '../format/ptxed.js';
 import { UsageError } from './errors.js';
 import {
   blockView,
+  insnOffsetView,
   type FlatSegment,
   PTXED_BLOCK_OPTIONS,
   PTXED_STAT_OPTIONS,
@@ -34,6 +35,8 @@ export const PTXED_VIEW_OPTIONS = [
   '--cpu',
   '--quiet',
   '-q',
+  '--resync-on-error',
+  '--offset',
   ...PTXED_STAT_OPTIONS,
   ...PTXED_BLOCK_OPTIONS,
 ] as const;
@@ -88,20 +91,27 @@ export function runPtxedView(
     eventIp: flags.has('--event:ip'),
     eventTime: flags.has('--event:time'),
     time: flags.has('--time'),
+    offset: flags.has('--offset'),
     quiet,
   };
-  const blocks = blockDecoder ? blockView((l) => lines.push(l), segs, flags, text) : undefined;
-  const sink = blocks ?? ptxedTextSink((l) => lines.push(l), text);
+  const line = (l: string): void => {
+    lines.push(l);
+  };
+  const blocks = blockDecoder ? blockView(line, segs, flags, text) : undefined;
+  const offsets = !blockDecoder && text.offset ? insnOffsetView(line, segs, text) : undefined;
+  const sink = blocks ?? offsets ?? ptxedTextSink(line, text);
   const r = decodePtxed(trace, read, sink, {
     errata,
     timing,
     filter,
     iflags: flags.has('--event:iflags'),
     tick: flags.has('--event:tick'),
+    resyncOnError: flags.has('--resync-on-error'),
     // each decoder has its own flag; the one of the other decoder is ignored, as ptxed does
     keepTcalOnOvf: flags.has(blockDecoder ? '--block:keep-tcal-on-ovf' : '--insn:keep-tcal-on-ovf'),
   });
   blocks?.flush();
+  offsets?.flush();
   lines.push(...statLines(flags, blockDecoder, blocks ? blocks.instructions : r.instructions, blocks?.blocks ?? 0));
   return { stdout: lines.map((l) => `${l}\n`).join(''), ...r };
 }

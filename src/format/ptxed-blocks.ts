@@ -5,7 +5,7 @@
  * from 1, when statistics are collected. Events, errors and the end of the
  * trace read as in the instruction view (src/format/ptxed.ts).
  */
-import type { PtxedBlockSink } from '../intelpt/ptxed/block-walk.js';
+import type { BlockInsn, PtxedBlockSink } from '../intelpt/ptxed/block-walk.js';
 import { ptxedTextSink, type PtxedTextOptions } from './ptxed.js';
 
 export interface PtxedBlockTextOptions extends PtxedTextOptions {
@@ -25,7 +25,49 @@ export function ptxedBlockTextSink(line: (s: string) => void, o: PtxedBlockTextO
   if (o.quiet) return sink;
   sink.block = (insns, index) => {
     if (o.showBlocks) line(o.numbered ? `[block ${index.toString(16)}]` : '[block]');
-    for (const i of insns) line(`${o.time ? `${h16(i.time)}  ` : ''}${i.speculative ? `? ${h16(i.ip)}` : h16(i.ip)}`);
+    // (ptxed prints the offset before pt_blk_next on each line of the block)
+    const off = o.offset ? `${h16(BigInt(insns[0]?.offset ?? 0))}  ` : '';
+    for (const i of insns)
+      line(`${off}${o.time ? `${h16(i.time)}  ` : ''}${i.speculative ? `? ${h16(i.ip)}` : h16(i.ip)}`);
+  };
+  return sink;
+}
+
+/**
+ * The instruction decoder's lines with `--offset`: libipt 2.3's pt_insn_next
+ * walks a whole block at its first instruction, so the offset before the
+ * block's first instruction is the one before it, and the others show the
+ * offset after the block (what the next instruction, event or error sees).
+ */
+export function ptxedInsnOffsetSink(line: (s: string) => void, o: PtxedTextOptions = {}): PtxedBlockSink {
+  if (o.quiet) return ptxedBlockTextSink(line, o);
+  const flow = ptxedTextSink(line, o);
+  let pending: readonly BlockInsn[] = [];
+  const release = (after: number | undefined): void => {
+    pending.forEach((i, k) => {
+      const off = k === 0 ? i.offset : (after ?? i.offset);
+      line(`${h16(BigInt(off))}  ${o.time ? `${h16(i.time)}  ` : ''}${i.speculative ? `? ${h16(i.ip)}` : h16(i.ip)}`);
+    });
+    pending = [];
+  };
+  const sink: PtxedBlockSink = {
+    block: (insns) => {
+      release(insns[0]?.offset);
+      pending = insns;
+    },
+    event: (ev, offset) => {
+      release(offset);
+      flow.event(ev, offset);
+    },
+    error: (offset, ip, code, kind) => {
+      release(offset);
+      flow.error(offset, ip, code, kind);
+    },
+    status: (offset) => release(offset),
+    end: () => {
+      release(undefined);
+      flow.end?.();
+    },
   };
   return sink;
 }

@@ -13,12 +13,15 @@ export interface PtxedTextOptions {
   eventTime?: boolean;
   /** The decoder's time before each instruction (ptxed --time). */
   time?: boolean;
+  /** The trace offset before each instruction and event (ptxed --offset). */
+  offset?: boolean;
   /** Errors only (ptxed --quiet). */
   quiet?: boolean;
 }
 
 const h16 = (v: bigint): string => v.toString(16).padStart(16, '0');
 const hx = (v: bigint | number): string => v.toString(16);
+const spec = (speculative: boolean, ip: bigint): string => (speculative ? `? ${h16(ip)}` : h16(ip));
 
 /** The text inside the brackets of ptxed's print_event. */
 export function ptxedEventText(ev: PtEvent, o: PtxedTextOptions): string {
@@ -114,11 +117,14 @@ export function ptxedTextSink(line: (s: string) => void, o: PtxedTextOptions = {
     line(`[${hx(offset)}, ${hx(ip)}: ${kind}: ${PTXED_ERRSTR[code]}]`);
   if (o.quiet) return { insn: () => {}, event: () => {}, error };
   return {
-    insn: (ip, speculative, _insn, time) =>
-      line(`${o.time ? `${h16(time)}  ` : ''}${speculative ? `? ${h16(ip)}` : h16(ip)}`),
-    event: (ev) => {
+    insn: (ip, speculative, _insn, time, at) => {
+      const off = o.offset ? `${h16(BigInt(at?.offset ?? 0))}  ` : '';
+      line(`${off}${o.time ? `${h16(time)}  ` : ''}${spec(speculative, ip)}`);
+    },
+    event: (ev, offset) => {
+      const off = o.offset && offset !== undefined ? `${h16(BigInt(offset))}  ` : '';
       const time = o.eventTime && ev.tsc !== undefined ? `${h16(ev.tsc)}  ` : '';
-      line(`[${time}${ptxedEventText(ev, o)}]`);
+      line(`[${off}${time}${ptxedEventText(ev, o)}]`);
     },
     error,
     end: () => line('[end of trace]'),

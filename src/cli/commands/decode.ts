@@ -57,7 +57,7 @@ export function register(program: Command): void {
       'perf script -F: comm,tid,pid,cpu,time,period,event,ip,sym,symoff,dso,addr,insn,flags,callindent,brstack…',
     )
     .option('--cpu <n>', 'only this CPU (raw mode: the CPU model, none|f/m[/s], as ptxed --cpu)')
-    .option('--raw-pt <file>', 'raw mode: a bare Intel PT stream (as ptxed --pt)')
+    .option('--raw-pt <file>', 'raw mode: a bare Intel PT stream, FILE[:FROM[-TO]] (as ptxed --pt)')
     .option(
       '--image <bin:addr>',
       'raw mode: flat code image loaded at addr (repeatable)',

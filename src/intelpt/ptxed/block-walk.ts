@@ -14,21 +14,25 @@
 import type { Insn } from '../../x86/block-cache.js';
 import { BlockCacheModel, type BlockFlags, type BlockPlan, type CodeView } from './block-cache-model.js';
 import type { ExecMode, PtErrorCode, PtEvent } from './event-types.js';
-import type { PtxedSink } from './insn-walk.js';
+import type { PtxedErrorKind, PtxedSink } from './insn-walk.js';
 
 export interface BlockInsn {
   ip: bigint;
   speculative: boolean;
   /** The decoder's time there (ptxed --time; it moves only at events, which end blocks). */
   time: bigint;
+  /** The decoder's trace offset before it (ptxed --offset prints the block's first). */
+  offset: number;
 }
 
 export interface PtxedBlockSink {
   /** One block (never empty); `index` counts blocks from 1, as ptxed's --stat does. */
   block(insns: readonly BlockInsn[], index: number): void;
-  event(ev: PtEvent): void;
-  error(offset: number, ip: bigint, code: PtErrorCode, kind: 'error' | 'sync error'): void;
+  event(ev: PtEvent, offset?: number): void;
+  error(offset: number, ip: bigint, code: PtErrorCode, kind: PtxedErrorKind): void;
   end?(): void;
+  /** A status update (not printed) ended the block: the trace offset then. */
+  status?(offset?: number): void;
 }
 
 interface OpenBlock {
@@ -74,7 +78,7 @@ export class BlockGrouping implements PtxedSink {
     speculative: boolean,
     insn: Insn,
     time: bigint,
-    at?: { pending: PtEvent | undefined; mode: ExecMode },
+    at?: { pending: PtEvent | undefined; mode: ExecMode; offset: number },
   ): void {
     const section = this.code.section(ip);
     if (this.open && !this.open.plan && this.open.insns.length > 0 && this.open.section !== section) this.flush();
@@ -85,7 +89,7 @@ export class BlockGrouping implements PtxedSink {
       if (t === 'tnt' || t === 'tip') b.plan = this.cache.plan(ip, at?.mode !== 'unknown');
       this.open = b;
     }
-    b.insns.push({ ip, speculative, time });
+    b.insns.push({ ip, speculative, time, offset: at?.offset ?? 0 });
     if (b.plan) {
       if (b.insns.length >= b.plan.n) this.flush();
       return;
@@ -94,16 +98,17 @@ export class BlockGrouping implements PtxedSink {
     if (this.endsOnFlag(insn) && (insn.target === undefined || insn.target !== eventIp(at?.pending))) this.flush();
   }
 
-  event(ev: PtEvent): void {
+  event(ev: PtEvent, offset?: number): void {
     this.flush();
-    this.out.event(ev);
+    this.out.event(ev, offset);
   }
 
-  status(): void {
+  status(_ev: PtEvent, offset?: number): void {
     this.flush();
+    this.out.status?.(offset);
   }
 
-  error(offset: number, ip: bigint, code: PtErrorCode, kind: 'error' | 'sync error'): void {
+  error(offset: number, ip: bigint, code: PtErrorCode, kind: PtxedErrorKind): void {
     this.flush();
     this.out.error(offset, ip, code, kind);
   }

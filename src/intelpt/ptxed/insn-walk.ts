@@ -7,55 +7,16 @@
  * exstop, mwait, ptwrite, async paging…), right away when it has no IP
  * (cbr, pwre, pwrx, mnt, stop…), or after the branch it ends at (disabled).
  * On an error it reports the trace offset and IP and resynchronizes at the
- * next PSB, as ptxed does.
+ * next PSB, as ptxed does, or (--resync-on-error) goes on at the failing event.
  */
 import { BlockCache, type Insn } from '../../x86/block-cache.js';
-import type { Errata } from '../cpu.js';
-import type { TimingConfig } from '../timing.js';
 import { EventDecoder } from './event-decoder.js';
 import { PtxedClock } from './tick-clock.js';
 import { type AddrFilter, filterAllows, filterConfigured } from './addr-filter.js';
-import { PtDecodeError, type ExecMode, type PtErrorCode, type PtEvent } from './event-types.js';
+import { newEvent, PtDecodeError, type ExecMode, type PtEvent } from './event-types.js';
 
-export interface PtxedSink {
-  /**
-   * `time`: the decoder's time when the instruction was reached (ptxed --time);
-   * `at`: the event pending (a TNT/TIP or one to reach) and the execution mode (block-walk.ts uses them).
-   */
-  insn(
-    ip: bigint,
-    speculative: boolean,
-    insn: Insn,
-    time: bigint,
-    at?: { pending: PtEvent | undefined; mode: ExecMode },
-  ): void;
-  event(ev: PtEvent): void;
-  /** `kind`: "error" while decoding, "sync error" while looking for a PSB. */
-  error(offset: number, ip: bigint, code: PtErrorCode, kind: 'error' | 'sync error'): void;
-  /** The trace ended with tracing enabled (ptxed prints `[end of trace]`). */
-  end?(): void;
-  /** A status update (PSB+) was applied: not printed, but libipt's decoders deliver it between blocks. */
-  status?(ev: PtEvent): void;
-}
-
-export interface PtxedDecodeOptions {
-  errata: Errata;
-  timing: TimingConfig;
-  iflags?: boolean;
-  /** The address filter configuration (ptxed --filter:addrN_*), for SKL014. */
-  filter?: AddrFilter;
-  /** Keep the timing calibration across an overflow (ptxed --insn:keep-tcal-on-ovf). */
-  keepTcalOnOvf?: boolean;
-  /** Synthesize tick events (ptxed --event:tick). */
-  tick?: boolean;
-  /** Returns may be compressed into TNT bits (default true). */
-  retCompression?: boolean;
-}
-
-export interface PtxedResult {
-  instructions: number;
-  errors: number;
-}
+export type { PtxedDecodeOptions, PtxedErrorKind, PtxedResult, PtxedSink } from './walk-types.js';
+import type { PtxedDecodeOptions, PtxedResult, PtxedSink } from './walk-types.js';
 
 /** Decode a raw PT stream over the code `read` gives, reporting to `sink` what ptxed would print. */
 export function decodePtxed(
@@ -98,6 +59,7 @@ class InsnWalk {
     o: PtxedDecodeOptions,
   ) {
     this.retComp = o.retCompression ?? true;
+    this.resyncOnError = o.resyncOnError ?? false;
     this.ticks = o.tick ?? false;
     this.filter = o.filter;
     this.skl014 = o.errata.skl014;
@@ -107,30 +69,37 @@ class InsnWalk {
   private readonly filter: AddrFilter | undefined;
   private readonly skl014: boolean;
   private readonly retComp: boolean;
+  private readonly resyncOnError: boolean;
+  /** Resynced at a failing event: the next TIP gives the IP. */
+  private resynced = false;
+  private lastResyncAt = -1;
+  /** The offset an error is reported at when it is not the decoder's (a lookahead past a TNT). */
+  private errAt: number | undefined;
+  private holdOffset: number | undefined;
+  private unplaced: PtEvent | undefined;
+  private lastResyncEvent: PtEvent | undefined;
 
   run(): void {
     let lastSync = -1;
+    // set after an error with --resync-on-error: the IP a failed resync is reported at
+    let resyncIp: bigint | undefined;
     for (;;) {
-      try {
-        if (!this.dec.syncForward()) return;
-      } catch (e) {
-        if (!(e instanceof PtDecodeError)) throw e;
-        if (e.code === 'eos') return;
-        this.errors++;
-        this.sink.error(this.dec.offset, 0n, e.code, 'sync error');
-        if (this.dec.cursor.sync <= lastSync) return;
-        lastSync = this.dec.cursor.sync;
-        continue;
+      const resynced = resyncIp !== undefined && this.resync(resyncIp);
+      resyncIp = undefined;
+      if (!resynced) {
+        try {
+          if (!this.dec.syncForward()) return;
+        } catch (e) {
+          if (!(e instanceof PtDecodeError)) throw e;
+          if (e.code === 'eos') return;
+          this.errors++;
+          this.sink.error(this.dec.offset, 0n, e.code, 'sync error');
+          if (this.dec.cursor.sync <= lastSync) return;
+          lastSync = this.dec.cursor.sync;
+          continue;
+        }
+        this.resetFlow(false);
       }
-      this.ip = 0n;
-      this.enabled = false;
-      this.speculative = false;
-      this.mode = 'unknown';
-      this.retstack = [];
-      this.cur = undefined;
-      this.errIp = 0n;
-      this.clock = new PtxedClock(this.ticks);
-      this.tntDone = false;
       try {
         this.walk();
       } catch (e) {
@@ -140,13 +109,73 @@ class InsnWalk {
           return;
         }
         this.errors++;
-        this.sink.error(this.dec.offset, this.inStep ? this.ip : this.errIp, e.code, 'error');
+        const at = this.errAt ?? this.dec.offset;
+        this.errAt = undefined;
+        const ip = this.inStep ? this.ip : this.errIp;
+        this.sink.error(at, ip, e.code, 'error');
+        // (a failed resync is reported after the last instruction walked, even for an error inside one)
+        if (this.resyncOnError && this.resyncProgress(at)) resyncIp = this.errIp;
       }
     }
   }
 
+  /**
+   * pt_insn_resync / pt_blk_resync: go on at the event that failed, or at
+   * the next one the event decoder gives; when that fails too, ptxed reports
+   * a `resync error` at the IP of the error and syncs at the next PSB (false).
+   */
+  private resync(ip: bigint): boolean {
+    this.resetFlow(true);
+    // (ptxed prints the event it resynced at without an offset; at an enable, a disable first)
+    this.unplaced = this.cur;
+    if (this.cur?.type === 'enabled' && !this.cur.statusUpdate) {
+      this.unplaced = newEvent('disabled');
+      this.unplaced.ipSuppressed = true;
+      this.print(this.unplaced);
+    }
+    if (this.cur) return true;
+    try {
+      this.cur = this.dec.next();
+      return true;
+    } catch (e) {
+      if (!(e instanceof PtDecodeError)) throw e;
+      // (the end of the trace too: ptxed reports it)
+      this.errors++;
+      this.sink.error(this.dec.offset, ip, e.code, 'resync error');
+      return false;
+    }
+  }
+
+  /**
+   * The walk's state after a sync (all of it) or a resync at the failing
+   * event (`keep`): that event stays current, the exec mode and the time stay,
+   * the IP comes from the next event that gives one.
+   */
+  private resetFlow(keep: boolean): void {
+    this.ip = 0n;
+    this.enabled = false;
+    this.speculative = false;
+    this.retstack = [];
+    this.errIp = 0n;
+    this.tntDone = false;
+    this.holdOffset = undefined;
+    this.resynced = keep;
+    if (keep) return;
+    this.mode = 'unknown';
+    this.cur = undefined;
+    this.clock = new PtxedClock(this.ticks);
+  }
+
+  /** Resyncing again at the offset of the last resync, with the same event, would loop: sync at a PSB. */
+  private resyncProgress(at: number): boolean {
+    const same = at === this.lastResyncAt && this.cur === this.lastResyncEvent;
+    this.lastResyncAt = at;
+    this.lastResyncEvent = this.cur;
+    return !same;
+  }
+
   private walk(): void {
-    this.starting = true;
+    this.starting = !this.cur || this.cur.statusUpdate;
     this.inStep = false;
     for (;;) {
       if (!this.cur) {
@@ -156,7 +185,7 @@ class InsnWalk {
         this.tntDone = false;
       }
       if (this.applyBefore(this.cur)) {
-        if (this.cur.statusUpdate) this.sink.status?.(this.cur);
+        if (this.cur.statusUpdate) this.sink.status?.(this.cur, this.offset);
         this.cur = undefined;
         continue;
       }
@@ -214,6 +243,7 @@ class InsnWalk {
         // (libipt keeps the return stack across an overflow: a compressed return after it still pops)
         return this.print(ev);
       case 'exec_mode':
+        if (this.resumeAt(ev)) return this.print(ev);
         if (!at && this.enabled) return false;
         if (ev.statusUpdate && this.enabled && this.mode !== 'unknown' && this.mode !== ev.mode)
           throw new PtDecodeError('bad_status_update');
@@ -266,15 +296,37 @@ class InsnWalk {
         return this.print(ev);
       case 'ignore':
         return true;
-      case 'tnt':
       case 'tip':
+        if (this.resumeAt(ev)) return true;
+        if (!this.enabled) throw new PtDecodeError('bad_context');
+        return false;
+      case 'tnt':
+        // after a resync, TNT bits before the first IP are dropped
+        if (!this.enabled && this.resynced) return true;
         if (!this.enabled) throw new PtDecodeError('bad_context');
         return false;
     }
   }
 
+  /**
+   * The decoder's offset (pt_insn_get_offset): past the last event fetched,
+   * but held before a TIP found past a TNT that still has bits until the TNT is used up.
+   */
+  private get offset(): number {
+    return this.holdOffset ?? this.dec.offset;
+  }
+
+  /** After a resync, the first TIP or exec mode with an IP is where the flow goes on. */
+  private resumeAt(ev: PtEvent): boolean {
+    if (this.enabled || !this.resynced || ev.ipSuppressed) return false;
+    this.ip = ev.ip;
+    this.enabled = true;
+    this.resynced = false;
+    return true;
+  }
+
   private print(ev: PtEvent): true {
-    if (!ev.statusUpdate) this.sink.event(ev);
+    if (!ev.statusUpdate) this.sink.event(ev, ev === this.unplaced ? undefined : this.offset);
     this.clock.delivered(ev);
     return true;
   }
@@ -291,7 +343,8 @@ class InsnWalk {
     const block = this.code.get(this.ip);
     const insn = block.insns[0];
     if (!insn) throw new PtDecodeError(block.stop === 'invalid' ? 'bad_insn' : 'nomap');
-    this.sink.insn(this.ip, this.speculative, insn, this.clock.time, { pending: this.cur, mode: this.mode });
+    const at = { pending: this.cur, mode: this.mode, offset: this.offset };
+    this.sink.insn(this.ip, this.speculative, insn, this.clock.time, at);
     this.instructions++;
     const next = this.ip + BigInt(insn.length);
     this.errIp = next;
@@ -374,6 +427,7 @@ class InsnWalk {
     const taken = Math.floor((ev.bits ?? 0) / 2 ** ev.size) % 2 === 1;
     const ticked = this.emitTick(ev.tsc, next);
     if (!ev.size) {
+      this.holdOffset = undefined;
       // a TNT used up without a tick makes the decoder look at the next event now (a TNT there may tick)
       this.cur = undefined;
       this.tntDone = !ticked;
@@ -381,7 +435,33 @@ class InsnWalk {
     return taken;
   }
 
+  /** The event after a TNT with bits left; none when it cannot be decoded (the query does not match then). */
+  private lookPastTnt(): PtEvent | undefined {
+    try {
+      return this.dec.next();
+    } catch (e) {
+      if (e instanceof PtDecodeError) return undefined;
+      throw e;
+    }
+  }
+
   private takeTip(ev: PtEvent | undefined, next: bigint, insn: Insn): void {
+    if (ev?.type === 'tnt' && ev.size) {
+      // libipt looks past a TNT that still has bits for the TIP; the TNT's bits stay for later branches
+      this.errAt = this.dec.offset;
+      const tip = this.lookPastTnt();
+      if (tip?.type !== 'tip') {
+        this.cur = tip;
+        throw new PtDecodeError('bad_query');
+      }
+      const held = this.errAt;
+      this.errAt = undefined;
+      this.cur = tip;
+      this.takeTip(tip, next, insn);
+      this.cur = ev;
+      this.holdOffset ??= held;
+      return;
+    }
     if (ev?.type === 'tip') {
       if (ev.ipSuppressed) throw new PtDecodeError('noip');
       const from = this.ip;
