@@ -10,7 +10,7 @@
  * A sample's time is perf's ptq->timestamp: the decoder's timestamp, set to
  * the error's estimate after an error and raised again by a later, larger one.
  */
-import type { FlowError, FlowSink } from '../intelpt/flow/cpu-flow.js';
+import type { FlowError, FlowSink, InsnClock } from '../intelpt/flow/cpu-flow.js';
 import { tscToPerfTime, type PtTimeConv } from '../intelpt/flow/time-conv.js';
 import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
 import type { Insn } from '../x86/block-cache.js';
@@ -302,14 +302,14 @@ export function perfItraceSink(o: PerfItraceOptions, line: (s: string) => void, 
     line(h.build(end ? h.flags | IP_FLAG.TRACE_END : h.flags));
   };
   if (o.instructions) {
-    sink.insns = (cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint) => {
+    sink.insns = (cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint, at?: InsnClock) => {
       if (only !== undefined && cpu !== only) return;
       release();
       const every = period.every;
       let pre: string | undefined;
       for (let i = from; i < to; i++) {
         const insn = insns[i]!;
-        const n = every ? period.everyStep(cpu) : period.step(cpu, tsc, insn.op !== 'other');
+        const n = every ? period.everyStep(cpu) : period.step(cpu, tsc, insn.op !== 'other', false, at, i - from);
         if (!n || skipped()) continue;
         const t = timeOf(cpu, tsc);
         if (n === 1n && pre === undefined) pre = start(cpu, t, o.insnEvent, 1n);

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { loadPtRecording } from '../../intelpt/flow/recording.js';
-import { cbrScale } from '../../intelpt/flow/time-conv.js';
+import { flowTiming, loadPtRecording } from '../../intelpt/flow/recording.js';
 import { QueueTasks, syncSwitchWarning } from '../../intelpt/flow/queue-tasks.js';
 import { decodeFlow, type FlowResult } from '../../intelpt/flow/decode.js';
 import { decodeJsonLines } from '../../format/itrace.js';
@@ -119,7 +118,7 @@ export function register(program: Command): void {
       others,
       kernelStart,
       quick: spec.quick,
-      maxNonTurboRatio: cbrScale(rec.infoTimeConv, rec.maxNonTurboRatio).maxNonTurbo,
+      ...flowTiming(rec),
       sink,
     });
     sink.flush?.();
