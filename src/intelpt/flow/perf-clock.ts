@@ -201,25 +201,6 @@ export class PerfClock {
     }
   }
 
-  /** The timestamp an MTC with this payload would give (none: it gives no time), without moving the clock. */
-  mtcAhead(mtc: number): bigint | undefined {
-    if (!this.haveTma) return undefined;
-    const last = this.cfg.mtcShift > 8 && this.fixupLastMtc ? this.fixup(mtc, this.lastMtc) : this.lastMtc;
-    const [t] = this.mtcTime(mtc, last, this.ctcDelta);
-    return t >= this.timestamp ? t : this.timestamp;
-  }
-
-  /** The timestamp a CYC of `cycles` would give (none: it gives no time), without moving the clock. */
-  cycAhead(cycles: bigint): bigint | undefined {
-    if (!this.cycRefTimestamp) return undefined;
-    const n = Number(this.cycleCnt + cycles);
-    let t: bigint;
-    if (this.haveCalcCycToTsc) t = addDouble(this.cycRefTimestamp, n * this.calcCycToTsc);
-    else if (this.cbr) t = addDouble(this.cycRefTimestamp, n * this.cbrCycToTsc);
-    else return undefined;
-    return t >= this.timestamp ? t : this.timestamp;
-  }
-
   /** intel_pt_calc_cbr. */
   setCbr(ratio: number): void {
     if (this.cbr === ratio) return;
