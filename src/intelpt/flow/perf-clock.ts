@@ -206,6 +206,9 @@ export class PerfClock {
     if (this.cbr === ratio) return;
     this.cbr = ratio;
     this.cbrCycToTsc = this.cfg.maxNonTurboRatio / ratio;
+    // CYCs after a standalone CBR count from it (perf's "Fix CYC timestamps after standalone CBR", in 6.1)
+    this.cycRefTimestamp = this.timestamp;
+    this.cycleCnt = 0n;
   }
 
   /** intel_pt_calc_cyc_timestamp. */
