@@ -404,21 +404,6 @@ export class CpuFlow extends QuickHop {
     return Step.Ok;
   }
 
-  /**
-   * A walk reached the branch whose state samples a time an MTC or CYC moved past the stop: perf yields after
-   * that state, so pause before reporting it; the branch is walked again on resume (undone here).
-   */
-  private pauseAtState(): boolean {
-    if (!this.crossed()) return false;
-    const op = this.lastInsn?.op;
-    if (op === 'ret') {
-      if (this.retBlock) this.stack.push(this.retBlock);
-    } else if (op === 'call') this.stack.pop();
-    this.pending = undefined;
-    this.clock.count(-1);
-    return true;
-  }
-
   /** Report the return to user space walkTip kept: its instruction (counted already), then the branch. */
   private flushUserReturn(): void {
     const p = this.pendingUser;

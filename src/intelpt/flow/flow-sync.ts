@@ -204,6 +204,21 @@ export class FlowSync extends FlowWalker {
     }
   }
 
+  /**
+   * A walk reached the branch whose state samples a time an MTC or CYC moved past the stop: perf yields after
+   * that state, so pause before reporting it; the branch is walked again on resume (undone here).
+   */
+  protected pauseAtState(): boolean {
+    if (!this.crossed()) return false;
+    const op = this.lastInsn?.op;
+    if (op === 'ret') {
+      if (this.retBlock) this.stack.push(this.retBlock);
+    } else if (op === 'call') this.stack.pop();
+    this.pending = undefined;
+    this.clock.count(-1);
+    return true;
+  }
+
   // ---- sync --------------------------------------------------------------
 
   /**
