@@ -21,8 +21,8 @@ export class QuickHop extends FlowSync {
    */
   protected hop(t: number): number {
     const rd = this.reader;
-    // every state hop mode returns is one perf samples the time in
-    this.clock.refresh();
+    // every state hop mode returns is one perf samples the time in (after the packets it reads)
+    if (t !== PT.PSB) this.clock.refresh();
     if (this.quickSync >= 2 && t !== PT.PSB) {
       rd.unread();
       if (!rd.syncToPsb(false)) return Step.End;
@@ -56,6 +56,7 @@ export class QuickHop extends FlowSync {
         rd.unread();
         const r = this.walkPsb();
         if (r !== Step.Ok) return r;
+        this.clock.refresh();
         if (this.psbFup) this.sink.quick?.(this.cpu, this.ip, this.tsc);
         return Step.Ok;
       }
