@@ -14,7 +14,7 @@ import { type SimOptions, simulate } from '../src/sim/simulate.js';
 import { needTool } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
 import { compareDecode } from './decode-compare.js';
-import { runPerf } from './cli.js';
+import { runCli, runPerf } from './cli.js';
 
 const dir = tempDir('perfpoke-decode-timing-');
 // one CPU: perf's queue order between CPUs yields at states an MTC times, which decode follows only in part
@@ -70,3 +70,17 @@ for (const [name, input] of Object.entries(rec)) {
     assert.ok(2 * times.size > 3 * tscs, `${name}: ${times.size} distinct branch times for ${tscs} TSC packets`);
   });
 }
+
+test('sim refuses timing options out of range, naming them', () => {
+  for (const [args, what] of [
+    [['--mtc-period', '16'], '--mtc-period'],
+    [['--cyc', '-1'], '--cyc'],
+    [['--tsc-ctc', '2'], '--tsc-ctc'],
+    [['--tsc-ctc', '1024/2'], '--tsc-ctc'],
+  ] as const) {
+    const r = runCli(['sim', '-o', join(dir, 'refused'), ...args]);
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.ok(r.stderr.includes(what), `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  }
+});
