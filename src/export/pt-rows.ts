@@ -39,6 +39,7 @@ export function ptRows(rec: PtRecording, withBranches: boolean): { errors: Row[]
     // as `perfpoke decode -i`: perf's time order of CPUs and its resync after unreadable code
     eventTimes: rec.eventTimes,
     errors: { afterUnreadableCode: 'forget-ip' },
+    mtc: rec.mtc,
     sink,
   });
   return { errors, branches };

@@ -10,7 +10,7 @@
  * A sample's time is perf's ptq->timestamp: the decoder's timestamp, set to
  * the error's estimate after an error and raised again by a later, larger one.
  */
-import type { FlowError, FlowSink } from '../intelpt/flow/cpu-flow.js';
+import type { FlowError, FlowSink, InsnClock } from '../intelpt/flow/cpu-flow.js';
 import { tscToPerfTime, type PtTimeConv } from '../intelpt/flow/time-conv.js';
 import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
 import type { Insn } from '../x86/block-cache.js';
@@ -371,14 +371,14 @@ export function perfItraceSink(
     line(h.build(end ? h.flags | IP_FLAG.TRACE_END : h.flags));
   };
   if (o.instructions) {
-    sink.insns = (cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint) => {
+    sink.insns = (cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint, at?: InsnClock) => {
       if (only !== undefined && cpu !== only) return;
       release();
       const every = period.every;
       let pre: string | undefined;
       for (let i = from; i < to; i++) {
         const insn = insns[i]!;
-        let n = every ? period.everyStep(cpu) : period.step(cpu, tsc, insn.op !== 'other');
+        let n = every ? period.everyStep(cpu) : period.step(cpu, tsc, insn.op !== 'other', false, at, i - from);
         if (!n) continue;
         // a skipped sample leaves perf's last_insn_cnt as it was: the next sample's period counts its instructions
         if (skipped()) {

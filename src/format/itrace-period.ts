@@ -14,6 +14,7 @@
  */
 import type { PtTimeConv } from '../intelpt/flow/time-conv.js';
 import type { ItracePeriod } from './itrace-options.js';
+import type { InsnClock } from '../intelpt/flow/flow-types.js';
 
 interface CpuPeriod {
   /** Instructions walked on this CPU (perf's tot_insn_cnt) and at the last sample. */
@@ -86,9 +87,10 @@ export class InsnPeriod {
   /**
    * One instruction walked at TSC `tsc` (`branch`: it ends perf's walk, the
    * next one computes its sample point afresh; `lost`: walked where an error was
-   * found, never sampled): 0n when not sampled, else the sample's period.
+   * found, never sampled; `at`: the decoder's clock before the run the instruction
+   * is the `nth` of): 0n when not sampled, else the sample's period.
    */
-  step(c: number, tsc: bigint, branch: boolean, lost = false): bigint {
+  step(c: number, tsc: bigint, branch: boolean, lost = false, at?: InsnClock, nth = 0): bigint {
     if (this.every) {
       if (!lost) return this.everyStep(c);
       this.lost.set(c, (this.lost.get(c) ?? 0n) + 1n);
@@ -102,18 +104,22 @@ export class InsnPeriod {
       hit = s.count >= this.n;
       if (hit) s.count = 0n;
     } else {
-      if (tsc !== s.tsc) {
+      if (at) {
+        // the decoder's own timestamp and count (MTC and CYC move it where no state is reported)
+        s.tsc = at.ts;
+        s.sinceTsc = BigInt(at.cnt + nth);
+      } else if (tsc !== s.tsc) {
         s.tsc = tsc;
         s.sinceTsc = 0n;
       }
       // intel_pt_walk_insn: the sample point is computed when a walk starts and counted down
-      if (!s.left) s.left = this.nextPeriod(s, tsc + s.sinceTsc);
+      if (!s.left) s.left = this.nextPeriod(s, s.tsc + s.sinceTsc);
       s.left--;
       hit = s.left === 0n;
       s.sinceTsc++;
       if (branch) s.left = 0n;
       if (hit) {
-        const ts = tsc + s.sinceTsc;
+        const ts = s.tsc + s.sinceTsc;
         const masked = ts & this.mask;
         if (masked > s.lastMasked) s.lastMasked = masked;
         else s.lastMasked += this.n;

@@ -95,6 +95,23 @@ export interface ExecOptions {
    * (Program.sched) calls `__schedule` for it.
    */
   switchAt?: number[];
+  /** Timing packets beside TSC (SimTiming): TMA after each TSC, MTC at CTC edges, CYC packets. */
+  timing?: SimTiming;
+}
+
+/**
+ * The clocks behind the timing packets, consistent with the TSC: the crystal clock counter
+ * CTC = floor(TSC · ctcD / ctcN) (AUXTRACE_INFO's tsc_ctc_ratio_n/d), an MTC each time CTC bit `mtcShift`
+ * (the config's mtc_period) ticks, and with `cyc` a CYC packet (core cycles: CBR / max non-turbo ratio per
+ * TSC tick, 1 without power events) before each MTC and before an IP packet once `cyc` cycles have passed.
+ */
+export interface SimTiming {
+  mtcShift?: number;
+  ctcN: number;
+  ctcD: number;
+  cyc?: number;
+  /** The max non-turbo ratio cycles per TSC tick scale by (with CBR). */
+  maxNonTurbo: number;
 }
 
 class Growable {
@@ -156,6 +173,42 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
   const pwr = o.power ? new Rng((o.seed * 31337 + o.cpu * 7) >>> 0) : undefined;
   /** The core:bus ratio (with a 2 GHz TSC and max non-turbo ratio 20: 100 MHz steps). */
   let ratio = pwr ? pwr.int(8, 40) : 0;
+  const tm = o.timing;
+  const ctcOf = (t: number): number => (tm ? Math.floor((t * tm.ctcD) / tm.ctcN) : 0);
+  /** The MTC-period count (CTC >> mtcShift) last announced; core cycles not in a CYC yet (counted while tracing). */
+  let mtcAt = 0;
+  let cycles = 0;
+  /** After a TSC: TMA with CTC[15:0] and the TSC ticks since CTC last ticked (its fast counter). */
+  const tma = (): void => {
+    if (!tm) return;
+    const ctc = ctcOf(tsc);
+    enc.tma(ctc & 0xffff, tsc - Math.ceil((ctc * tm.ctcN) / tm.ctcD));
+    mtcAt = tm.mtcShift === undefined ? 0 : ctc >>> tm.mtcShift;
+  };
+  const cycPacket = (min: number): void => {
+    if (!tm?.cyc || cycles < Math.max(1, min)) return;
+    const n = Math.floor(cycles);
+    enc.cyc(n);
+    cycles -= n;
+  };
+  /** One TSC tick of traced execution: core cycles pass, and an MTC when the CTC bit ticks. */
+  const tick = (): void => {
+    if (!tm) return;
+    cycles += pwr ? ratio / tm.maxNonTurbo : 1;
+    if (tm.mtcShift === undefined) return;
+    const m = ctcOf(tsc) >>> tm.mtcShift;
+    if (m === mtcAt) return;
+    mtcAt = m;
+    enc.flushTnt();
+    cycPacket(1);
+    enc.mtc(m & 0xff);
+  };
+  /** Before an IP packet: the cycles so far once past the threshold. */
+  const cycIp = (): void => {
+    if (!tm?.cyc) return;
+    enc.flushTnt();
+    cycPacket(tm.cyc);
+  };
   /** In user mode with tracing on: the user IP (undefined before tracing starts). */
   let userIp: bigint | undefined;
   const userGap = (): void => {
@@ -183,6 +236,7 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
       enc.flushTnt();
       enc.psb();
       enc.tsc(BigInt(tsc));
+      tma();
       if (pwr) enc.cbr(ratio);
       if (userIp !== undefined) {
         // tracing is on in user mode: the PSB+ names where it is
@@ -192,6 +246,7 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
       enc.psbend();
     } else {
       enc.tsc(BigInt(tsc));
+      tma();
     }
     if (pwr) {
       if (pwr.chance(0.1)) {
@@ -233,6 +288,7 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
         lastPsb = enc.pos;
         enc.psb();
         enc.tsc(BigInt(tsc));
+        tma();
         if (pwr) enc.cbr(ratio);
         enc.modeExec(true);
         enc.fup(base + BigInt(ip));
@@ -250,6 +306,7 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
         if (st & 2) {
           // INT3 phase: trap; the instruction at the site does not execute.
           traps++;
+          cycIp();
           enc.fup(base + BigInt(ip));
           enc.tip(base + BigInt(p.int3Handler));
           iretTo = st & 1 ? target[i]! : ip + len[i]!;
@@ -258,12 +315,14 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
         }
         truth?.push(ip, tsc);
         tsc++;
+        tick();
         insns++;
         ip = st === 1 ? target[i]! : ip + len[i]!;
         continue;
       }
       truth?.push(ip, tsc);
       tsc++;
+      tick();
       insns++;
       switch (k) {
         case Kind.other:
@@ -303,11 +362,13 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
           ip = rng.pick(indirect.get(i)!);
           // Nothing calls the trampoline before it is written.
           while (ip === p.trampoline.off && !(tsc >= tLive)) ip = rng.pick(indirect.get(i)!);
+          cycIp();
           enc.tip(base + BigInt(ip));
           break;
         }
         case Kind.ijmp:
           ip = rng.pick(indirect.get(i)!);
+          cycIp();
           enc.tip(base + BigInt(ip));
           break;
         case Kind.ret: {
@@ -315,15 +376,20 @@ export function executeCpu(p: Program, o: ExecOptions): CpuRun {
           if (retComp && depth > 0) {
             depth--;
             enc.branch(true);
-          } else enc.tip(base + BigInt(ip));
+          } else {
+            cycIp();
+            enc.tip(base + BigInt(ip));
+          }
           break;
         }
         case Kind.iret:
           ip = iretTo;
           iretTo = -1;
+          cycIp();
           enc.tip(base + BigInt(ip));
           break;
         case Kind.sysret:
+          cycIp();
           if (user !== undefined) {
             userIp = user + BigInt(rng.int(0, 0xfff));
             enc.tip(userIp);

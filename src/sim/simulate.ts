@@ -78,6 +78,12 @@ export interface SimOptions {
   userCode?: boolean;
   /** Power-event packets (CBR, PWRE, EXSTOP, PWRX; executor.ts `power`) and the pwr_evt config bit. */
   power?: boolean;
+  /** MTC packets with this mtc_period (config bits 14-17: one each 2^N CTC ticks) and a TMA after each TSC. */
+  mtcPeriod?: number;
+  /** CYC packets with this cyc_thresh (config bits 19-22: 0 every cycle, else at least 2^(N-1) cycles). */
+  cycThresh?: number;
+  /** AUXTRACE_INFO's tsc_ctc_ratio_n / _d: TSC ticks per CTC tick (default 2/1). */
+  tscCtc?: [number, number];
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -100,6 +106,11 @@ export interface SimSummary {
 export const SIM_PT_PMU_TYPE = 8;
 /** intel_pt PMU config bits (/sys/bus/event_source/devices/intel_pt/format). */
 export const PT_CONFIG = { pt: 0, tsc: 10, noretcomp: 11, branch: 13, mtc: 9, cyc: 1, pwrEvt: 4 } as const;
+/** The intel_pt config fields mtc_period (config:14-17) and cyc_thresh (config:19-22): their shifts. */
+const MTC_PERIOD_SHIFT = 14n;
+const CYC_THRESH_SHIFT = 19n;
+/** perf derives the max non-turbo ratio from the TSC frequency (2 GHz here) when AUXTRACE_INFO gives 0. */
+const SIM_MAX_NON_TURBO = 20;
 const PERF_AUXTRACE_INTEL_PT = 1;
 
 /** Where the simulated user code sits (no map, no bytes in the recording). */
@@ -118,6 +129,21 @@ export function simulate(opts: SimOptions): SimSummary {
   const keepTruth = opts.truth ?? true;
   const retCompression = opts.retCompression ?? true;
   if (cpus < 1 || cpus > 256) throw new RangeError(`--cpus must be 1..256, got ${cpus}`);
+  const [ctcN, ctcD] = opts.tscCtc ?? [2, 1];
+  if (!(ctcN >= 1 && ctcD >= 1 && ctcN / ctcD < 512))
+    throw new RangeError(`--tsc-ctc must be N/D with N, D >= 1 and N/D < 512, got ${ctcN}/${ctcD}`);
+  if (opts.mtcPeriod !== undefined && !(opts.mtcPeriod >= 0 && opts.mtcPeriod <= 15))
+    throw new RangeError(`--mtc-period must be 0..15, got ${opts.mtcPeriod}`);
+  const timing =
+    opts.mtcPeriod !== undefined || opts.cycThresh !== undefined
+      ? {
+          ...(opts.mtcPeriod !== undefined ? { mtcShift: opts.mtcPeriod } : {}),
+          ...(opts.cycThresh !== undefined ? { cyc: opts.cycThresh ? 2 ** (opts.cycThresh - 1) : 1 } : {}),
+          ctcN,
+          ctcD,
+          maxNonTurbo: SIM_MAX_NON_TURBO,
+        }
+      : undefined;
 
   const switchTo = !!(opts.switchTo && opts.tasks);
   const prog = generateProgram({ seed, sites: opts.sites ?? 12, contextSwitch: switchTo });
@@ -170,6 +196,7 @@ export function simulate(opts: SimOptions): SimSummary {
         ...(opts.userCode ? { userBase: SIM_USER_BASE } : {}),
         midBurstPsb: opts.midBurstPsb,
         power: !!opts.power,
+        ...(timing ? { timing } : {}),
         trampolineLive,
         switchAt,
       }),
@@ -201,6 +228,9 @@ export function simulate(opts: SimOptions): SimSummary {
     seed,
     userCode: !!opts.userCode,
     power: !!opts.power,
+    mtcPeriod: opts.mtcPeriod,
+    cycThresh: opts.cycThresh,
+    tscCtc: [ctcN, ctcD],
     textPokes,
     retCompression,
     cpus,
@@ -280,6 +310,9 @@ function writeData(
     seed: number;
     userCode: boolean;
     power: boolean;
+    mtcPeriod: number | undefined;
+    cycThresh: number | undefined;
+    tscCtc: [number, number];
   },
 ): void {
   const sampleType = SampleType.IP | SampleType.TID | SampleType.TIME | SampleType.CPU | SampleType.IDENTIFIER;
@@ -291,6 +324,8 @@ function writeData(
     (o.timeless ? 0n : 1n << BigInt(PT_CONFIG.tsc)) |
     (1n << BigInt(PT_CONFIG.branch)) |
     (o.power ? 1n << BigInt(PT_CONFIG.pwrEvt) : 0n) |
+    (o.mtcPeriod !== undefined ? (1n << BigInt(PT_CONFIG.mtc)) | (BigInt(o.mtcPeriod) << MTC_PERIOD_SHIFT) : 0n) |
+    (o.cycThresh !== undefined ? (1n << BigInt(PT_CONFIG.cyc)) | (BigInt(o.cycThresh) << CYC_THRESH_SHIFT) : 0n) |
     (o.retCompression ? 0n : 1n << BigInt(PT_CONFIG.noretcomp));
   pt.samplePeriod = 1n;
   pt.sampleType = sampleType;
@@ -363,9 +398,9 @@ function writeData(
       0n, // SNAPSHOT_MODE
       1n, // PER_CPU_MMAPS
       1n << BigInt(PT_CONFIG.mtc), // MTC_BIT (mask)
-      3n, // MTC_FREQ_BITS
-      2n, // TSC_CTC_N
-      1n, // TSC_CTC_D
+      0xfn << MTC_PERIOD_SHIFT, // MTC_FREQ_BITS: the mtc_period field's config mask
+      BigInt(o.tscCtc[0]), // TSC_CTC_N
+      BigInt(o.tscCtc[1]), // TSC_CTC_D
       1n << BigInt(PT_CONFIG.cyc), // CYC_BIT (mask)
       0n, // MAX_NONTURBO_RATIO
       0n, // FILTER_STR_LEN

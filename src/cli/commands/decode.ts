@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { loadPtRecording, recordingSwitchIps } from '../../intelpt/flow/recording.js';
-import { cbrScale } from '../../intelpt/flow/time-conv.js';
+import { flowTiming, loadPtRecording, recordingSwitchIps } from '../../intelpt/flow/recording.js';
 import { QueueTasks } from '../../intelpt/flow/queue-tasks.js';
 import { decodeFlow, type FlowResult } from '../../intelpt/flow/decode.js';
 import { decodeJsonLines } from '../../format/itrace.js';
@@ -118,7 +117,7 @@ export function register(program: Command): void {
       kernelStart: po.kernelStart ?? 1n << 63n,
       syncSwitch: recordingSwitchIps(rec),
       quick: spec.quick,
-      maxNonTurboRatio: cbrScale(rec.infoTimeConv, rec.maxNonTurboRatio).maxNonTurbo,
+      ...flowTiming(rec),
       sink,
     });
     sink.flush?.();

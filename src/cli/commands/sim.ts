@@ -16,6 +16,14 @@ function int(name: string, lo: number, hi: number) {
   };
 }
 
+function ratio(v: string): [number, number] {
+  const m = /^(\d{1,9})\/(\d{1,9})$/.exec(v);
+  const r: [number, number] = m ? [Number(m[1]), Number(m[2])] : [0, 0];
+  if (!(r[0] >= 1 && r[1] >= 1 && r[0] / r[1] < 512))
+    throw new UsageError(`--tsc-ctc must be N/D with N, D >= 1 and N/D < 512, got ${JSON.stringify(v)}`);
+  return r;
+}
+
 export function register(program: Command): void {
   program
     .command('sim')
@@ -52,6 +60,17 @@ export function register(program: Command): void {
     )
     .option('--user-code', 'trace user mode too, in code the recording does not hold (no ELF)')
     .option('--power', 'power-event packets (CBR in PSB+ and at frequency changes, PWRE/EXSTOP/PWRX) and pwr_evt')
+    .option(
+      '--mtc-period <n>',
+      'MTC packets every 2^n crystal clock ticks, and TMA after each TSC',
+      int('--mtc-period', 0, 15),
+    )
+    .option(
+      '--cyc <thresh>',
+      'CYC packets with this cyc_thresh (0: every cycle, n: 2^(n-1) cycles)',
+      int('--cyc', 0, 15),
+    )
+    .option('--tsc-ctc <n/d>', 'TSC ticks per crystal clock tick in AUXTRACE_INFO (default 2/1)', ratio)
     .option('--json', 'print the summary as JSON')
     .action(
       (o: {
@@ -74,6 +93,9 @@ export function register(program: Command): void {
         samples: number;
         userCode?: boolean;
         power?: boolean;
+        mtcPeriod?: number;
+        cyc?: number;
+        tscCtc?: [number, number];
         json?: boolean;
       }) => {
         if (o.switchTo && !o.tasks) throw new UsageError('sim: --switch-to needs --tasks N (N > 0)');
@@ -98,6 +120,9 @@ export function register(program: Command): void {
           samples: o.samples,
           userCode: o.userCode,
           power: o.power,
+          mtcPeriod: o.mtcPeriod,
+          cycThresh: o.cyc,
+          tscCtc: o.tscCtc,
         });
         const secs = (performance.now() - t0) / 1000;
         if (o.json) {

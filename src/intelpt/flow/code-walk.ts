@@ -12,6 +12,7 @@ import { linkedBlock } from './block-links.js';
 import { flowError, PtErr, type PtErrCode, type ResyncStates } from './flow-errors.js';
 import { BranchKind, FlowState, Step, WalkStop, type BlockSource, type FlowSink } from './flow-types.js';
 import type { PacketReader } from './packet-reader.js';
+import type { PerfClock } from './perf-clock.js';
 
 /**
  * Unconditional branches walked in a row (no packet consumed) before a
@@ -24,8 +25,6 @@ export class FlowWalker {
   st: FlowState = FlowState.NoPsb;
   /** The decoder's IP: where execution is, as far as the trace has told. */
   ip = 0n;
-  /** Last TSC packet's value (0 before any). */
-  tsc = 0n;
   errors = 0;
   /** Instructions reported to the sink. */
   insnCount = 0;
@@ -57,16 +56,11 @@ export class FlowWalker {
    * raises it only with a later state's larger timestamp). Undefined when none.
    */
   protected errTsc: bigint | undefined;
-  /** Instructions walked since the last TSC packet (perf's timestamp_insn_cnt). */
-  protected sinceTsc = 0;
   /**
    * After a PSB+ that gave no IP, before anything else: perf 6.1 reads power-event packets there as
    * states (measured: PWRE/EXSTOP/PWRX samples with IP 0), as it does not after an error.
    */
   protected afterSync = false;
-  /** perf's decoder cbr (the last CBR packet's ratio, 0 before any) and max_non_turbo_ratio (0: unknown). */
-  protected cbr = 0;
-  maxNonTurboRatio = 0;
   /**
    * Set by the sink during a branch report when perf's sync_switch takes the queue off the heap there
    * (sync-switch.ts): the decoder stops right after that branch; the driver clears it.
@@ -84,13 +78,21 @@ export class FlowWalker {
   }
 
   /**
-   * perf's intel_pt_est_timestamp: the last TSC plus 2 ticks per instruction walked since, scaled by
-   * max non-turbo ratio / CBR once a CBR packet gave the ratio.
+   * The time of the decoder state being reported (perf's sample_timestamp, from TSC, MTC and CYC packets: the
+   * clock's); 0 before any.
    */
+  get tsc(): bigint {
+    return this.clock.sample;
+  }
+
+  /** perf's decoder cbr: the last CBR packet's ratio (0 before any). */
+  protected get cbr(): number {
+    return this.clock.cbr;
+  }
+
+  /** perf's intel_pt_est_timestamp: the state's time plus 2 ticks per instruction since (PerfClock.estimate). */
   protected estTsc(): bigint {
-    let est = 2n * BigInt(this.sinceTsc);
-    if (this.cbr && this.maxNonTurboRatio) est = (est * BigInt(this.maxNonTurboRatio)) / BigInt(this.cbr);
-    return this.tsc + est;
+    return this.clock.estimate();
   }
   private noProgress = 0;
   private stuckIp = 0n;
@@ -103,6 +105,8 @@ export class FlowWalker {
     protected readonly blocks: BlockSource,
     protected readonly sink: FlowSink,
     protected readonly resync: ResyncStates,
+    /** Timestamps, instruction counts since them, and estimates, as perf's decoder keeps them. */
+    readonly clock: PerfClock,
   ) {}
 
   /** Report an error (perf's codes), move to the state decoding resumes in. */
@@ -112,6 +116,8 @@ export class FlowWalker {
     this.pending = undefined;
     this.st = next;
     this.errors++;
+    // perf samples the time at every error
+    this.clock.refresh();
     const e = flowError(this.cpu, code, reason, {
       ip: this.ip,
       tsc: this.tsc,
@@ -177,7 +183,7 @@ export class FlowWalker {
       // (perf synthesizes no instruction sample for a branch that errors).
       if (n > 1) this.emit(insns, 0, n - 1);
       this.pending = insns;
-      this.sinceTsc++;
+      this.clock.count(1);
       switch (last.op) {
         case 'jcc':
           this.noProgress = 0;
@@ -238,14 +244,16 @@ export class FlowWalker {
     const p = this.pending;
     if (p) {
       this.pending = undefined;
-      this.sinceTsc--;
+      this.clock.count(-1);
       this.emit(p, p.length - 1, p.length);
     }
   }
 
   protected emit(insns: readonly Insn[], from: number, to: number): void {
     this.insnCount += to - from;
-    this.sinceTsc += to - from;
-    this.sink.insns?.(this.cpu, insns, from, to, this.tsc);
+    const c = this.clock;
+    const at = { ts: c.timestamp, cnt: c.insnCnt };
+    c.count(to - from);
+    this.sink.insns?.(this.cpu, insns, from, to, this.tsc, at);
   }
 }

@@ -32,6 +32,7 @@ import { HOP_IGNORE, HOP_PROCESS, QuickHop } from './quick-hop.js';
 import { BranchKind, FlowState, Step, WalkStop, type BlockSource, type FlowSink } from './flow-types.js';
 import { PACKET_BAD, PACKET_END, PacketReader } from './packet-reader.js';
 import { memoryTrace, type TraceSource } from './trace-source.js';
+import { PerfClock } from './perf-clock.js';
 
 // The vocabulary callers need with a CpuFlow, from where it lives.
 export {
@@ -41,6 +42,7 @@ export {
   type FlowError,
   type FlowEvent,
   type FlowSink,
+  type InsnClock,
   type PowerEvent,
 } from './flow-types.js';
 export { PT_ERR_MESSAGES, PtErr, type FlowErrorOptions, type PtErrCode } from './flow-errors.js';
@@ -60,6 +62,8 @@ export interface CpuFlowOptions {
   quick?: number;
   /** perf's max_non_turbo_ratio (cbrScale in time-conv.ts): estimated times scale by it over the CBR. */
   maxNonTurboRatio?: number;
+  /** MTC timing (perf's mtc_shift, tsc_ctc_ratio_n / _d); none: MTC and TMA packets give no time. */
+  mtc?: { shift: number; tscCtcN: number; tscCtcD: number };
 }
 
 export class CpuFlow extends QuickHop {
@@ -78,11 +82,16 @@ export class CpuFlow extends QuickHop {
     o: CpuFlowOptions = {},
   ) {
     const src = trace instanceof Uint8Array ? memoryTrace(trace) : trace;
-    super(cpu, new PacketReader(src, o.window), blocks, sink, resyncStates(o.errors));
+    const clock = new PerfClock({
+      mtcShift: o.mtc?.shift ?? 0,
+      tscCtcN: o.mtc?.tscCtcN ?? 0,
+      tscCtcD: o.mtc?.tscCtcD ?? 0,
+      maxNonTurboRatio: o.maxNonTurboRatio ?? 0,
+    });
+    super(cpu, new PacketReader(src, o.window), blocks, sink, resyncStates(o.errors), clock);
     this.retCompression = o.retCompression ?? true;
     this.kernelStart = o.kernelStart;
     this.quickSync = o.quick ?? 0;
-    this.maxNonTurboRatio = o.maxNonTurboRatio ?? 0;
   }
 
   private readonly kernelStart: bigint | undefined;
@@ -94,7 +103,7 @@ export class CpuFlow extends QuickHop {
   /** The TSC of the timing point run() paused before (the time its next output will carry). */
   pausedTsc(): bigint | undefined {
     if (this.pendingUser) return this.pendingUser.est;
-    const t = this.reader.timingTscAhead();
+    const t = this.timeAhead();
     const e = this.errTsc;
     return e === undefined || (t !== undefined && t > e) ? t : e;
   }
@@ -227,6 +236,11 @@ export class CpuFlow extends QuickHop {
         case PT.TSC:
           this.setTsc();
           break;
+        case PT.MTC:
+        case PT.TMA:
+        case PT.CYC:
+          this.timingPacket(t);
+          break;
         case PT.MODE_EXEC:
           this.modeExec();
           break;
@@ -267,7 +281,7 @@ export class CpuFlow extends QuickHop {
       if (c === WalkStop.Conditional)
         return this.fail(PtErr.MISMAT, 'Unexpected conditional branch', FlowState.ErrResync);
     }
-    const r = this.walkPsb(); // which clears the return stack, as every PSB+ read does
+    const r = this.walkPsb(true); // which clears the return stack, as every PSB+ read does
     if (r === Step.Ok) this.psbDone(this.psbIp);
     return r;
   }
@@ -297,7 +311,10 @@ export class CpuFlow extends QuickHop {
         if (!this.retCompression) return this.fail(PtErr.MISMAT, 'RET when expecting conditional branch', missing);
         if (!this.retAddr) return this.fail(PtErr.MISMAT, 'Bad RET compression (stack empty)', missing);
         if (!taken) return this.fail(PtErr.MISMAT, 'Bad RET compression (TNT=N)', missing);
+        if (this.pauseAtState()) return Step.Pause;
         this.popTnt();
+        // the state ends in TNT_CONT or IN_SYNC, where perf samples the time
+        this.clock.refresh();
         this.commit();
         const from = this.ip;
         this.ip = this.retAddr;
@@ -328,8 +345,11 @@ export class CpuFlow extends QuickHop {
         if (this.switchPause) return Step.Pause;
         continue;
       }
-      // conditional
+      // conditional: a taken one is a state perf may yield after (a not-taken one is none)
+      if (this.tntBit(this.tntCount - 1) && this.pauseAtState()) return Step.Pause;
       const taken = this.popTnt();
+      if (taken) this.clock.refresh();
+      else this.clock.refreshQuiet();
       this.commit();
       const from = this.ip;
       // the next walk starts from this block's link (block-links.ts); not taken: its end, no new bigint
@@ -354,7 +374,10 @@ export class CpuFlow extends QuickHop {
     if (c === WalkStop.Paused) return Step.Pause;
     if (c === WalkStop.Conditional)
       return this.fail(PtErr.MISMAT, 'Conditional branch when expecting indirect branch', FlowState.ErrResync);
+    if (this.pauseAtState()) return Step.Pause;
     const pgd = this.st === FlowState.TipPgd;
+    // the walk ends IN_SYNC: perf samples the time (the direct branches on the way had the one before)
+    this.clock.refresh();
     const from = this.ip;
     const to = this.tipIpc ? this.reader.last.ip : 0n;
     const op = this.lastInsn?.op;
@@ -425,8 +448,19 @@ export class CpuFlow extends QuickHop {
         case PT.CBR:
           this.readCbr();
           continue;
+        case PT.MTC:
+        case PT.CYC:
+          this.timingPacket(rd.raw.type);
+          continue;
         case PT.TIP_PGD: {
+          if (this.crossed()) {
+            // perf yields after this state: pause before its TIP, walk to the FUP's IP again on resume
+            rd.unread();
+            this.st = FlowState.Fup;
+            return Step.Pause;
+          }
           this.st = FlowState.InSync;
+          this.clock.refresh();
           this.pge = false;
           const from = this.ip;
           if (rd.raw.ipc) this.setIp();
@@ -437,7 +471,14 @@ export class CpuFlow extends QuickHop {
         }
         case PT.TIP_PGE:
         case PT.TIP: {
+          if (this.crossed()) {
+            // perf yields after this state: pause before its TIP, walk to the FUP's IP again on resume
+            rd.unread();
+            this.st = FlowState.Fup;
+            return Step.Pause;
+          }
           this.st = FlowState.InSync;
+          this.clock.refresh();
           const from = this.ip;
           if (rd.raw.ipc) this.setIp();
           this.stateDone(rd.raw.type === PT.TIP_PGE ? 0n : from, rd.raw.ipc ? this.ip : 0n);

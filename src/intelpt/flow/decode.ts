@@ -57,6 +57,8 @@ export interface FlowInput {
   quick?: number;
   /** perf's max_non_turbo_ratio: estimated times scale by it over the CBR (0 or none: unscaled). */
   maxNonTurboRatio?: number;
+  /** MTC timing (perf's mtc_shift and TSC:CTC ratio; PtRecording.mtc): none, MTC and TMA give no time. */
+  mtc?: { shift: number; tscCtcN: number; tscCtcD: number };
   /** Other records to hand on in time order among the decoded output (perf script prints other events' samples). */
   others?: readonly { time: bigint; offset: number; deliver(): void }[];
 }
@@ -84,6 +86,7 @@ export function decodeFlow(input: FlowInput): FlowResult {
     quick: input.quick ?? 0,
     ...(input.timeConv && input.kernelStart !== undefined ? { kernelStart: input.kernelStart } : {}),
     maxNonTurboRatio: input.maxNonTurboRatio ?? 0,
+    ...(input.mtc ? { mtc: input.mtc } : {}),
   };
   let muted: number | undefined;
   const timed = !!(input.eventTimes && input.timeConv);
@@ -167,8 +170,8 @@ function mutable(s: FlowSink, muted: () => number | undefined): FlowSink {
   const out: FlowSink = {};
   if (s.insns) {
     const f = s.insns.bind(s);
-    out.insns = (cpu, insns, from, to, tsc) => {
-      if (muted() !== cpu) f(cpu, insns, from, to, tsc);
+    out.insns = (cpu, insns, from, to, tsc, at) => {
+      if (muted() !== cpu) f(cpu, insns, from, to, tsc, at);
     };
   }
   if (s.branch) {

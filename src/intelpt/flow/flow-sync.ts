@@ -36,7 +36,42 @@ export class FlowSync extends FlowWalker {
 
   /** A CBR packet was read (perf's intel_pt_calc_cbr): the ratio is its payload's low byte. */
   protected readCbr(): void {
-    this.cbr = this.reader.raw.lo & 0xff;
+    this.clock.setCbr(this.reader.raw.lo & 0xff);
+  }
+
+  /** The type of the packet read before the last one (perf's last_packet_type; -1 before any). */
+  protected lastType = -1;
+  private thisType = -1;
+
+  /**
+   * An MTC, TMA or CYC packet just read (`cyc` false: perf ignores CYC in a PSB+ read in sync). The clock
+   * moves on; an error's estimated time stands until the clock passes it.
+   */
+  protected timingPacket(t: number, cyc = true): void {
+    const r = this.reader.raw;
+    if (t === PT.MTC) this.clock.mtc(r.lo, this.lastType, (cb) => this.reader.lookahead(cb));
+    else if (t === PT.TMA) this.clock.tma(r.lo, r.count);
+    else if (cyc) this.clock.cyc((BigInt(r.hi >>> 0) << 32n) | BigInt(r.lo >>> 0));
+    if (this.errTsc !== undefined && this.clock.timestamp > this.errTsc) this.errTsc = undefined;
+  }
+
+  /**
+   * The time the flow is paused before: a TSC packet's (or a PSB+ holding one) when one is next, else the
+   * clock's when an MTC or CYC moved it to the stop time with no state reported at that time yet.
+   */
+  protected timeAhead(): bigint | undefined {
+    const t = this.reader.timingTscAhead();
+    if (t !== undefined) return t;
+    return this.crossed() ? this.clock.timestamp : undefined;
+  }
+
+  /**
+   * An MTC or CYC moved the clock to the stop time and no state was reported at it yet: perf yields after
+   * the next state it samples the time in (it reports that state first when it resumes).
+   */
+  protected crossed(): boolean {
+    const c = this.clock;
+    return this.stopTsc !== NO_STOP && c.timestamp >= this.stopTsc && c.reported < this.stopTsc;
   }
 
   /** A CBR read in IN_SYNC that changed the ratio is a decoder state of its own (perf: state.type 0). */
@@ -50,6 +85,7 @@ export class FlowSync extends FlowWalker {
    * (always at the queue's first state).
    */
   protected stateDone(fromIp: bigint, toIp = 0n): void {
+    this.clock.refresh();
     const power = this.sink.power;
     if (!power) return;
     if (this.cbr !== this.cbrSeen) {
@@ -65,6 +101,7 @@ export class FlowSync extends FlowWalker {
 
   /** A PSB+ was read: perf's PSB_EVT state (from_ip `ip`), timed by the PSB+'s TSC. */
   protected psbDone(ip: bigint, toIp = 0n): void {
+    this.clock.refresh();
     const power = this.sink.power;
     if (!power) return;
     const e: PowerEvent = { kind: 'psb', ip, tsc: this.tsc, offset: this.psbOffset, op: this.walkOp };
@@ -83,10 +120,19 @@ export class FlowSync extends FlowWalker {
     // a refill due, a bad or cut-off packet, which leave the cursor where it was) the reader goes on.
     if (rd.packetAhead(c)) {
       const n = c.next();
-      if (n > 0 && c.raw.type !== PT.PAD) return c.raw.type;
+      if (n > 0 && c.raw.type !== PT.PAD) {
+        this.lastType = this.thisType;
+        this.thisType = c.raw.type;
+        return c.raw.type;
+      }
     }
     const t = rd.next();
+    if (t >= 0) {
+      this.lastType = this.thisType;
+      this.thisType = t;
+    }
     if (t === PACKET_BAD) {
+      this.clock.dropTma();
       this.fail(PtErr.BADPKT, this.reader.badReason, FlowState.NoPsb);
       this.reader.syncToPsb(false);
     }
@@ -99,13 +145,14 @@ export class FlowSync extends FlowWalker {
     // after an error perf's queue time is the error's estimate: it stops at the next state once that is due
     if (this.errTsc !== undefined && this.errTsc >= this.stopTsc) return true;
     const t = this.reader.timingTscAhead();
-    return t !== undefined && t >= this.stopTsc;
+    if (t !== undefined && t >= this.stopTsc) return true;
+    // past the stop by MTC or CYC: a packet that is a state of its own is that state (a walk pauses itself)
+    return this.crossed() && !(this.st === FlowState.InSync && this.reader.nextIsQuiet());
   }
 
   protected setTsc(): void {
-    this.tsc = this.reader.tscValue();
-    this.sinceTsc = 0;
-    if (this.errTsc !== undefined && this.tsc > this.errTsc) this.errTsc = undefined;
+    this.clock.tsc(this.reader.tscValue(), this.lastType);
+    if (this.errTsc !== undefined && this.clock.timestamp > this.errTsc) this.errTsc = undefined;
   }
 
   protected setIp(): void {
@@ -126,6 +173,7 @@ export class FlowSync extends FlowWalker {
   }
 
   protected traceBegin(): void {
+    this.clock.refresh();
     this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceBegin, this.tsc);
   }
 
@@ -135,6 +183,7 @@ export class FlowSync extends FlowWalker {
    * (intel_pt_walk_trace stores the packet's payload in pwrx_payload): 0, as perf 6.1 prints it.
    */
   protected powerState(type: number, payload: number): void {
+    this.clock.refresh();
     const ip = this.ip;
     const tsc = this.tsc;
     // intel_pt_sample: a changed ratio's cbr sample comes before the power event's
@@ -153,6 +202,21 @@ export class FlowSync extends FlowWalker {
       e.op = this.walkOp;
       power.call(this.sink, this.cpu, e);
     }
+  }
+
+  /**
+   * A walk reached the branch whose state samples a time an MTC or CYC moved past the stop: perf yields after
+   * that state, so pause before reporting it; the branch is walked again on resume (undone here).
+   */
+  protected pauseAtState(): boolean {
+    if (!this.crossed()) return false;
+    const op = this.lastInsn?.op;
+    if (op === 'ret') {
+      if (this.retBlock) this.stack.push(this.retBlock);
+    } else if (op === 'call') this.stack.pop();
+    this.pending = undefined;
+    this.clock.count(-1);
+    return true;
   }
 
   // ---- sync --------------------------------------------------------------
@@ -177,6 +241,7 @@ export class FlowSync extends FlowWalker {
     this.st = FlowState.ErrResync;
     const r = this.walkPsb();
     if (r !== Step.Ok) return r;
+    this.clock.refresh();
     if (this.ip) {
       this.st = FlowState.InSync;
       // perf's hop mode resamples there: the PSB+'s FUP as an instruction sample
@@ -192,7 +257,7 @@ export class FlowSync extends FlowWalker {
    * Read PSB+ (the reader on its PSB) up to and including PSBEND; the last IP
    * is 0 there and the return stack is cleared.
    */
-  protected walkPsb(): Step {
+  protected walkPsb(inSync = false): Step {
     const rd = this.reader;
     const t = this.next();
     // not a PSB: the end, or a bad packet next() reported (its resync state stands)
@@ -228,6 +293,11 @@ export class FlowSync extends FlowWalker {
           break;
         case PT.CBR:
           this.readCbr();
+          break;
+        case PT.MTC:
+        case PT.TMA:
+        case PT.CYC:
+          this.timingPacket(this.reader.raw.type, !inSync);
           break;
         case PT.OVF:
           return this.overflow();
@@ -314,6 +384,11 @@ export class FlowSync extends FlowWalker {
         case PT.TSC:
           this.setTsc();
           break;
+        case PT.MTC:
+        case PT.TMA:
+        case PT.CYC:
+          this.timingPacket(rd.raw.type);
+          break;
         case PT.CBR:
           this.readCbr();
           // after a FUP-less first PSB+ perf reads it as in sync: a changed ratio is a state of its own
@@ -342,6 +417,7 @@ export class FlowSync extends FlowWalker {
   }
 
   protected overflow(): Step {
+    this.clock.overflow();
     this.sink.event?.(this.cpu, 'overflow', 0n, this.reader.lastOffset);
     this.pge = false;
     this.tntCount = 0;

@@ -105,8 +105,12 @@ type PowerPayload =
 export type FlowEvent = 'enabled' | 'disabled' | 'overflow' | 'interrupt' | 'exec-mode-64' | 'psb';
 
 export interface FlowSink {
-  /** Instructions insns[from..to) of a block were executed. */
-  insns?(cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint): void;
+  /**
+   * Instructions insns[from..to) of a block were executed; `tsc` is the time of their decoder state, `clock`
+   * the decoder's timestamp and the instructions counted since it before insns[from] (perf's timestamp and
+   * timestamp_insn_cnt, which time-based instruction periods count in).
+   */
+  insns?(cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint, clock?: InsnClock): void;
   /** A taken branch; `op`: the branch instruction's class where `kind` does not say it (indirect, trace end). */
   branch?(cpu: number, from: bigint, to: bigint, kind: string, tsc: bigint, op?: string): void;
   error?(e: FlowError): void;
@@ -123,6 +127,12 @@ export interface FlowSink {
   flush?(): void;
   /** perf set the queue's timestamp (ptq->timestamp): later samples carry it until a later TSC passes it. */
   queueTime?(cpu: number, tsc: bigint): void;
+}
+
+/** The decoder's timestamp and the instructions walked since it (FlowSink.insns). */
+export interface InsnClock {
+  ts: bigint;
+  cnt: number;
 }
 
 export interface BlockSource {

@@ -34,6 +34,8 @@ const AHEAD = 64;
 /** Bytes kept past a probe's start: a probe reads at most 64 packets of at most 16 bytes. */
 const PROBE = 4096;
 const PROBE_PACKETS = 64;
+/** Bytes a lookahead sees past the packet just read (a perf AUXTRACE buffer's size, as perf records them). */
+const LOOKAHEAD = 64 << 10;
 
 export class PacketReader {
   /** Decodes the window's bytes; replaced when the window moves (use `raw` after next()). */
@@ -198,6 +200,47 @@ export class PacketReader {
       if (x !== 0x19 && x !== 0x02) return undefined;
     } else if (this.complete) return undefined;
     return this.timingTscAt(p);
+  }
+
+  /**
+   * The next packet (PADs skipped) makes no decoder state of its own when read in sync: a TNT, TIP, TIP.PGD or
+   * FUP (whose walk reports states before the one that samples the time), a MODE, or a timing packet.
+   */
+  nextIsQuiet(): boolean {
+    const c = this.ahead(AHEAD);
+    const b = c.bytes;
+    let p = c.pos;
+    while (p < this.len && b[p] === 0) p++;
+    if (p >= this.len) return false;
+    const x = b[p]!;
+    if (x === 0x02) {
+      const y = b[p + 1];
+      return y === 0xa3 || y === 0x73;
+    }
+    const low5 = x & 0x1f;
+    return (
+      (x & 1) === 0 ||
+      (x & 3) === 3 ||
+      low5 === 0x0d ||
+      low5 === 0x01 ||
+      low5 === 0x1d ||
+      x === 0x59 ||
+      x === 0x99 ||
+      x === 0x19
+    );
+  }
+
+  /**
+   * perf's intel_pt_pkt_lookahead: the packets after the one just read, PADs skipped, to `cb` until it returns
+   * true, a packet cannot be decoded, or the bytes held end (perf looks no further than its current buffer).
+   */
+  lookahead(cb: (p: RawPacket) => boolean): void {
+    const c = this.ahead(LOOKAHEAD);
+    const probe = new PacketCursor(c.bytes, { start: c.pos, end: this.len, dialect: 'perf' });
+    while (!probe.atEnd) {
+      if (probe.next() <= 0) return;
+      if (probe.raw.type !== PT.PAD && cb(probe.raw)) return;
+    }
   }
 
   /** The next packet (PADs skipped) is a PSB or an OVF (or the trace ends). */

@@ -21,6 +21,8 @@ export class QuickHop extends FlowSync {
    */
   protected hop(t: number): number {
     const rd = this.reader;
+    // every state hop mode returns is one perf samples the time in (after the packets it reads)
+    if (t !== PT.PSB) this.clock.refresh();
     if (this.quickSync >= 2 && t !== PT.PSB) {
       rd.unread();
       if (!rd.syncToPsb(false)) return Step.End;
@@ -54,6 +56,7 @@ export class QuickHop extends FlowSync {
         rd.unread();
         const r = this.walkPsb();
         if (r !== Step.Ok) return r;
+        this.clock.refresh();
         if (this.psbFup) this.sink.quick?.(this.cpu, this.ip, this.tsc);
         return Step.Ok;
       }
@@ -71,11 +74,16 @@ export class QuickHop extends FlowSync {
       if (t === PACKET_END) return Step.End;
       if (t === PACKET_BAD) return Step.Error;
       if (t === PT.MODE_EXEC) continue;
+      if (t === PT.MTC || t === PT.CYC) {
+        this.timingPacket(t);
+        continue;
+      }
       if (t !== PT.TIP && t !== PT.TIP_PGE && t !== PT.TIP_PGD) {
         rd.unread();
         return this.fail(PtErr.MISMAT, 'Missing TIP after FUP', this.resync.missingPacket);
       }
       const pgd = t === PT.TIP_PGD;
+      this.clock.refresh();
       if (rd.raw.ipc) this.setIp();
       const to = rd.raw.ipc ? this.ip : 0n;
       const kind = pgd ? BranchKind.traceEnd : BranchKind.async;

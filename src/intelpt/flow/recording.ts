@@ -19,7 +19,7 @@ import type { AuxtraceRecord } from '../../perfdata/records/auxtrace.js';
 import { RecordType } from '../../abi/record-type.js';
 import { FormatError } from '../../io/errors.js';
 import { loadMachine, type Machine } from '../../machine/from-perf-data.js';
-import type { PtTimeConv } from './time-conv.js';
+import { cbrScale, type PtTimeConv } from './time-conv.js';
 import type { EventAttr } from '../../abi/event-attr.js';
 import type { FlowPoke } from './decode.js';
 import { INTEL_PT_PRIV } from '../auxtrace-info.js';
@@ -49,6 +49,8 @@ export interface PtRecording {
   /** AUXTRACE_INFO's time conversion even when decoding is timeless, and max non-turbo ratio (0: not given). */
   infoTimeConv: PtTimeConv;
   maxNonTurboRatio: number;
+  /** MTC timing: the config's mtc_period (perf's intel_pt_mtc_period) and AUXTRACE_INFO's TSC:CTC ratio. */
+  mtc: { shift: number; tscCtcN: number; tscCtcD: number };
   retCompression: boolean;
   pmuType: number;
   /** The intel_pt event's attr (its exclude_* bits name the synthesized events). */
@@ -148,6 +150,19 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
     zero: p(INTEL_PT_PRIV.TIME_ZERO),
   };
   const timeConv: PtTimeConv | undefined = timed ? infoTimeConv : undefined;
+  // intel_pt_mtc_period: the mtc_period field of the config, where AUXTRACE_INFO's mask puts it
+  const freqBits = p(INTEL_PT_PRIV.MTC_FREQ_BITS);
+  let mtcShift = 0;
+  if (freqBits) {
+    let low = 0n;
+    while (!((freqBits >> low) & 1n)) low++;
+    mtcShift = Number((config & freqBits) >> low);
+  }
+  const mtc = {
+    shift: mtcShift,
+    tscCtcN: Number(p(INTEL_PT_PRIV.TSC_CTC_N)),
+    tscCtcD: Number(p(INTEL_PT_PRIV.TSC_CTC_D)),
+  };
   const noret = p(INTEL_PT_PRIV.NORETCOMP_BIT);
   const retCompression = !(noret && config & noret);
   const cpus = queues
@@ -183,6 +198,7 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
     timeConv,
     infoTimeConv,
     maxNonTurboRatio: Number(p(INTEL_PT_PRIV.MAX_NONTURBO_RATIO)),
+    mtc,
     retCompression,
     pmuType,
     eventTimes,
@@ -193,6 +209,11 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
     attrs: f.attrs.map((a) => a.attr),
     ...(ptAttr ? { ptAttr } : {}),
   };
+}
+
+/** The timing options decodeFlow takes from a recording: perf's max_non_turbo_ratio and MTC timing. */
+export function flowTiming(rec: PtRecording): { maxNonTurboRatio: number; mtc: PtRecording['mtc'] } {
+  return { maxNonTurboRatio: cbrScale(rec.infoTimeConv, rec.maxNonTurboRatio).maxNonTurbo, mtc: rec.mtc };
 }
 
 /** PERF_RECORD_AUXTRACE without its data: header, size, offset, reference, idx, tid, cpu, reserved. */
