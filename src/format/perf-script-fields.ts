@@ -10,6 +10,27 @@ import type { Session } from '../session/session.js';
 import { FormatOptionError } from './errors.js';
 import { type PerfField, PERF_FIELDS, resolveFieldSpecs, type TypeFields } from './script-field-specs.js';
 
+/**
+ * The sample columns past the basic ones, printed by script-sample-extra.ts (misc also on side-band lines),
+ * script-brstack.ts and the printer (insn, insnlen).
+ */
+export const EXTRA_FIELDS: readonly PerfField[] = [
+  'misc',
+  'data_src',
+  'weight',
+  'ins_lat',
+  'iregs',
+  'uregs',
+  'insnlen',
+  'insn',
+  'phys_addr',
+  'data_page_size',
+  'code_page_size',
+  'brstack',
+  'brstacksym',
+  'brstackoff',
+];
+
 /** The -F fields we print; perf's names (builtin-script.c all_output_options). */
 export const SCRIPT_FIELDS: readonly PerfField[] = [
   'comm',
@@ -25,22 +46,8 @@ export const SCRIPT_FIELDS: readonly PerfField[] = [
   'dso',
   'addr',
   'trace',
-  // script-sample-extra.ts
-  'misc',
-  'data_src',
-  'weight',
-  'ins_lat',
-  'iregs',
-  'uregs',
-  'insnlen',
-  'insn',
-  'phys_addr',
-  'data_page_size',
-  'code_page_size',
+  ...EXTRA_FIELDS,
   'tod', // script-time.ts
-  'brstack', // script-brstack.ts
-  'brstacksym',
-  'brstackoff',
   'srcline', // script-srcline.ts
 ];
 export type ScriptField = PerfField;

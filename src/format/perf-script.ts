@@ -32,6 +32,7 @@ import { jsonLine, jsonTime } from './json-lines.js';
 import type { TypeFields } from './script-field-specs.js';
 import {
   checkAttr,
+  EXTRA_FIELDS,
   checkPrintable,
   fieldsPerType,
   outputType,
@@ -53,7 +54,7 @@ import {
 } from './script-sample-text.js';
 import { FastLines, fastPlan, fastPrintable } from './script-fast.js';
 import type { SymbolColumns } from './script-symbols.js';
-import { EXTRA_FIELDS, extrasJson, miscColumn, SampleExtras } from './script-sample-extra.js';
+import { extrasJson, miscColumn, SampleExtras } from './script-sample-extra.js';
 import { ScriptTimes } from './script-time.js';
 import { brstackText } from './script-brstack.js';
 

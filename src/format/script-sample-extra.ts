@@ -239,21 +239,3 @@ export function extrasJson(f: ReadonlySet<ScriptField>, rec: SampleRecord, c: Ex
 function hex2(b: number): string {
   return b.toString(16).padStart(2, '0');
 }
-
-/** The extra fields this module prints. */
-export const EXTRA_FIELDS: readonly ScriptField[] = [
-  'misc',
-  'data_src',
-  'weight',
-  'ins_lat',
-  'iregs',
-  'uregs',
-  'insnlen',
-  'insn',
-  'phys_addr',
-  'data_page_size',
-  'code_page_size',
-  'brstack',
-  'brstacksym',
-  'brstackoff',
-];
