@@ -115,7 +115,7 @@ for (const fx of fixtures) {
 }
 
 test('script rejects fields it cannot print', () => {
-  assert.throws(() => parseFields('comm,srcline'), /not supported/);
+  assert.throws(() => parseFields('comm,brstackinsn'), /not supported/);
   assert.throws(() => parseFields('comm,nosuch'), /Invalid field requested/);
   assert.throws(() => parseFields('sw:comm'), /per-type/);
 });
