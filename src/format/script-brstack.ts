@@ -28,7 +28,10 @@ const TYPE_NAMES = [
 /** branch_new_type_name, by new_type when type is PERF_BR_EXTEND_ABI (15); 8..15 have none: "(null)". */
 const NEW_TYPE_NAMES = ['FAULT_ALGN', 'FAULT_DATA', 'FAULT_INST', 'ARCH_1', 'ARCH_2', 'ARCH_3', 'ARCH_4', 'ARCH_5'];
 
-/** struct branch_flags (little-endian bit fields): mispred, predicted, in_tx, abort, cycles:16, type:4, spec:2, new_type:4. */
+/**
+ * struct branch_flags (little-endian bit fields): mispred, predicted, in_tx, abort, cycles:16, type:4,
+ * spec:2, new_type:4.
+ */
 export function branchFlagsText(flags: bigint): string {
   const f = Number(flags & 0xffffffffn);
   const mispred = f & 1;

@@ -19,14 +19,12 @@ import { ByteWriter } from '../io/byte-writer.js';
 import { emptyAttr, withAttrFlag, PerfType, PERF_COUNT_SW_DUMMY } from '../abi/event-attr.js';
 import { SampleType } from '../abi/sample-format.js';
 import { RecordType, PERF_RECORD_MISC_KERNEL, PERF_RECORD_KSYMBOL_TYPE_OOL } from '../abi/record-type.js';
-import { writeElfCore } from '../machine/elf-core-writer.js';
-import { PF_R, PF_X } from '../machine/elf-core.js';
+import { writeKcoreDir } from './kcore-dir.js';
 import { generateProgram, type Program } from './codegen.js';
 import { executeCpu, type CpuRun, type Flip } from './executor.js';
 import { Rng } from './rng.js';
 import { SimPerfFileWriter, writeSampleId } from './perf-file.js';
 import { type PtTimeConv, tscToPerfTime } from '../intelpt/flow/time-conv.js';
-import { hex016 } from '../io/hex.js';
 import { cyclesAttr, cyclesSamples } from './samples.js';
 import { encodeTruth } from './truth.js';
 import { planTasks, startComms, timedTaskRecords, type TaskPlan, type TaskRecord } from './tasks.js';
@@ -279,17 +277,6 @@ export function simulate(opts: SimOptions): SimSummary {
   rmSync(out, { recursive: true, force: true });
   renameSync(tmp, out);
   return summary;
-}
-
-function writeKcoreDir(dir: string, prog: Program): void {
-  writeFileSync(join(dir, 'kcore'), writeElfCore([{ vaddr: prog.base, bytes: prog.code, flags: PF_R | PF_X }]));
-  const hex = (off: number): string => hex016(prog.base + BigInt(off));
-  const lines = [`${hex(0)} T _text`, `${hex(0)} T _stext`];
-  for (const f of prog.functions) lines.push(`${hex(f.off)} T ${f.name}`);
-  lines.push(`${hex(prog.code.length)} T _etext`);
-  writeFileSync(join(dir, 'kallsyms'), `${lines.join('\n')}\n`);
-  // Must exist, even empty, or perf does not use kcore_dir (perf need 1).
-  writeFileSync(join(dir, 'modules'), '');
 }
 
 function writeData(
