@@ -191,6 +191,12 @@ export class FlowWalker {
         case 'jmp':
         case 'call':
           if (!last.indirect) {
+            if (this.holdState(this.clock.sample)) {
+              // perf yields after this branch's state: walk to it again on resume
+              this.pending = undefined;
+              this.clock.count(-1);
+              return WalkStop.Paused;
+            }
             this.commit();
             // a call to the next instruction (getting the IP) pushes nothing, as in perf
             if (last.op === 'call' && last.target !== b.end) this.stack.push(b);
@@ -217,6 +223,14 @@ export class FlowWalker {
           return WalkStop.Indirect;
       }
     }
+  }
+
+  /**
+   * A state timed `tsc` is next: does perf yield after it (its time reaches the stop)? Then run() pauses
+   * before reporting it (FlowSync knows the stop).
+   */
+  protected holdState(_tsc: bigint): boolean {
+    return false;
   }
 
   /** perf's stuck-IP detector for chains of unconditional branches; true when it reported an error. */

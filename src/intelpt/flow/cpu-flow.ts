@@ -130,6 +130,7 @@ export class CpuFlow extends QuickHop {
    */
   run(stopTsc: bigint = NO_STOP): boolean {
     this.stopTsc = stopTsc;
+    this.heldTsc = undefined;
     this.flushUserReturn();
     for (;;) {
       let r: Step = Step.Ok;
@@ -457,6 +458,7 @@ export class CpuFlow extends QuickHop {
             // perf yields after this state: pause before its TIP, walk to the FUP's IP again on resume
             rd.unread();
             this.st = FlowState.Fup;
+            this.heldTsc = this.clock.timestamp;
             return Step.Pause;
           }
           this.st = FlowState.InSync;
@@ -475,6 +477,7 @@ export class CpuFlow extends QuickHop {
             // perf yields after this state: pause before its TIP, walk to the FUP's IP again on resume
             rd.unread();
             this.st = FlowState.Fup;
+            this.heldTsc = this.clock.timestamp;
             return Step.Pause;
           }
           this.st = FlowState.InSync;

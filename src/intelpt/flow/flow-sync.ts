@@ -60,6 +60,8 @@ export class FlowSync extends FlowWalker {
    * clock's when an MTC or CYC moved it to the stop time with no state reported at that time yet.
    */
   protected timeAhead(): bigint | undefined {
+    // paused at a state: the packet after it is no concern of this pause
+    if (this.heldTsc !== undefined) return this.heldTsc;
     const t = this.reader.timingTscAhead();
     if (t !== undefined) return t;
     return this.crossed() ? this.clock.timestamp : undefined;
@@ -69,6 +71,15 @@ export class FlowSync extends FlowWalker {
    * An MTC or CYC moved the clock to the stop time and no state was reported at it yet: perf yields after
    * the next state it samples the time in (it reports that state first when it resumes).
    */
+  /** The time of the decoder state run() paused at, its time at or past the stop (perf yields after it). */
+  protected heldTsc: bigint | undefined;
+
+  protected override holdState(tsc: bigint): boolean {
+    if (this.stopTsc === NO_STOP || tsc < this.stopTsc || this.clock.reported >= this.stopTsc) return false;
+    this.heldTsc = tsc;
+    return true;
+  }
+
   protected crossed(): boolean {
     const c = this.clock;
     return this.stopTsc !== NO_STOP && c.timestamp >= this.stopTsc && c.reported < this.stopTsc;
@@ -210,6 +221,7 @@ export class FlowSync extends FlowWalker {
    */
   protected pauseAtState(): boolean {
     if (!this.crossed()) return false;
+    this.heldTsc = this.clock.timestamp;
     const op = this.lastInsn?.op;
     if (op === 'ret') {
       if (this.retBlock) this.stack.push(this.retBlock);
