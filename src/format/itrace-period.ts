@@ -76,6 +76,17 @@ export class InsnPeriod {
     return s;
   }
 
+  /** A CPU's counting state, to step an instruction and take it back (restore) when perf yields before its sample. */
+  save(c: number): { s: CpuPeriod; lost: bigint | undefined } {
+    return { s: { ...this.cpu(c) }, lost: this.lost.get(c) };
+  }
+
+  restore(c: number, v: { s: CpuPeriod; lost: bigint | undefined }): void {
+    this.cpus.set(c, { ...v.s });
+    if (v.lost === undefined) this.lost.delete(c);
+    else this.lost.set(c, v.lost);
+  }
+
   /** Tracing stopped or decoding restarted: perf's continuous_period = false. */
   stop(c: number): void {
     if (!this.ticks) return;

@@ -10,7 +10,15 @@
 import type { Block, Insn } from '../../x86/block-cache.js';
 import { linkedBlock } from './block-links.js';
 import { flowError, PtErr, type PtErrCode, type ResyncStates } from './flow-errors.js';
-import { BranchKind, FlowState, Step, WalkStop, type BlockSource, type FlowSink } from './flow-types.js';
+import {
+  BranchKind,
+  FlowState,
+  Step,
+  WalkStop,
+  type BlockSource,
+  type FlowSink,
+  type InsnClock,
+} from './flow-types.js';
 import type { PacketReader } from './packet-reader.js';
 import type { PerfClock } from './perf-clock.js';
 
@@ -156,14 +164,14 @@ export class FlowWalker {
         }
         if (upto < n) {
           this.walkOp = upto > 0 ? insns[upto - 1]!.op : undefined;
-          if (upto > 0) this.emit(insns, 0, upto);
+          if (upto > 0 && this.emit(insns, 0, upto, true, true) < upto) return WalkStop.Paused;
           this.ip = toIp;
           this.noProgress = 0;
           return WalkStop.Reached;
         }
       }
       if (b.stop !== 'branch') {
-        if (n) this.emit(insns, 0, n);
+        if (n && this.emit(insns, 0, n, true) < n) return WalkStop.Paused;
         this.ip = b.end;
         if (b.stop === 'limit') {
           this.linkFrom = b;
@@ -175,13 +183,14 @@ export class FlowWalker {
         return WalkStop.Error;
       }
       const last = insns[n - 1]!;
+      // perf yields at an instruction sample before the branch as at any state
+      if (n > 1 && this.emit(insns, 0, n - 1, true) < n - 1) return WalkStop.Paused;
       this.ip = last.ip;
       this.lastInsn = last;
       this.walkOp = last.op;
       this.lastBlock = b;
       // The branch itself is reported only once the trace confirms it
       // (perf synthesizes no instruction sample for a branch that errors).
-      if (n > 1) this.emit(insns, 0, n - 1);
       this.pending = insns;
       this.clock.count(1);
       switch (last.op) {
@@ -263,11 +272,22 @@ export class FlowWalker {
     }
   }
 
-  protected emit(insns: readonly Insn[], from: number, to: number): void {
+  /**
+   * Report insns[from..to) executed. Returns `to`, or the index of an instruction sample perf yields at (the
+   * sink stopped before it: the walk pauses with this.ip there).
+   */
+  protected emit(insns: readonly Insn[], from: number, to: number, hold = false, end = false): number {
     this.insnCount += to - from;
     const c = this.clock;
-    const at = { ts: c.timestamp, cnt: c.insnCnt };
+    const at: InsnClock = { ts: c.timestamp, cnt: c.insnCnt };
+    if (hold) at.hold = (t) => this.holdState(t);
+    if (end) at.end = true;
     c.count(to - from);
-    this.sink.insns?.(this.cpu, insns, from, to, this.tsc, at);
+    const r = this.sink.insns?.(this.cpu, insns, from, to, this.tsc, at);
+    if (typeof r !== 'number' || r >= to) return to;
+    this.insnCount -= to - r;
+    c.count(r - to);
+    this.ip = insns[r]!.ip;
+    return r;
   }
 }
