@@ -262,14 +262,18 @@ export class FlowWalker {
     return false;
   }
 
-  /** Report the branch instruction the last walk stopped at. */
-  protected commit(): void {
+  /**
+   * Report the branch instruction the last walk stopped at. `hold`: it may be an instruction sample state perf
+   * yields at (a not-taken branch): then it stays pending (true), and the walk is to reach it again on resume.
+   */
+  protected commit(hold = false): boolean {
     const p = this.pending;
-    if (p) {
-      this.pending = undefined;
-      this.clock.count(-1);
-      this.emit(p, p.length - 1, p.length);
-    }
+    if (!p) return false;
+    this.pending = undefined;
+    this.clock.count(-1);
+    if (this.emit(p, p.length - 1, p.length, hold) === p.length) return false;
+    this.pending = p;
+    return true;
   }
 
   /**

@@ -338,6 +338,11 @@ export class CpuFlow extends QuickHop {
           this.reader.unread();
           return this.fail(PtErr.MISMAT, 'Missing deferred TIP for indirect branch', missing);
         }
+        // a state of the TNT packet's time once a bit of it was taken, else of the time before
+        if (this.pauseAtState(this.clock.sample)) {
+          this.reader.unread();
+          return Step.Pause;
+        }
         this.reader.applyIp();
         this.commit();
         const from = this.ip;
@@ -351,7 +356,12 @@ export class CpuFlow extends QuickHop {
       const taken = this.popTnt();
       if (taken) this.clock.refresh();
       else this.clock.refreshQuiet();
-      this.commit();
+      if (this.commit(!taken)) {
+        // an instruction sample at the not-taken branch, a state perf yields at: walk to it again on resume
+        this.tntCount++;
+        this.pending = undefined;
+        return Step.Pause;
+      }
       const from = this.ip;
       // the next walk starts from this block's link (block-links.ts); not taken: its end, no new bigint
       this.linkFrom = this.lastBlock;

@@ -219,9 +219,8 @@ export class FlowSync extends FlowWalker {
    * A walk reached the branch whose state samples a time an MTC or CYC moved past the stop: perf yields after
    * that state, so pause before reporting it; the branch is walked again on resume (undone here).
    */
-  protected pauseAtState(): boolean {
-    if (!this.crossed()) return false;
-    this.heldTsc = this.clock.timestamp;
+  protected pauseAtState(tsc = this.clock.timestamp): boolean {
+    if (!this.holdState(tsc)) return false;
     const op = this.lastInsn?.op;
     if (op === 'ret') {
       if (this.retBlock) this.stack.push(this.retBlock);
