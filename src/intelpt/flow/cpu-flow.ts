@@ -132,6 +132,10 @@ export class CpuFlow extends QuickHop {
     this.stopTsc = stopTsc;
     this.heldTsc = undefined;
     this.flushUserReturn();
+    if (this.psbHeld) {
+      this.psbHeld = false;
+      this.psbDone(this.psbIp);
+    }
     for (;;) {
       let r: Step = Step.Ok;
       switch (this.st) {
@@ -283,9 +287,18 @@ export class CpuFlow extends QuickHop {
         return this.fail(PtErr.MISMAT, 'Unexpected conditional branch', FlowState.ErrResync);
     }
     const r = this.walkPsb(true); // which clears the return stack, as every PSB+ read does
-    if (r === Step.Ok) this.psbDone(this.psbIp);
+    if (r !== Step.Ok) return r;
+    // perf's PSB_EVT state, timed by the PSB+: perf yields after it when that reaches the stop
+    if (fup !== undefined && this.holdState(this.clock.timestamp)) {
+      this.psbHeld = true;
+      return Step.Pause;
+    }
+    this.psbDone(this.psbIp);
     return r;
   }
+
+  /** A PSB+ read that perf yields after: its state is reported when run() resumes. */
+  private psbHeld = false;
 
   /** Take the next TNT outcome (true = taken). */
   private popTnt(): boolean {

@@ -155,6 +155,10 @@ export class FlowSync extends FlowWalker {
     if (this.stopTsc === NO_STOP) return false;
     // after an error perf's queue time is the error's estimate: it stops at the next state once that is due
     if (this.errTsc !== undefined && this.errTsc >= this.stopTsc) return true;
+    // a PSB+ with a FUP while tracing: perf walks to the FUP's IP first (its states may yield), then yields
+    // after the PSB+ (psbInSync pauses there)
+    if (this.st === FlowState.InSync && this.pge && this.reader.nextIsPsb() && this.reader.psbFupIp() !== undefined)
+      return false;
     const t = this.reader.timingTscAhead();
     if (t !== undefined && t >= this.stopTsc) return true;
     // past the stop by MTC or CYC: a packet that is a state of its own is that state (a walk pauses itself)
