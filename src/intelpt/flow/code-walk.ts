@@ -124,8 +124,8 @@ export class FlowWalker {
     this.pending = undefined;
     this.st = next;
     this.errors++;
-    // perf samples the time at every error
-    this.clock.refresh();
+    // perf samples the time at every error (no state: the queue's time becomes the estimate, errTsc)
+    this.clock.refreshQuiet();
     const e = flowError(this.cpu, code, reason, {
       ip: this.ip,
       tsc: this.tsc,

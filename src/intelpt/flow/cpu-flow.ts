@@ -132,10 +132,9 @@ export class CpuFlow extends QuickHop {
     this.stopTsc = stopTsc;
     this.heldTsc = undefined;
     this.flushUserReturn();
-    if (this.psbHeld) {
-      this.psbHeld = false;
-      this.psbDone(this.psbIp);
-    }
+    const held = this.heldReport;
+    this.heldReport = undefined;
+    held?.();
     for (;;) {
       let r: Step = Step.Ok;
       switch (this.st) {
@@ -290,15 +289,12 @@ export class CpuFlow extends QuickHop {
     if (r !== Step.Ok) return r;
     // perf's PSB_EVT state, timed by the PSB+: perf yields after it when that reaches the stop
     if (fup !== undefined && this.holdState(this.clock.timestamp)) {
-      this.psbHeld = true;
+      this.heldReport = () => this.psbDone(this.psbIp);
       return Step.Pause;
     }
     this.psbDone(this.psbIp);
     return r;
   }
-
-  /** A PSB+ read that perf yields after: its state is reported when run() resumes. */
-  private psbHeld = false;
 
   /** Take the next TNT outcome (true = taken). */
   private popTnt(): boolean {

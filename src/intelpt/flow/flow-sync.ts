@@ -110,6 +110,24 @@ export class FlowSync extends FlowWalker {
     power.call(this.sink, this.cpu, e);
   }
 
+  /** A decoder state's report that waits for run() to resume (perf yielded after decoding the state). */
+  protected heldReport: (() => void) | undefined;
+
+  /**
+   * A state the resync scan ended in: perf's queue time becomes the later of its time and an error's
+   * estimate; when that reaches the stop perf yields before its samples (reported on resume), else report now.
+   */
+  protected reportState(report: () => void): Step {
+    const e = this.errTsc;
+    const ts = this.clock.timestamp;
+    if (!this.quickSync && this.holdState(e !== undefined && e > ts ? e : ts)) {
+      this.heldReport = report;
+      return Step.Pause;
+    }
+    report();
+    return Step.Ok;
+  }
+
   /** A PSB+ was read: perf's PSB_EVT state (from_ip `ip`), timed by the PSB+'s TSC. */
   protected psbDone(ip: bigint, toIp = 0n): void {
     this.clock.refresh();
@@ -337,49 +355,57 @@ export class FlowSync extends FlowWalker {
   private walkToIp(): Step {
     const rd = this.reader;
     for (;;) {
-      if (this.atStop()) return Step.Pause;
+      // perf yields at the state this scan ends in (queue time: the later of it and an error's estimate), not
+      // before the packets that time it; hop mode yields at any packet
+      if (this.quickSync && this.atStop()) return Step.Pause;
       switch (this.next()) {
         case PACKET_END:
           return Step.End;
         case PACKET_BAD:
           return Step.Error;
-        case PT.TIP_PGD:
+        case PT.TIP_PGD: {
           this.pge = false;
           if (rd.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = FlowState.InSync;
           this.afterSync = false;
-          this.stateDone(0n, this.ip);
-          this.sink.event?.(this.cpu, 'disabled', this.ip, rd.lastOffset);
-          this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceEnd, this.tsc);
-          return Step.Ok;
+          const at = rd.lastOffset;
+          return this.reportState(() => {
+            this.stateDone(0n, this.ip);
+            this.sink.event?.(this.cpu, 'disabled', this.ip, at);
+            this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceEnd, this.tsc);
+          });
+        }
         case PT.TIP_PGE:
           this.pge = true;
           if (rd.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = FlowState.InSync;
           this.afterSync = false;
-          this.stateDone(0n, this.ip);
-          this.enabled();
-          this.traceBegin();
-          return Step.Ok;
+          return this.reportState(() => {
+            this.stateDone(0n, this.ip);
+            this.enabled();
+            this.traceBegin();
+          });
         case PT.TIP:
           this.pge = true;
           if (rd.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = FlowState.InSync;
           this.afterSync = false;
-          this.stateDone(0n, this.ip);
-          this.traceBegin();
-          return Step.Ok;
+          return this.reportState(() => {
+            this.stateDone(0n, this.ip);
+            this.traceBegin();
+          });
         case PT.FUP:
           if (rd.haveIp()) this.setIp();
           if (this.ip) {
             this.st = FlowState.InSync;
             this.afterSync = false;
-            this.stateDone(0n, this.ip);
-            this.traceBegin();
-            return Step.Ok;
+            return this.reportState(() => {
+              this.stateDone(0n, this.ip);
+              this.traceBegin();
+            });
           }
           break;
         case PT.PSB: {
@@ -387,13 +413,14 @@ export class FlowSync extends FlowWalker {
           const r = this.walkPsb();
           if (r !== Step.Ok) return r;
           // a PSB_EVT state either way; intel_pt_sync_ip gives it from_ip 0 when the PSB+ gave an IP
-          this.psbDone(0n, this.ip);
-          if (this.ip) {
+          const ip = this.ip;
+          if (ip) {
             // intel_pt_walk_to_ip: in sync at a PSB+ "do not have a sample" (no trace begin)
             this.st = FlowState.InSync;
             this.afterSync = false;
-            return Step.Ok;
           }
+          const h = this.reportState(() => this.psbDone(0n, ip));
+          if (h !== Step.Ok || ip) return h;
           break;
         }
         case PT.TSC:
