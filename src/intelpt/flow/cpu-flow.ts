@@ -288,12 +288,30 @@ export class CpuFlow extends QuickHop {
     const r = this.walkPsb(true); // which clears the return stack, as every PSB+ read does
     if (r !== Step.Ok) return r;
     // perf's PSB_EVT state, timed by the PSB+: perf yields after it when that reaches the stop
-    if (fup !== undefined && this.holdState(this.clock.timestamp)) {
-      this.heldReport = () => this.psbDone(this.psbIp);
+    // measured: perf's queue time there is the PSB+'s TSC packet, also where the clock kept a later time
+    // (a backwards TSC suppressed), as when it yields before a PSB+ without FUP
+    const t = this.psbTsc();
+    if (fup !== undefined && this.holdState(t)) {
+      this.heldReport = () => this.psbReport(t);
       return Step.Pause;
     }
-    this.psbDone(this.psbIp);
+    this.psbReport(t);
     return r;
+  }
+
+  /** Report the PSB+ state read in sync, the queue's time becoming `t` (psbTsc). */
+  private psbReport(t: bigint): void {
+    const c = this.clock;
+    const before = c.reported;
+    this.psbDone(this.psbIp);
+    // biome-ignore lint/complexity/useMathMinMax: bigint
+    if (t < c.timestamp) c.reported = before > t ? before : t;
+  }
+
+  /** The time of a PSB+ state just read: its TSC packet's when it held one. */
+  private psbTsc(): bigint {
+    const c = this.clock;
+    return this.psbHadTsc && c.lastTsc < c.timestamp ? c.lastTsc : c.timestamp;
   }
 
   /** Take the next TNT outcome (true = taken). */

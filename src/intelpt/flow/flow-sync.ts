@@ -31,6 +31,8 @@ export class FlowSync extends FlowWalker {
   /** The last PSB+ read: its offset in the CPU's trace and its FUP's IP (perf's psb_ip; 0 without one). */
   protected psbOffset = 0;
   protected psbIp = 0n;
+  /** The last PSB+ read held a TSC packet. */
+  protected psbHadTsc = false;
 
   // ---- power events (itrace p) -------------------------------------------
 
@@ -299,6 +301,7 @@ export class FlowSync extends FlowWalker {
     this.psbFup = false;
     this.psbOffset = rd.lastOffset;
     this.psbIp = 0n;
+    this.psbHadTsc = false;
     rd.last.ip = 0n;
     rd.last.haveIp = true;
     this.stack.length = 0;
@@ -312,6 +315,7 @@ export class FlowSync extends FlowWalker {
           return Step.Ok;
         case PT.TSC:
           this.setTsc();
+          this.psbHadTsc = true;
           break;
         case PT.MODE_EXEC:
           this.modeExec();
