@@ -28,7 +28,8 @@ import { PT } from '../packets/kinds.js';
 import type { Insn } from '../../x86/block-cache.js';
 import { PtErr, resyncStates, type FlowErrorOptions } from './flow-errors.js';
 import { NO_STOP } from './flow-sync.js';
-import { HOP_IGNORE, HOP_PROCESS, QuickHop } from './quick-hop.js';
+import { HOP_IGNORE, HOP_PROCESS } from './quick-hop.js';
+import { FupWalk } from './fup-walk.js';
 import { BranchKind, FlowState, Step, WalkStop, type BlockSource, type FlowSink } from './flow-types.js';
 import { PACKET_BAD, PACKET_END, PacketReader } from './packet-reader.js';
 import { memoryTrace, type TraceSource } from './trace-source.js';
@@ -66,7 +67,7 @@ export interface CpuFlowOptions {
   mtc?: { shift: number; tscCtcN: number; tscCtcD: number };
 }
 
-export class CpuFlow extends QuickHop {
+export class CpuFlow extends FupWalk {
   /** The TNT packet's outcomes as u32 halves: bit tntCount-1 is the next one (1 = taken). */
   private tntLo = 0;
   private tntHi = 0;
@@ -304,7 +305,6 @@ export class CpuFlow extends QuickHop {
     const c = this.clock;
     const before = c.reported;
     this.psbDone(this.psbIp);
-    // biome-ignore lint/complexity/useMathMinMax: bigint
     if (t < c.timestamp) c.reported = before > t ? before : t;
   }
 
@@ -457,79 +457,5 @@ export class CpuFlow extends QuickHop {
       this.sink.insns?.(this.cpu, p.insns, p.insns.length - 1, p.insns.length, p.est);
     }
     this.sink.branch?.(this.cpu, p.from, p.to, BranchKind.indirect, p.est, p.op);
-  }
-
-  /** Walk to the FUP's IP (the last IP): Step.Again when reached, the TIP comes next. */
-  private walkFup(): Step {
-    const c = this.walkInsn(this.reader.last.ip);
-    if (c === WalkStop.Reached) {
-      this.st = FlowState.InSync;
-      return Step.Again;
-    }
-    if (c === WalkStop.Error) return Step.Error;
-    if (c === WalkStop.Paused) return Step.Pause;
-    if (c === WalkStop.Indirect) return this.fail(PtErr.MISMAT, 'Unexpected indirect branch', FlowState.ErrResync);
-    return this.fail(PtErr.MISMAT, 'Unexpected conditional branch', FlowState.ErrResync);
-  }
-
-  /** The TIP (or TIP.PGE / TIP.PGD) that must follow a FUP's IP; MODE.Exec may come between. */
-  private walkFupTip(): Step {
-    const rd = this.reader;
-    for (;;) {
-      switch (this.next()) {
-        case PACKET_END:
-          return Step.End;
-        case PACKET_BAD:
-          return Step.Error;
-        case PT.MODE_EXEC:
-          continue;
-        case PT.CBR:
-          this.readCbr();
-          continue;
-        case PT.MTC:
-        case PT.CYC:
-          this.timingPacket(rd.raw.type);
-          continue;
-        case PT.TIP_PGD: {
-          if (this.crossed()) {
-            // perf yields after this state: pause before its TIP, walk to the FUP's IP again on resume
-            rd.unread();
-            this.st = FlowState.Fup;
-            this.heldTsc = this.clock.timestamp;
-            return Step.Pause;
-          }
-          this.st = FlowState.InSync;
-          this.clock.refresh();
-          this.pge = false;
-          const from = this.ip;
-          if (rd.raw.ipc) this.setIp();
-          this.stateDone(from, rd.raw.ipc ? this.ip : 0n);
-          this.sink.branch?.(this.cpu, from, rd.raw.ipc ? this.ip : 0n, BranchKind.traceEnd, this.tsc);
-          this.sink.event?.(this.cpu, 'disabled', from, rd.lastOffset);
-          return Step.Ok;
-        }
-        case PT.TIP_PGE:
-        case PT.TIP: {
-          if (this.crossed()) {
-            // perf yields after this state: pause before its TIP, walk to the FUP's IP again on resume
-            rd.unread();
-            this.st = FlowState.Fup;
-            this.heldTsc = this.clock.timestamp;
-            return Step.Pause;
-          }
-          this.st = FlowState.InSync;
-          this.clock.refresh();
-          const from = this.ip;
-          if (rd.raw.ipc) this.setIp();
-          this.stateDone(rd.raw.type === PT.TIP_PGE ? 0n : from, rd.raw.ipc ? this.ip : 0n);
-          this.sink.event?.(this.cpu, 'interrupt', from, rd.lastOffset);
-          this.sink.branch?.(this.cpu, from, this.ip, BranchKind.async, this.tsc);
-          return Step.Ok;
-        }
-        default:
-          rd.unread(); // not consumed (perf's pkt_step = 0)
-          return this.fail(PtErr.MISMAT, 'Missing TIP after FUP', this.resync.missingPacket);
-      }
-    }
   }
 }

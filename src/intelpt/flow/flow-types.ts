@@ -112,6 +112,7 @@ export interface FlowSink {
    * stop at the sample insns[i] when `clock.hold` says perf yields at its state: it returns i, and the decoder
    * pauses there and reports insns[i..) again on resume.
    */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a sink that never stops returns nothing
   insns?(cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint, clock?: InsnClock): number | void;
   /** A taken branch; `op`: the branch instruction's class where `kind` does not say it (indirect, trace end). */
   branch?(cpu: number, from: bigint, to: bigint, kind: string, tsc: bigint, op?: string): void;
