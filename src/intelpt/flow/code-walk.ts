@@ -74,6 +74,8 @@ export class FlowWalker {
    * (sync-switch.ts): the decoder stops right after that branch; the driver clears it.
    */
   switchPause = false;
+  /** perf's quick decoding level (CpuFlow's `quick` option), which changes what sync reports. */
+  protected quickSync = 0;
 
   /** perf's ptq->timestamp set from outside (a queue put back on the heap at a switch record's time). */
   setQueueTime(tsc: bigint): void {
@@ -124,8 +126,10 @@ export class FlowWalker {
     this.pending = undefined;
     this.st = next;
     this.errors++;
-    // perf samples the time at every error (no state: the queue's time becomes the estimate, errTsc)
-    this.clock.refreshQuiet();
+    // perf samples the time at every error (no state: the queue's time becomes the estimate, errTsc; hop mode
+    // yields at any packet, the error's time counted)
+    if (this.quickSync) this.clock.refresh();
+    else this.clock.refreshQuiet();
     const e = flowError(this.cpu, code, reason, {
       ip: this.ip,
       tsc: this.tsc,

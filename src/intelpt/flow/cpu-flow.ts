@@ -292,7 +292,7 @@ export class CpuFlow extends FupWalk {
     // measured: perf's queue time there is the PSB+'s TSC packet, also where the clock kept a later time
     // (a backwards TSC suppressed), as when it yields before a PSB+ without FUP
     const t = this.psbTsc();
-    if (fup !== undefined && this.holdState(t)) {
+    if (fup !== undefined && !this.quickSync && this.holdState(t)) {
       this.heldReport = () => this.psbReport(t);
       return Step.Pause;
     }

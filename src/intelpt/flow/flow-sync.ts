@@ -20,8 +20,6 @@ export class FlowSync extends FlowWalker {
   protected stopTsc = NO_STOP;
   /** MODE.Exec seen since the last enable (libipt reports it after [enabled]). */
   protected execMode64: boolean | undefined;
-  /** perf's quick decoding level (CpuFlow's `quick` option), which changes what sync reports. */
-  protected quickSync = 0;
   /** The last PSB+ read held a FUP giving an IP. */
   protected psbFup = false;
   /** perf's decoder cbr_seen, the state's cbr, and the queue's cbr_seen (-1: perf's UINT_MAX). */
@@ -177,7 +175,13 @@ export class FlowSync extends FlowWalker {
     if (this.errTsc !== undefined && this.errTsc >= this.stopTsc) return true;
     // a PSB+ with a FUP while tracing: perf walks to the FUP's IP first (its states may yield), then yields
     // after the PSB+ (psbInSync pauses there)
-    if (this.st === FlowState.InSync && this.pge && this.reader.nextIsPsb() && this.reader.psbFupIp() !== undefined)
+    if (
+      !this.quickSync &&
+      this.st === FlowState.InSync &&
+      this.pge &&
+      this.reader.nextIsPsb() &&
+      this.reader.psbFupIp() !== undefined
+    )
       return false;
     const t = this.reader.timingTscAhead();
     if (t !== undefined && t >= this.stopTsc) return true;
