@@ -374,20 +374,12 @@ export function perfItraceSink(
     sink.insns = (cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint, at?: InsnClock) => {
       if (only !== undefined && cpu !== only) return;
       release();
-      const every = period.every;
       let pre: string | undefined;
       for (let i = from; i < to; i++) {
         const insn = insns[i]!;
-        const saved = at?.hold ? period.save(cpu) : undefined;
-        let n = every
-          ? period.everyStep(cpu)
-          : period.step(cpu, tsc, insn.op !== 'other' || (!!at?.end && i === to - 1), false, at, i - from);
+        let n = period.sample(cpu, tsc, insn.op !== 'other' || (!!at?.end && i === to - 1), at, i - from);
+        if (n < 0n) return i; // perf's queue yields at this sample's state: it comes on resume
         if (!n) continue;
-        // perf's queue yields at this sample's state (its time reached the next queue's): it comes on resume
-        if (saved && at?.hold?.(tsc)) {
-          period.restore(cpu, saved);
-          return i;
-        }
         // a skipped sample leaves perf's last_insn_cnt as it was: the next sample's period counts its instructions
         if (skipped()) {
           unsampled.set(cpu, (unsampled.get(cpu) ?? 0n) + n);

@@ -76,15 +76,19 @@ export class InsnPeriod {
     return s;
   }
 
-  /** A CPU's counting state, to step an instruction and take it back (restore) when perf yields before its sample. */
-  save(c: number): { s: CpuPeriod; lost: bigint | undefined } {
-    return { s: { ...this.cpu(c) }, lost: this.lost.get(c) };
-  }
-
-  restore(c: number, v: { s: CpuPeriod; lost: bigint | undefined }): void {
-    this.cpus.set(c, { ...v.s });
-    if (v.lost === undefined) this.lost.delete(c);
-    else this.lost.set(c, v.lost);
+  /**
+   * One instruction walked (step, or everyStep in every-instruction mode): its sample's period, 0n when none,
+   * or -1n when perf's queue yields at the sample's state (`at.hold`): the step is then taken back, for the
+   * decoder to walk the instruction again on resume.
+   */
+  sample(c: number, tsc: bigint, branch: boolean, at?: InsnClock, nth = 0): bigint {
+    const saved = at?.hold ? { s: { ...this.cpu(c) }, lost: this.lost.get(c) } : undefined;
+    const n = this.every ? this.everyStep(c) : this.step(c, tsc, branch, false, at, nth);
+    if (!n || !saved || !at?.hold?.(tsc)) return n;
+    this.cpus.set(c, saved.s);
+    if (saved.lost === undefined) this.lost.delete(c);
+    else this.lost.set(c, saved.lost);
+    return -1n;
   }
 
   /** Tracing stopped or decoding restarted: perf's continuous_period = false. */
