@@ -4,8 +4,10 @@
  * `--cyc`, `--tsc-ctc`): MTC only and MTC with CYC, with several MTC periods (one above 8, where perf fixes
  * the TMA's missing MTC bits up) and TSC:CTC ratios (whole and fractional), with text pokes and without them
  * (errors), with PSB+ inside bursts, and with power events (CYC timed by the CBR until MTCs calibrate it).
- * Time-based instruction periods (i100ns, i10us) sample where perf's clock says. perf is the reference: the
- * test fails under CI when it cannot run.
+ * Time-based instruction periods (i100ns, i10us) sample where perf's clock says. Recordings of 2 and 3 CPUs
+ * check the merged order: perf switches queues at any decoder state whose time reaches the next queue's
+ * (direct branches, instruction samples, resync states after errors, PSB+), not only at new timestamps.
+ * perf is the reference: the test fails under CI when it cannot run.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,8 +19,9 @@ import { compareDecode } from './decode-compare.js';
 import { runCli, runPerf } from './cli.js';
 
 const dir = tempDir('perfpoke-decode-timing-');
-// one CPU: perf's queue order between CPUs yields at states an MTC times, which decode follows only in part
 const base = { cpus: 1, flips: 4, size: 20_000, truth: false } as const;
+/** Several CPUs: the output is merged in perf's queue order, which switches queues at the decoder states. */
+const multi = { ...base, size: 60_000 } as const;
 const RECORDINGS = {
   /** MTC every 8 CTC ticks, TSC:CTC 2/1, text pokes, two tasks */
   mtc: { ...base, seed: 4, mtcPeriod: 3, tasks: 2 },
@@ -28,6 +31,25 @@ const RECORDINGS = {
   noPokes: { ...base, seed: 3, mtcPeriod: 10, tscCtc: [3, 1], textPokes: false, midBurstPsb: true, psbPeriod: 300 },
   /** CYC every cycle with CBR changes (power events), MTC every 2 CTC ticks */
   power: { ...base, seed: 6, mtcPeriod: 1, tscCtc: [83, 4], cycThresh: 0, power: true },
+  /** 2 CPUs, three tasks, MTC every 8 CTC ticks, text pokes (queues yield at direct branches, samples, TIP.PGD) */
+  cpus2: { ...multi, cpus: 2, seed: 7, mtcPeriod: 3, tasks: 3 },
+  /** 3 CPUs, CYC, TSC:CTC 5/2, text pokes */
+  cpus3Cyc: { ...multi, cpus: 3, seed: 8, mtcPeriod: 5, tscCtc: [5, 2], cycThresh: 2, tasks: 3 },
+  /** 3 CPUs, CYC, no TEXT_POKE records (errors: queues yield at the resync), PSB+ with FUP inside bursts */
+  cpus3NoPokes: {
+    ...multi,
+    cpus: 3,
+    seed: 26,
+    mtcPeriod: 5,
+    tscCtc: [5, 2],
+    cycThresh: 2,
+    tasks: 3,
+    textPokes: false,
+    midBurstPsb: true,
+    psbPeriod: 300,
+  },
+  /** 2 CPUs, PSB+ with FUP inside bursts, other events' samples, MTC every 4 CTC ticks */
+  cpus2Psb: { ...multi, cpus: 2, seed: 13, mtcPeriod: 2, midBurstPsb: true, psbPeriod: 300, samples: 20, tasks: 2 },
 } satisfies Record<string, Omit<SimOptions, 'out'>>;
 
 const rec: Record<string, string> = {};

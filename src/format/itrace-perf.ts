@@ -374,11 +374,11 @@ export function perfItraceSink(
     sink.insns = (cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint, at?: InsnClock) => {
       if (only !== undefined && cpu !== only) return;
       release();
-      const every = period.every;
       let pre: string | undefined;
       for (let i = from; i < to; i++) {
         const insn = insns[i]!;
-        let n = every ? period.everyStep(cpu) : period.step(cpu, tsc, insn.op !== 'other', false, at, i - from);
+        let n = period.sample(cpu, tsc, insn.op !== 'other' || (!!at?.end && i === to - 1), at, i - from);
+        if (n < 0n) return i; // perf's queue yields at this sample's state: it comes on resume
         if (!n) continue;
         // a skipped sample leaves perf's last_insn_cnt as it was: the next sample's period counts its instructions
         if (skipped()) {

@@ -76,6 +76,21 @@ export class InsnPeriod {
     return s;
   }
 
+  /**
+   * One instruction walked (step, or everyStep in every-instruction mode): its sample's period, 0n when none,
+   * or -1n when perf's queue yields at the sample's state (`at.hold`): the step is then taken back, for the
+   * decoder to walk the instruction again on resume.
+   */
+  sample(c: number, tsc: bigint, branch: boolean, at?: InsnClock, nth = 0): bigint {
+    const saved = at?.hold ? { s: { ...this.cpu(c) }, lost: this.lost.get(c) } : undefined;
+    const n = this.every ? this.everyStep(c) : this.step(c, tsc, branch, false, at, nth);
+    if (!n || !saved || !at?.hold?.(tsc)) return n;
+    this.cpus.set(c, saved.s);
+    if (saved.lost === undefined) this.lost.delete(c);
+    else this.lost.set(c, saved.lost);
+    return -1n;
+  }
+
   /** Tracing stopped or decoding restarted: perf's continuous_period = false. */
   stop(c: number): void {
     if (!this.ticks) return;

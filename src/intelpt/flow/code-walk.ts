@@ -10,7 +10,15 @@
 import type { Block, Insn } from '../../x86/block-cache.js';
 import { linkedBlock } from './block-links.js';
 import { flowError, PtErr, type PtErrCode, type ResyncStates } from './flow-errors.js';
-import { BranchKind, FlowState, Step, WalkStop, type BlockSource, type FlowSink } from './flow-types.js';
+import {
+  BranchKind,
+  FlowState,
+  Step,
+  WalkStop,
+  type BlockSource,
+  type FlowSink,
+  type InsnClock,
+} from './flow-types.js';
 import type { PacketReader } from './packet-reader.js';
 import type { PerfClock } from './perf-clock.js';
 
@@ -66,6 +74,8 @@ export class FlowWalker {
    * (sync-switch.ts): the decoder stops right after that branch; the driver clears it.
    */
   switchPause = false;
+  /** perf's quick decoding level (CpuFlow's `quick` option), which changes what sync reports. */
+  protected quickSync = 0;
 
   /** perf's ptq->timestamp set from outside (a queue put back on the heap at a switch record's time). */
   setQueueTime(tsc: bigint): void {
@@ -116,8 +126,10 @@ export class FlowWalker {
     this.pending = undefined;
     this.st = next;
     this.errors++;
-    // perf samples the time at every error
-    this.clock.refresh();
+    // perf samples the time at every error (no state: the queue's time becomes the estimate, errTsc; hop mode
+    // yields at any packet, the error's time counted)
+    if (this.quickSync) this.clock.refresh();
+    else this.clock.refreshQuiet();
     const e = flowError(this.cpu, code, reason, {
       ip: this.ip,
       tsc: this.tsc,
@@ -156,14 +168,14 @@ export class FlowWalker {
         }
         if (upto < n) {
           this.walkOp = upto > 0 ? insns[upto - 1]!.op : undefined;
-          if (upto > 0) this.emit(insns, 0, upto);
+          if (upto > 0 && this.emit(insns, 0, upto, true, true) < upto) return WalkStop.Paused;
           this.ip = toIp;
           this.noProgress = 0;
           return WalkStop.Reached;
         }
       }
       if (b.stop !== 'branch') {
-        if (n) this.emit(insns, 0, n);
+        if (n && this.emit(insns, 0, n, true) < n) return WalkStop.Paused;
         this.ip = b.end;
         if (b.stop === 'limit') {
           this.linkFrom = b;
@@ -175,13 +187,14 @@ export class FlowWalker {
         return WalkStop.Error;
       }
       const last = insns[n - 1]!;
+      // perf yields at an instruction sample before the branch as at any state
+      if (n > 1 && this.emit(insns, 0, n - 1, true) < n - 1) return WalkStop.Paused;
       this.ip = last.ip;
       this.lastInsn = last;
       this.walkOp = last.op;
       this.lastBlock = b;
       // The branch itself is reported only once the trace confirms it
       // (perf synthesizes no instruction sample for a branch that errors).
-      if (n > 1) this.emit(insns, 0, n - 1);
       this.pending = insns;
       this.clock.count(1);
       switch (last.op) {
@@ -191,6 +204,12 @@ export class FlowWalker {
         case 'jmp':
         case 'call':
           if (!last.indirect) {
+            if (this.holdState(this.clock.sample)) {
+              // perf yields after this branch's state: walk to it again on resume
+              this.pending = undefined;
+              this.clock.count(-1);
+              return WalkStop.Paused;
+            }
             this.commit();
             // a call to the next instruction (getting the IP) pushes nothing, as in perf
             if (last.op === 'call' && last.target !== b.end) this.stack.push(b);
@@ -219,6 +238,14 @@ export class FlowWalker {
     }
   }
 
+  /**
+   * A state timed `tsc` is next: does perf yield after it (its time reaches the stop)? Then run() pauses
+   * before reporting it (FlowSync knows the stop).
+   */
+  protected holdState(_tsc: bigint): boolean {
+    return false;
+  }
+
   /** perf's stuck-IP detector for chains of unconditional branches; true when it reported an error. */
   private loopCheck(): boolean {
     const cnt = this.noProgress++;
@@ -239,21 +266,36 @@ export class FlowWalker {
     return false;
   }
 
-  /** Report the branch instruction the last walk stopped at. */
-  protected commit(): void {
+  /**
+   * Report the branch instruction the last walk stopped at. `hold`: it may be an instruction sample state perf
+   * yields at (a not-taken branch): then it stays pending (true), and the walk is to reach it again on resume.
+   */
+  protected commit(hold = false): boolean {
     const p = this.pending;
-    if (p) {
-      this.pending = undefined;
-      this.clock.count(-1);
-      this.emit(p, p.length - 1, p.length);
-    }
+    if (!p) return false;
+    this.pending = undefined;
+    this.clock.count(-1);
+    if (this.emit(p, p.length - 1, p.length, hold) === p.length) return false;
+    this.pending = p;
+    return true;
   }
 
-  protected emit(insns: readonly Insn[], from: number, to: number): void {
+  /**
+   * Report insns[from..to) executed. Returns `to`, or the index of an instruction sample perf yields at (the
+   * sink stopped before it: the walk pauses with this.ip there).
+   */
+  protected emit(insns: readonly Insn[], from: number, to: number, hold = false, end = false): number {
     this.insnCount += to - from;
     const c = this.clock;
-    const at = { ts: c.timestamp, cnt: c.insnCnt };
+    const at: InsnClock = { ts: c.timestamp, cnt: c.insnCnt };
+    if (hold) at.hold = (t) => this.holdState(t);
+    if (end) at.end = true;
     c.count(to - from);
-    this.sink.insns?.(this.cpu, insns, from, to, this.tsc, at);
+    const r = this.sink.insns?.(this.cpu, insns, from, to, this.tsc, at);
+    if (typeof r !== 'number' || r >= to) return to;
+    this.insnCount -= to - r;
+    c.count(r - to);
+    this.ip = insns[r]!.ip;
+    return r;
   }
 }

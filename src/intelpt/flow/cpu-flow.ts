@@ -28,7 +28,8 @@ import { PT } from '../packets/kinds.js';
 import type { Insn } from '../../x86/block-cache.js';
 import { PtErr, resyncStates, type FlowErrorOptions } from './flow-errors.js';
 import { NO_STOP } from './flow-sync.js';
-import { HOP_IGNORE, HOP_PROCESS, QuickHop } from './quick-hop.js';
+import { HOP_IGNORE, HOP_PROCESS } from './quick-hop.js';
+import { FupWalk } from './fup-walk.js';
 import { BranchKind, FlowState, Step, WalkStop, type BlockSource, type FlowSink } from './flow-types.js';
 import { PACKET_BAD, PACKET_END, PacketReader } from './packet-reader.js';
 import { memoryTrace, type TraceSource } from './trace-source.js';
@@ -66,7 +67,7 @@ export interface CpuFlowOptions {
   mtc?: { shift: number; tscCtcN: number; tscCtcD: number };
 }
 
-export class CpuFlow extends QuickHop {
+export class CpuFlow extends FupWalk {
   /** The TNT packet's outcomes as u32 halves: bit tntCount-1 is the next one (1 = taken). */
   private tntLo = 0;
   private tntHi = 0;
@@ -130,7 +131,11 @@ export class CpuFlow extends QuickHop {
    */
   run(stopTsc: bigint = NO_STOP): boolean {
     this.stopTsc = stopTsc;
+    this.heldTsc = undefined;
     this.flushUserReturn();
+    const held = this.heldReport;
+    this.heldReport = undefined;
+    held?.();
     for (;;) {
       let r: Step = Step.Ok;
       switch (this.st) {
@@ -282,8 +287,31 @@ export class CpuFlow extends QuickHop {
         return this.fail(PtErr.MISMAT, 'Unexpected conditional branch', FlowState.ErrResync);
     }
     const r = this.walkPsb(true); // which clears the return stack, as every PSB+ read does
-    if (r === Step.Ok) this.psbDone(this.psbIp);
+    if (r !== Step.Ok) return r;
+    // perf's PSB_EVT state, timed by the PSB+: perf yields after it when that reaches the stop
+    // measured: perf's queue time there is the PSB+'s TSC packet, also where the clock kept a later time
+    // (a backwards TSC suppressed), as when it yields before a PSB+ without FUP
+    const t = this.psbTsc();
+    if (fup !== undefined && !this.quickSync && this.holdState(t)) {
+      this.heldReport = () => this.psbReport(t);
+      return Step.Pause;
+    }
+    this.psbReport(t);
     return r;
+  }
+
+  /** Report the PSB+ state read in sync, the queue's time becoming `t` (psbTsc). */
+  private psbReport(t: bigint): void {
+    const c = this.clock;
+    const before = c.reported;
+    this.psbDone(this.psbIp);
+    if (t < c.timestamp) c.reported = before > t ? before : t;
+  }
+
+  /** The time of a PSB+ state just read: its TSC packet's when it held one. */
+  private psbTsc(): bigint {
+    const c = this.clock;
+    return this.psbHadTsc && c.lastTsc < c.timestamp ? c.lastTsc : c.timestamp;
   }
 
   /** Take the next TNT outcome (true = taken). */
@@ -337,6 +365,11 @@ export class CpuFlow extends QuickHop {
           this.reader.unread();
           return this.fail(PtErr.MISMAT, 'Missing deferred TIP for indirect branch', missing);
         }
+        // a state of the TNT packet's time once a bit of it was taken, else of the time before
+        if (this.pauseAtState(this.clock.sample)) {
+          this.reader.unread();
+          return Step.Pause;
+        }
         this.reader.applyIp();
         this.commit();
         const from = this.ip;
@@ -350,7 +383,12 @@ export class CpuFlow extends QuickHop {
       const taken = this.popTnt();
       if (taken) this.clock.refresh();
       else this.clock.refreshQuiet();
-      this.commit();
+      if (this.commit(!taken)) {
+        // an instruction sample at the not-taken branch, a state perf yields at: walk to it again on resume
+        this.tntCount++;
+        this.pending = undefined;
+        return Step.Pause;
+      }
       const from = this.ip;
       // the next walk starts from this block's link (block-links.ts); not taken: its end, no new bigint
       this.linkFrom = this.lastBlock;
@@ -419,77 +457,5 @@ export class CpuFlow extends QuickHop {
       this.sink.insns?.(this.cpu, p.insns, p.insns.length - 1, p.insns.length, p.est);
     }
     this.sink.branch?.(this.cpu, p.from, p.to, BranchKind.indirect, p.est, p.op);
-  }
-
-  /** Walk to the FUP's IP (the last IP): Step.Again when reached, the TIP comes next. */
-  private walkFup(): Step {
-    const c = this.walkInsn(this.reader.last.ip);
-    if (c === WalkStop.Reached) {
-      this.st = FlowState.InSync;
-      return Step.Again;
-    }
-    if (c === WalkStop.Error) return Step.Error;
-    if (c === WalkStop.Paused) return Step.Pause;
-    if (c === WalkStop.Indirect) return this.fail(PtErr.MISMAT, 'Unexpected indirect branch', FlowState.ErrResync);
-    return this.fail(PtErr.MISMAT, 'Unexpected conditional branch', FlowState.ErrResync);
-  }
-
-  /** The TIP (or TIP.PGE / TIP.PGD) that must follow a FUP's IP; MODE.Exec may come between. */
-  private walkFupTip(): Step {
-    const rd = this.reader;
-    for (;;) {
-      switch (this.next()) {
-        case PACKET_END:
-          return Step.End;
-        case PACKET_BAD:
-          return Step.Error;
-        case PT.MODE_EXEC:
-          continue;
-        case PT.CBR:
-          this.readCbr();
-          continue;
-        case PT.MTC:
-        case PT.CYC:
-          this.timingPacket(rd.raw.type);
-          continue;
-        case PT.TIP_PGD: {
-          if (this.crossed()) {
-            // perf yields after this state: pause before its TIP, walk to the FUP's IP again on resume
-            rd.unread();
-            this.st = FlowState.Fup;
-            return Step.Pause;
-          }
-          this.st = FlowState.InSync;
-          this.clock.refresh();
-          this.pge = false;
-          const from = this.ip;
-          if (rd.raw.ipc) this.setIp();
-          this.stateDone(from, rd.raw.ipc ? this.ip : 0n);
-          this.sink.branch?.(this.cpu, from, rd.raw.ipc ? this.ip : 0n, BranchKind.traceEnd, this.tsc);
-          this.sink.event?.(this.cpu, 'disabled', from, rd.lastOffset);
-          return Step.Ok;
-        }
-        case PT.TIP_PGE:
-        case PT.TIP: {
-          if (this.crossed()) {
-            // perf yields after this state: pause before its TIP, walk to the FUP's IP again on resume
-            rd.unread();
-            this.st = FlowState.Fup;
-            return Step.Pause;
-          }
-          this.st = FlowState.InSync;
-          this.clock.refresh();
-          const from = this.ip;
-          if (rd.raw.ipc) this.setIp();
-          this.stateDone(rd.raw.type === PT.TIP_PGE ? 0n : from, rd.raw.ipc ? this.ip : 0n);
-          this.sink.event?.(this.cpu, 'interrupt', from, rd.lastOffset);
-          this.sink.branch?.(this.cpu, from, this.ip, BranchKind.async, this.tsc);
-          return Step.Ok;
-        }
-        default:
-          rd.unread(); // not consumed (perf's pkt_step = 0)
-          return this.fail(PtErr.MISMAT, 'Missing TIP after FUP', this.resync.missingPacket);
-      }
-    }
   }
 }

@@ -170,9 +170,7 @@ function mutable(s: FlowSink, muted: () => number | undefined): FlowSink {
   const out: FlowSink = {};
   if (s.insns) {
     const f = s.insns.bind(s);
-    out.insns = (cpu, insns, from, to, tsc, at) => {
-      if (muted() !== cpu) f(cpu, insns, from, to, tsc, at);
-    };
+    out.insns = (cpu, insns, from, to, tsc, at) => (muted() !== cpu ? f(cpu, insns, from, to, tsc, at) : undefined);
   }
   if (s.branch) {
     const f = s.branch.bind(s);

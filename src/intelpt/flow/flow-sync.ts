@@ -20,8 +20,6 @@ export class FlowSync extends FlowWalker {
   protected stopTsc = NO_STOP;
   /** MODE.Exec seen since the last enable (libipt reports it after [enabled]). */
   protected execMode64: boolean | undefined;
-  /** perf's quick decoding level (CpuFlow's `quick` option), which changes what sync reports. */
-  protected quickSync = 0;
   /** The last PSB+ read held a FUP giving an IP. */
   protected psbFup = false;
   /** perf's decoder cbr_seen, the state's cbr, and the queue's cbr_seen (-1: perf's UINT_MAX). */
@@ -31,6 +29,8 @@ export class FlowSync extends FlowWalker {
   /** The last PSB+ read: its offset in the CPU's trace and its FUP's IP (perf's psb_ip; 0 without one). */
   protected psbOffset = 0;
   protected psbIp = 0n;
+  /** The last PSB+ read held a TSC packet. */
+  protected psbHadTsc = false;
 
   // ---- power events (itrace p) -------------------------------------------
 
@@ -60,6 +60,8 @@ export class FlowSync extends FlowWalker {
    * clock's when an MTC or CYC moved it to the stop time with no state reported at that time yet.
    */
   protected timeAhead(): bigint | undefined {
+    // paused at a state: the packet after it is no concern of this pause
+    if (this.heldTsc !== undefined) return this.heldTsc;
     const t = this.reader.timingTscAhead();
     if (t !== undefined) return t;
     return this.crossed() ? this.clock.timestamp : undefined;
@@ -69,6 +71,15 @@ export class FlowSync extends FlowWalker {
    * An MTC or CYC moved the clock to the stop time and no state was reported at it yet: perf yields after
    * the next state it samples the time in (it reports that state first when it resumes).
    */
+  /** The time of the decoder state run() paused at, its time at or past the stop (perf yields after it). */
+  protected heldTsc: bigint | undefined;
+
+  protected override holdState(tsc: bigint): boolean {
+    if (this.stopTsc === NO_STOP || tsc < this.stopTsc || this.clock.reported >= this.stopTsc) return false;
+    this.heldTsc = tsc;
+    return true;
+  }
+
   protected crossed(): boolean {
     const c = this.clock;
     return this.stopTsc !== NO_STOP && c.timestamp >= this.stopTsc && c.reported < this.stopTsc;
@@ -97,6 +108,24 @@ export class FlowSync extends FlowWalker {
     const e: PowerEvent = { kind: 'cbr', ip: fromIp, tsc: this.tsc, cbr: this.stateCbr, op: this.walkOp };
     if (toIp) e.to = toIp;
     power.call(this.sink, this.cpu, e);
+  }
+
+  /** A decoder state's report that waits for run() to resume (perf yielded after decoding the state). */
+  protected heldReport: (() => void) | undefined;
+
+  /**
+   * A state the resync scan ended in: perf's queue time becomes the later of its time and an error's
+   * estimate; when that reaches the stop perf yields before its samples (reported on resume), else report now.
+   */
+  protected reportState(report: () => void): Step {
+    const e = this.errTsc;
+    const ts = this.clock.timestamp;
+    if (!this.quickSync && this.holdState(e !== undefined && e > ts ? e : ts)) {
+      this.heldReport = report;
+      return Step.Pause;
+    }
+    report();
+    return Step.Ok;
   }
 
   /** A PSB+ was read: perf's PSB_EVT state (from_ip `ip`), timed by the PSB+'s TSC. */
@@ -144,6 +173,16 @@ export class FlowSync extends FlowWalker {
     if (this.stopTsc === NO_STOP) return false;
     // after an error perf's queue time is the error's estimate: it stops at the next state once that is due
     if (this.errTsc !== undefined && this.errTsc >= this.stopTsc) return true;
+    // a PSB+ with a FUP while tracing: perf walks to the FUP's IP first (its states may yield), then yields
+    // after the PSB+ (psbInSync pauses there)
+    if (
+      !this.quickSync &&
+      this.st === FlowState.InSync &&
+      this.pge &&
+      this.reader.nextIsPsb() &&
+      this.reader.psbFupIp() !== undefined
+    )
+      return false;
     const t = this.reader.timingTscAhead();
     if (t !== undefined && t >= this.stopTsc) return true;
     // past the stop by MTC or CYC: a packet that is a state of its own is that state (a walk pauses itself)
@@ -208,8 +247,8 @@ export class FlowSync extends FlowWalker {
    * A walk reached the branch whose state samples a time an MTC or CYC moved past the stop: perf yields after
    * that state, so pause before reporting it; the branch is walked again on resume (undone here).
    */
-  protected pauseAtState(): boolean {
-    if (!this.crossed()) return false;
+  protected pauseAtState(tsc = this.clock.timestamp): boolean {
+    if (!this.holdState(tsc)) return false;
     const op = this.lastInsn?.op;
     if (op === 'ret') {
       if (this.retBlock) this.stack.push(this.retBlock);
@@ -266,6 +305,7 @@ export class FlowSync extends FlowWalker {
     this.psbFup = false;
     this.psbOffset = rd.lastOffset;
     this.psbIp = 0n;
+    this.psbHadTsc = false;
     rd.last.ip = 0n;
     rd.last.haveIp = true;
     this.stack.length = 0;
@@ -279,6 +319,7 @@ export class FlowSync extends FlowWalker {
           return Step.Ok;
         case PT.TSC:
           this.setTsc();
+          this.psbHadTsc = true;
           break;
         case PT.MODE_EXEC:
           this.modeExec();
@@ -322,49 +363,57 @@ export class FlowSync extends FlowWalker {
   private walkToIp(): Step {
     const rd = this.reader;
     for (;;) {
-      if (this.atStop()) return Step.Pause;
+      // perf yields at the state this scan ends in (queue time: the later of it and an error's estimate), not
+      // before the packets that time it; hop mode yields at any packet
+      if (this.quickSync && this.atStop()) return Step.Pause;
       switch (this.next()) {
         case PACKET_END:
           return Step.End;
         case PACKET_BAD:
           return Step.Error;
-        case PT.TIP_PGD:
+        case PT.TIP_PGD: {
           this.pge = false;
           if (rd.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = FlowState.InSync;
           this.afterSync = false;
-          this.stateDone(0n, this.ip);
-          this.sink.event?.(this.cpu, 'disabled', this.ip, rd.lastOffset);
-          this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceEnd, this.tsc);
-          return Step.Ok;
+          const at = rd.lastOffset;
+          return this.reportState(() => {
+            this.stateDone(0n, this.ip);
+            this.sink.event?.(this.cpu, 'disabled', this.ip, at);
+            this.sink.branch?.(this.cpu, 0n, this.ip, BranchKind.traceEnd, this.tsc);
+          });
+        }
         case PT.TIP_PGE:
           this.pge = true;
           if (rd.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = FlowState.InSync;
           this.afterSync = false;
-          this.stateDone(0n, this.ip);
-          this.enabled();
-          this.traceBegin();
-          return Step.Ok;
+          return this.reportState(() => {
+            this.stateDone(0n, this.ip);
+            this.enabled();
+            this.traceBegin();
+          });
         case PT.TIP:
           this.pge = true;
           if (rd.haveIp()) this.setIp();
           if (!this.ip) break;
           this.st = FlowState.InSync;
           this.afterSync = false;
-          this.stateDone(0n, this.ip);
-          this.traceBegin();
-          return Step.Ok;
+          return this.reportState(() => {
+            this.stateDone(0n, this.ip);
+            this.traceBegin();
+          });
         case PT.FUP:
           if (rd.haveIp()) this.setIp();
           if (this.ip) {
             this.st = FlowState.InSync;
             this.afterSync = false;
-            this.stateDone(0n, this.ip);
-            this.traceBegin();
-            return Step.Ok;
+            return this.reportState(() => {
+              this.stateDone(0n, this.ip);
+              this.traceBegin();
+            });
           }
           break;
         case PT.PSB: {
@@ -372,13 +421,14 @@ export class FlowSync extends FlowWalker {
           const r = this.walkPsb();
           if (r !== Step.Ok) return r;
           // a PSB_EVT state either way; intel_pt_sync_ip gives it from_ip 0 when the PSB+ gave an IP
-          this.psbDone(0n, this.ip);
-          if (this.ip) {
+          const ip = this.ip;
+          if (ip) {
             // intel_pt_walk_to_ip: in sync at a PSB+ "do not have a sample" (no trace begin)
             this.st = FlowState.InSync;
             this.afterSync = false;
-            return Step.Ok;
           }
+          const h = this.reportState(() => this.psbDone(0n, ip));
+          if (h !== Step.Ok || ip) return h;
           break;
         }
         case PT.TSC:

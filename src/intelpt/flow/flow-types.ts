@@ -108,9 +108,12 @@ export interface FlowSink {
   /**
    * Instructions insns[from..to) of a block were executed; `tsc` is the time of their decoder state, `clock`
    * the decoder's timestamp and the instructions counted since it before insns[from] (perf's timestamp and
-   * timestamp_insn_cnt, which time-based instruction periods count in).
+   * timestamp_insn_cnt, which time-based instruction periods count in). A sink that samples instructions may
+   * stop at the sample insns[i] when `clock.hold` says perf yields at its state: it returns i, and the decoder
+   * pauses there and reports insns[i..) again on resume.
    */
-  insns?(cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint, clock?: InsnClock): void;
+  // biome-ignore lint/suspicious/noConfusingVoidType: a sink that never stops returns nothing
+  insns?(cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint, clock?: InsnClock): number | void;
   /** A taken branch; `op`: the branch instruction's class where `kind` does not say it (indirect, trace end). */
   branch?(cpu: number, from: bigint, to: bigint, kind: string, tsc: bigint, op?: string): void;
   error?(e: FlowError): void;
@@ -133,6 +136,10 @@ export interface FlowSink {
 export interface InsnClock {
   ts: bigint;
   cnt: number;
+  /** Does perf's queue yield at an instruction sample state of time `tsc` (before its sample)? */
+  hold?: (tsc: bigint) => boolean;
+  /** The last instruction ends perf's walk (a FUP's IP reached): the next walk counts to its sample afresh. */
+  end?: boolean;
 }
 
 export interface BlockSource {

@@ -244,6 +244,15 @@ export class PacketReader {
   }
 
   /** The next packet (PADs skipped) is a PSB or an OVF (or the trace ends). */
+  /** The next packet (PADs skipped) is a PSB. */
+  nextIsPsb(): boolean {
+    const c = this.ahead(AHEAD);
+    const b = c.bytes;
+    let p = c.pos;
+    while (p < this.len && b[p] === 0) p++;
+    return p + 1 < this.len && b[p] === 0x02 && b[p + 1] === 0x82;
+  }
+
   nextIsPsbOrOvf(): boolean {
     let c = this.cursor;
     if (!this.complete && this.len - c.pos < PROBE) c = this.fill(this.base + c.pos, this.base + c.pos + PROBE);

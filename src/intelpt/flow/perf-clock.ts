@@ -50,6 +50,11 @@ export class PerfClock {
   /** perf's decoder->timestamp (0 before any TSC) and tsc_timestamp (the last TSC packet's). */
   timestamp = 0n;
   private tscTimestamp = 0n;
+
+  /** The last TSC packet's time (perf's tsc_timestamp: not raised where a backwards TSC was suppressed). */
+  get lastTsc(): bigint {
+    return this.tscTimestamp;
+  }
   /** Instructions walked since the timestamp was last set (timestamp_insn_cnt). */
   insnCnt = 0;
   /** perf's sample_timestamp / sample_insn_cnt: the time of the decoder state last reported. */
