@@ -26,7 +26,7 @@ export interface BlockInsn {
 }
 
 export interface PtxedBlockSink {
-  /** One block (never empty); `index` counts blocks from 1, as ptxed's --stat does. */
+  /** One block (empty only before a TIP.PGD at its IP); `index` counts blocks from 1, as ptxed's --stat does. */
   block(insns: readonly BlockInsn[], index: number): void;
   event(ev: PtEvent, offset?: number): void;
   error(offset: number, ip: bigint, code: PtErrorCode, kind: PtxedErrorKind): void;
@@ -99,6 +99,8 @@ export class BlockGrouping implements PtxedSink {
   }
 
   event(ev: PtEvent, offset?: number): void {
+    // pt_blk_next called where a TIP.PGD binds at once returns an empty block before it
+    if (ev.beforeInsn && !this.open) this.out.block([], ++this.blocks);
     this.flush();
     this.out.event(ev, offset);
   }

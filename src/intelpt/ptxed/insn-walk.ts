@@ -16,7 +16,7 @@ import { type AddrFilter, filterAllows, filterConfigured } from './addr-filter.j
 import { newEvent, PtDecodeError, type ExecMode, type PtEvent } from './event-types.js';
 
 export type { PtxedDecodeOptions, PtxedErrorKind, PtxedResult, PtxedSink } from './walk-types.js';
-import type { PtxedDecodeOptions, PtxedResult, PtxedSink } from './walk-types.js';
+import { type PtxedDecodeOptions, type PtxedResult, type PtxedSink, resumeAfter } from './walk-types.js';
 
 /** Decode a raw PT stream over the code `read` gives, reporting to `sink` what ptxed would print. */
 export function decodePtxed(
@@ -221,7 +221,11 @@ class InsnWalk {
           return true;
         }
         if (!this.enabled) return this.print(ev);
-        return false;
+        // (libipt 2.3 disables before the instruction at the TIP.PGD's IP when the walk gets there)
+        if (ev.ipSuppressed || ev.ip !== this.ip) return false;
+        ev.beforeInsn = true;
+        this.disableAfter(ev, this.ip, this.ip);
+        return true;
       case 'async_disabled':
         if (!this.enabled) throw new PtDecodeError('bad_context');
         if (ev.from !== this.ip) return false;
@@ -491,10 +495,3 @@ class InsnWalk {
   }
 }
 
-/**
- * Where libipt expects tracing to resume after a TIP.PGD at a branch that
- * needed trace (pt_blk_set_disable_resume_ip): after a call, else nowhere.
- */
-function resumeAfter(insn: Insn, next: bigint): bigint {
-  return insn.op === 'call' || insn.op === 'syscall' || insn.op === 'int' || insn.op === 'int3' ? next : 0n;
-}
