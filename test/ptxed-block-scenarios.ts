@@ -110,6 +110,15 @@ export const BLOCK_KINDS = {
     const k = into ? 3 : st.findIndex((x) => x.ip === 0x1007);
     return [...a, 'tip.pgd 3 0x1020', `tip.pge 3 ${hx(st[k]?.ip ?? BLOCK_BASE)}`, ...packets(st.slice(k)), ...b];
   }),
+  // a TIP.PGD with the IP of an instruction the walk reaches (any, also one taking trace): libipt disables
+  // before it (an empty block when nothing was walked since the last event), then `[resumed]` there or
+  // `[enabled]` at the start
+  'disabled at its IP': fc.tuple(passes, cutPass, fc.boolean(), passes).map(([a, c, back, b]) => [
+    ...a,
+    ...c.before,
+    `tip.pgd 3 ${c.ip}`,
+    ...(back ? [`tip.pge 3 ${c.ip}`, ...c.after] : [`tip.pge 3 ${hx(BLOCK_BASE)}`, ...b]),
+  ]),
   interrupt: fc
     .tuple(passes, cutPass, passes)
     .map(([a, c, b]) => [...a, ...c.before, `fup 3 ${c.ip}`, `tip 3 ${hx(BLOCK_BASE)}`, ...b]),

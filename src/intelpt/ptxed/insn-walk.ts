@@ -184,8 +184,9 @@ class InsnWalk {
         if (this.tntDone && this.cur.type === 'tnt') this.emitTick(this.cur.tsc, this.ip);
         this.tntDone = false;
       }
-      if (this.applyBefore(this.cur)) {
-        if (this.cur.statusUpdate) this.sink.status?.(this.cur, this.offset);
+      const ev = this.cur;
+      if (this.applyBefore(ev)) {
+        if (ev.statusUpdate) this.sink.status?.(ev, this.offset);
         this.cur = undefined;
         continue;
       }
