@@ -113,12 +113,14 @@ export const BLOCK_KINDS = {
   // a TIP.PGD with the IP of an instruction the walk reaches (any, also one taking trace): libipt disables
   // before it (an empty block when nothing was walked since the last event), then `[resumed]` there or
   // `[enabled]` at the start
-  'disabled at its IP': fc.tuple(passes, cutPass, fc.boolean(), passes).map(([a, c, back, b]) => [
-    ...a,
-    ...c.before,
-    `tip.pgd 3 ${c.ip}`,
-    ...(back ? [`tip.pge 3 ${c.ip}`, ...c.after] : [`tip.pge 3 ${hx(BLOCK_BASE)}`, ...b]),
-  ]),
+  'disabled at its IP': fc
+    .tuple(passes, cutPass, fc.boolean(), passes)
+    .map(([a, c, back, b]) => [
+      ...a,
+      ...c.before,
+      `tip.pgd 3 ${c.ip}`,
+      ...(back ? [`tip.pge 3 ${c.ip}`, ...c.after] : [`tip.pge 3 ${hx(BLOCK_BASE)}`, ...b]),
+    ]),
   interrupt: fc
     .tuple(passes, cutPass, passes)
     .map(([a, c, b]) => [...a, ...c.before, `fup 3 ${c.ip}`, `tip 3 ${hx(BLOCK_BASE)}`, ...b]),

@@ -97,6 +97,9 @@ test('block decoder vs ptxed 2.3 over calls, returns and loops: blocks where the
   const shown = r.outputs.filter((_o, i) => i % OPTION_SETS.length === 0).join('');
   for (const re of [/^0+1002\n\[block/m, /^0+1002\n0+1020$/m, /^0+1014\n\[block/m, /^0+1014\n0+1010$/m])
     assert.match(shown, re);
+  // a TIP.PGD at an IP the walk reaches: disabled before the instruction there, resumed at it, empty blocks
+  for (const re of [/^[0-9a-f]{16}\n\[disabled\]\n\[resumed\]$/m, /^\[block [0-9a-f]+\]\n\[disabled\]$/m])
+    assert.match(shown, re);
   // without statistics the blocks are not numbered
   assert.match(r.outputs[1] ?? '', /^\[block\]$/m);
   assert.ok(r.outputs.some((o) => /error/.test(o)) && r.outputs.some((o) => /\[end of trace\]/.test(o)));

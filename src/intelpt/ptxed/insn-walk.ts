@@ -5,7 +5,7 @@
  * events, and apply each event where libipt binds it — before the
  * instruction at its IP (enabled, overflow, interrupt, exec mode, tsx,
  * exstop, mwait, ptwrite, async paging…), right away when it has no IP
- * (cbr, pwre, pwrx, mnt, stop…), or after the branch it ends at (disabled).
+ * (cbr, pwre, pwrx, mnt, stop…), or after the branch it ends at (disabled, unless the walk reaches its IP).
  * On an error it reports the trace offset and IP and resynchronizes at the
  * next PSB, as ptxed does, or (--resync-on-error) goes on at the failing event.
  */
@@ -495,4 +495,3 @@ class InsnWalk {
     this.print(ev);
   }
 }
-
