@@ -16,7 +16,7 @@ import { type AddrFilter, filterAllows, filterConfigured } from './addr-filter.j
 import { newEvent, PtDecodeError, type ExecMode, type PtEvent } from './event-types.js';
 
 export type { PtxedDecodeOptions, PtxedErrorKind, PtxedResult, PtxedSink } from './walk-types.js';
-import { type PtxedDecodeOptions, type PtxedResult, type PtxedSink, resumeAfter } from './walk-types.js';
+import { type PtxedDecodeOptions, type PtxedResult, type PtxedSink, resumeAfter, STANDALONE } from './walk-types.js';
 
 /** Decode a raw PT stream over the code `read` gives, reporting to `sink` what ptxed would print. */
 export function decodePtxed(
@@ -29,9 +29,6 @@ export function decodePtxed(
   w.run();
   return { instructions: w.instructions, errors: w.errors };
 }
-
-/** Events without an IP, reported as soon as they are reached. */
-const STANDALONE = new Set(['cbr', 'pwre', 'pwrx', 'mnt', 'stop']);
 
 class InsnWalk {
   instructions = 0;
@@ -76,7 +73,7 @@ class InsnWalk {
   /** The offset an error is reported at when it is not the decoder's (a lookahead past a TNT). */
   private errAt: number | undefined;
   private holdOffset: number | undefined;
-  private unplaced: PtEvent | undefined;
+  private unplaced: PtEvent | undefined | null;
   private lastResyncEvent: PtEvent | undefined;
 
   run(): void {
@@ -180,6 +177,8 @@ class InsnWalk {
     for (;;) {
       if (!this.cur) {
         this.cur = this.dec.next();
+        // (a TNT dropped at a resync passes the mark of the event resynced at to the next one)
+        if (this.unplaced === null) this.unplaced = this.cur;
         if (!this.cur.statusUpdate) this.starting = false;
         if (this.tntDone && this.cur.type === 'tnt') this.emitTick(this.cur.tsc, this.ip);
         this.tntDone = false;
@@ -307,7 +306,10 @@ class InsnWalk {
         return false;
       case 'tnt':
         // after a resync, TNT bits before the first IP are dropped
-        if (!this.enabled && this.resynced) return true;
+        if (!this.enabled && this.resynced) {
+          if (this.unplaced === ev) this.unplaced = null;
+          return true;
+        }
         if (!this.enabled) throw new PtDecodeError('bad_context');
         return false;
     }

@@ -64,3 +64,6 @@ export interface PtxedResult {
 export function resumeAfter(insn: Insn, next: bigint): bigint {
   return insn.op === 'call' || insn.op === 'syscall' || insn.op === 'int' || insn.op === 'int3' ? next : 0n;
 }
+
+/** Events without an IP, reported as soon as they are reached. */
+export const STANDALONE: ReadonlySet<string> = new Set(['cbr', 'pwre', 'pwrx', 'mnt', 'stop']);
