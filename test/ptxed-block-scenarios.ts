@@ -110,6 +110,17 @@ export const BLOCK_KINDS = {
     const k = into ? 3 : st.findIndex((x) => x.ip === 0x1007);
     return [...a, 'tip.pgd 3 0x1020', `tip.pge 3 ${hx(st[k]?.ip ?? BLOCK_BASE)}`, ...packets(st.slice(k)), ...b];
   }),
+  // a TIP.PGD with the IP of an instruction the walk reaches (any, also one taking trace): libipt disables
+  // before it (an empty block when nothing was walked since the last event), then `[resumed]` there or
+  // `[enabled]` at the start
+  'disabled at its IP': fc
+    .tuple(passes, cutPass, fc.boolean(), passes)
+    .map(([a, c, back, b]) => [
+      ...a,
+      ...c.before,
+      `tip.pgd 3 ${c.ip}`,
+      ...(back ? [`tip.pge 3 ${c.ip}`, ...c.after] : [`tip.pge 3 ${hx(BLOCK_BASE)}`, ...b]),
+    ]),
   interrupt: fc
     .tuple(passes, cutPass, passes)
     .map(([a, c, b]) => [...a, ...c.before, `fup 3 ${c.ip}`, `tip 3 ${hx(BLOCK_BASE)}`, ...b]),
@@ -168,3 +179,31 @@ export function blockScenario(kind: BlockKind): fc.Arbitrary<string[]> {
         : [...head, ...body, ...packets(walk(last)).slice(0, -1), 'tip.pgd 0 0'],
     );
 }
+
+/**
+ * Code for an exec mode change inside libipt's block cache (it decodes the
+ * same in 64-bit and 32-bit mode: the ptxed view's decoder is 64-bit only):
+ *
+ *   1000 nop; 1001 nop; 1002 jz 1006; 1004 nop; 1005 nop; 1006 jmp *%rax
+ *
+ * Passes start at 1000 or 1001 in either mode (a MODE.Exec before the TIP
+ * when it changes): a cache fill from 1000 that meets the entry at 1001
+ * made in the other mode fails in libipt (an internal error); a walk through
+ * entries of the other mode does not.
+ */
+export const MODE_IMAGE = new Uint8Array(hex('90 90 74 02 90 90 ff e0'));
+
+export const modeScenario: fc.Arbitrary<string[]> = fc
+  .array(fc.record({ m64: fc.boolean(), start: fc.constantFrom(0x1000, 0x1001), taken: fc.boolean() }), {
+    minLength: 1,
+    maxLength: 6,
+  })
+  .map((ps) => {
+    const out = ['psb', `mode.exec ${ps[0]?.m64 ? '1 0' : '0 1'}`, 'psbend'];
+    ps.forEach((p, i) => {
+      if (i > 0 && p.m64 !== ps[i - 1]?.m64) out.push(`mode.exec ${p.m64 ? '1 0' : '0 1'}`);
+      out.push(`${i === 0 ? 'tip.pge' : 'tip'} 3 ${hx(p.start)}`, `tnt.8 1 ${p.taken ? 1 : 0}`);
+    });
+    out.push('tip.pgd 0 0');
+    return out;
+  });

@@ -6,7 +6,15 @@ import fc from 'fast-check';
 import { libipt23Tools, noLibipt23, runEach } from './libipt23.js';
 import { tempDir } from './temp-dir.js';
 import { encodeScenario } from './pt-scenario.js';
-import { BLOCK_BASE, BLOCK_IMAGE, BLOCK_KINDS, blockScenario, type BlockKind } from './ptxed-block-scenarios.js';
+import {
+  BLOCK_BASE,
+  BLOCK_IMAGE,
+  BLOCK_KINDS,
+  blockScenario,
+  type BlockKind,
+  MODE_IMAGE,
+  modeScenario,
+} from './ptxed-block-scenarios.js';
 import { BASE, IMAGE, KINDS, scenario, type Kind } from './ptxed-scenarios.js';
 import { runPtxedView } from '../src/cli/ptxed-view.js';
 
@@ -97,6 +105,9 @@ test('block decoder vs ptxed 2.3 over calls, returns and loops: blocks where the
   const shown = r.outputs.filter((_o, i) => i % OPTION_SETS.length === 0).join('');
   for (const re of [/^0+1002\n\[block/m, /^0+1002\n0+1020$/m, /^0+1014\n\[block/m, /^0+1014\n0+1010$/m])
     assert.match(shown, re);
+  // a TIP.PGD at an IP the walk reaches: disabled before the instruction there, resumed at it, empty blocks
+  for (const re of [/^[0-9a-f]{16}\n\[disabled\]\n\[resumed\]$/m, /^\[block [0-9a-f]+\]\n\[disabled\]$/m])
+    assert.match(shown, re);
   // without statistics the blocks are not numbered
   assert.match(r.outputs[1] ?? '', /^\[block\]$/m);
   assert.ok(r.outputs.some((o) => /error/.test(o)) && r.outputs.some((o) => /\[end of trace\]/.test(o)));
@@ -132,4 +143,26 @@ test('block decoder vs ptxed 2.3 with the code in two images: a block never cros
   assert.deepEqual(r.failures, [], r.failures.join('\n'));
   // the first time, a block ends where the code leaves the first image
   assert.match(r.outputs.join(''), /^0+100c\n\[block/m);
+});
+
+test('both decoders vs ptxed 2.3 on an exec mode change inside the block cache (libipt fails: internal error)', (t) => {
+  const tools = libipt23Tools();
+  if ('skip' in tools) return noLibipt23(t, tools.skip);
+  const dir = tempDir('ptxed23-blocks-mode-');
+  const image = join(dir, 'modes.bin');
+  writeFileSync(image, MODE_IMAGE);
+  const cases = writeCases(dir, ['exec mode in the cache'], () => modeScenario, 24, 0x171b);
+  const sets = [
+    ['--block:show-blocks', '--stat'],
+    ['--insn-decoder', '--stat'],
+    ['--insn-decoder', '--offset'],
+    ['--block:show-blocks', '--offset', '--resync-on-error'],
+    ['--insn-decoder', '--resync-on-error', '--event:ip'],
+  ];
+  const r = compare(tools.ptxed, cases, sets, [{ file: image, base: BLOCK_BASE, bytes: MODE_IMAGE }]);
+  for (const l of r.table) t.diagnostic(l);
+  assert.deepEqual(r.failures, [], r.failures.join('\n'));
+  // the corpus has the failure and streams without it
+  assert.ok(r.outputs.some((o) => /: error: internal error\]$/m.test(o)));
+  assert.ok(r.outputs.some((o) => !/error/.test(o)));
 });

@@ -52,16 +52,18 @@ export function blockView(
 }
 
 /**
- * The instruction decoder's view with `--offset`: its offsets follow the
- * blocks libipt's pt_insn_next walks (ptxedInsnOffsetSink), so the flow is
- * grouped as the block decoder (without flags) groups it.
+ * The instruction decoder's view: libipt 2.3's pt_insn_next walks the
+ * blocks of the block cache too (the block decoder's, without flags), which
+ * shows in its offsets (`--offset`: ptxedInsnOffsetSink) and in the error a
+ * cache fill reports when it meets an entry of another execution mode.
  */
-export function insnOffsetView(
+export function insnView(
   line: (s: string) => void,
   segs: readonly FlatSegment[],
   text: PtxedBlockTextOptions,
 ): BlockGrouping {
-  return new BlockGrouping(ptxedInsnOffsetSink(line, text), segmentCode(segs), { endOnCall: false, endOnJump: false });
+  const out = text.offset ? ptxedInsnOffsetSink(line, text) : ptxedBlockTextSink(line, { ...text, showBlocks: false });
+  return new BlockGrouping(out, segmentCode(segs), { endOnCall: false, endOnJump: false });
 }
 
 /** ptxed's print_stats: what --stat/--stat:insn/--stat:blocks select (--stat alone: all the decoder has). */

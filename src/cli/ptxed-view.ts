@@ -6,11 +6,10 @@
  */
 import { cpuErrata, NO_ERRATA, parseCpu, type Errata } from '../intelpt/cpu.js';
 import { decodePtxed } from '../intelpt/ptxed/insn-walk.js';
-import { ptxedTextSink } from '../format/ptxed.js';
 import { UsageError } from './errors.js';
 import {
   blockView,
-  insnOffsetView,
+  insnView,
   type FlatSegment,
   PTXED_BLOCK_OPTIONS,
   PTXED_STAT_OPTIONS,
@@ -97,9 +96,7 @@ export function runPtxedView(
   const line = (l: string): void => {
     lines.push(l);
   };
-  const blocks = blockDecoder ? blockView(line, segs, flags, text) : undefined;
-  const offsets = !blockDecoder && text.offset ? insnOffsetView(line, segs, text) : undefined;
-  const sink = blocks ?? offsets ?? ptxedTextSink(line, text);
+  const sink = blockDecoder ? blockView(line, segs, flags, text) : insnView(line, segs, text);
   const r = decodePtxed(trace, read, sink, {
     errata,
     timing,
@@ -110,8 +107,7 @@ export function runPtxedView(
     // each decoder has its own flag; the one of the other decoder is ignored, as ptxed does
     keepTcalOnOvf: flags.has(blockDecoder ? '--block:keep-tcal-on-ovf' : '--insn:keep-tcal-on-ovf'),
   });
-  blocks?.flush();
-  offsets?.flush();
-  lines.push(...statLines(flags, blockDecoder, blocks ? blocks.instructions : r.instructions, blocks?.blocks ?? 0));
+  sink.flush();
+  lines.push(...statLines(flags, blockDecoder, blockDecoder ? sink.instructions : r.instructions, sink.blocks));
   return { stdout: lines.map((l) => `${l}\n`).join(''), ...r };
 }

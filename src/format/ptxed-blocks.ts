@@ -52,6 +52,8 @@ export function ptxedInsnOffsetSink(line: (s: string) => void, o: PtxedTextOptio
   };
   const sink: PtxedBlockSink = {
     block: (insns) => {
+      // (an empty block, before a TIP.PGD at its IP, walks nothing: the offset after waits for the event)
+      if (!insns.length) return;
       release(insns[0]?.offset);
       pending = insns;
     },

@@ -27,12 +27,15 @@ interface Entry {
   /** From the entry's IP to its decision point (the next entry for `again`). */
   disp: bigint;
   q: Qualifier;
+  /** The execution mode the entry was made in. */
+  mode: string;
 }
 
 /** How far a walk without events goes: `n` instructions, ending at a branch that needs trace or not. */
 export interface BlockPlan {
   n: number;
-  stop: 'decision' | 'end' | 'error';
+  /** `internal`: the fill walk met an entry made in another execution mode (libipt's pte_internal). */
+  stop: 'decision' | 'end' | 'error' | 'internal';
 }
 
 export interface BlockFlags {
@@ -69,6 +72,7 @@ const nextIp = (i: Insn): bigint => (needsTrace(i) || i.op === 'other' ? i.ip + 
 
 export class BlockCacheModel {
   private readonly entries = new Map<bigint, Entry>();
+  private mode = '';
 
   constructor(
     private readonly code: CodeView,
@@ -80,7 +84,9 @@ export class BlockCacheModel {
    * (pt_blk_proceed_no_event); fills the cache as libipt does. `modeKnown`:
    * entries made while the execution mode is unknown are not valid.
    */
-  plan(ip: bigint, modeKnown: boolean): BlockPlan {
+  plan(ip: bigint, mode: string): BlockPlan {
+    const modeKnown = mode !== 'unknown';
+    this.mode = mode;
     const section = this.code.section(ip);
     return this.cached(ip, 0, section, modeKnown);
   }
@@ -143,11 +149,11 @@ export class BlockCacheModel {
     if (n0 > 0 && this.code.section(ip) !== section) return { n: n0, stop: 'end' };
     const n = n0 + 1;
     if (needsTrace(i)) {
-      this.set(ip, { ninsn: 1, disp: 0n, q: qualifier(i) }, modeKnown);
+      this.set(ip, { ninsn: 1, disp: 0n, q: qualifier(i), mode: this.mode }, modeKnown);
       return { n, stop: 'decision' };
     }
     const nip = nextIp(i);
-    const decode: Entry = { ninsn: 1, disp: 0n, q: 'decode' };
+    const decode: Entry = { ninsn: 1, disp: 0n, q: 'decode', mode: this.mode };
     const backward = i.op === 'jmp' && nip < ip + BigInt(i.length);
     if (
       i.op === 'call' ||
@@ -169,17 +175,20 @@ export class BlockCacheModel {
       next = this.entries.get(nip);
       if (!next) return r;
     }
+    // (a fill that meets an entry of another execution mode fails: an exec mode change inside the cache)
+    if (!r && next.mode !== this.mode) return { n, stop: 'internal' };
     const dip = nip + next.disp;
     if (this.code.section(dip) !== section) return r ?? { n, stop: 'end' };
     const disp = dip - ip;
     if (next.ninsn + 1 > MAX_NINSN || disp < DISP_MIN || disp > DISP_MAX) this.trampoline(ip, nip, modeKnown);
-    else this.set(ip, { ninsn: next.ninsn + 1, disp, q: next.q }, modeKnown);
+    else this.set(ip, { ninsn: next.ninsn + 1, disp, q: next.q, mode: this.mode }, modeKnown);
     return r ?? this.cached(nip, n, section, modeKnown);
   }
 
   private trampoline(ip: bigint, nip: bigint, modeKnown: boolean): void {
     const disp = nip - ip;
     const fits = disp >= DISP_MIN && disp <= DISP_MAX;
-    this.set(ip, fits ? { ninsn: 1, disp, q: 'again' } : { ninsn: 1, disp: 0n, q: 'decode' }, modeKnown);
+    const mode = this.mode;
+    this.set(ip, fits ? { ninsn: 1, disp, q: 'again', mode } : { ninsn: 1, disp: 0n, q: 'decode', mode }, modeKnown);
   }
 }

@@ -13,7 +13,7 @@
  */
 import type { Insn } from '../../x86/block-cache.js';
 import { BlockCacheModel, type BlockFlags, type BlockPlan, type CodeView } from './block-cache-model.js';
-import type { ExecMode, PtErrorCode, PtEvent } from './event-types.js';
+import { type ExecMode, PtDecodeError, type PtErrorCode, type PtEvent } from './event-types.js';
 import type { PtxedErrorKind, PtxedSink } from './insn-walk.js';
 
 export interface BlockInsn {
@@ -26,7 +26,7 @@ export interface BlockInsn {
 }
 
 export interface PtxedBlockSink {
-  /** One block (never empty); `index` counts blocks from 1, as ptxed's --stat does. */
+  /** One block (empty only before a TIP.PGD at its IP); `index` counts blocks from 1, as ptxed's --stat does. */
   block(insns: readonly BlockInsn[], index: number): void;
   event(ev: PtEvent, offset?: number): void;
   error(offset: number, ip: bigint, code: PtErrorCode, kind: PtxedErrorKind): void;
@@ -63,6 +63,7 @@ export class BlockGrouping implements PtxedSink {
   blocks = 0;
   instructions = 0;
   private open: OpenBlock | undefined;
+  private failNext = false;
   private readonly cache: BlockCacheModel;
 
   constructor(
@@ -83,14 +84,18 @@ export class BlockGrouping implements PtxedSink {
     const section = this.code.section(ip);
     if (this.open && !this.open.plan && this.open.insns.length > 0 && this.open.section !== section) this.flush();
     let b = this.open;
+    // the block before stopped where the cache fill met an entry of another mode: libipt fails there
+    if (this.failNext && !b) throw new PtDecodeError('internal');
+    this.failNext = false;
     if (!b) {
       b = { insns: [], section };
       const t = at?.pending?.type;
-      if (t === 'tnt' || t === 'tip') b.plan = this.cache.plan(ip, at?.mode !== 'unknown');
+      if (t === 'tnt' || t === 'tip') b.plan = this.cache.plan(ip, at?.mode ?? 'unknown');
       this.open = b;
     }
     b.insns.push({ ip, speculative, time, offset: at?.offset ?? 0 });
     if (b.plan) {
+      this.failNext = b.plan.stop === 'internal' && b.insns.length >= b.plan.n;
       if (b.insns.length >= b.plan.n) this.flush();
       return;
     }
@@ -99,6 +104,8 @@ export class BlockGrouping implements PtxedSink {
   }
 
   event(ev: PtEvent, offset?: number): void {
+    // pt_blk_next called where a TIP.PGD binds at once returns an empty block before it
+    if (ev.beforeInsn && !this.open) this.out.block([], ++this.blocks);
     this.flush();
     this.out.event(ev, offset);
   }
@@ -109,6 +116,7 @@ export class BlockGrouping implements PtxedSink {
   }
 
   error(offset: number, ip: bigint, code: PtErrorCode, kind: PtxedErrorKind): void {
+    this.failNext = false;
     this.flush();
     this.out.error(offset, ip, code, kind);
   }

@@ -58,6 +58,8 @@ export interface PtEvent {
   /** async_branch.from, async_disabled.at. */
   from: bigint;
   resumed?: boolean;
+  /** A TIP.PGD applied before the instruction at its IP (the walk got there), not after a branch. */
+  beforeInsn?: boolean;
   mode?: ExecMode;
   cr3?: bigint;
   nr?: boolean;

@@ -5,7 +5,7 @@
  * events, and apply each event where libipt binds it — before the
  * instruction at its IP (enabled, overflow, interrupt, exec mode, tsx,
  * exstop, mwait, ptwrite, async paging…), right away when it has no IP
- * (cbr, pwre, pwrx, mnt, stop…), or after the branch it ends at (disabled).
+ * (cbr, pwre, pwrx, mnt, stop…), or after the branch it ends at (disabled, unless the walk reaches its IP).
  * On an error it reports the trace offset and IP and resynchronizes at the
  * next PSB, as ptxed does, or (--resync-on-error) goes on at the failing event.
  */
@@ -16,7 +16,7 @@ import { type AddrFilter, filterAllows, filterConfigured } from './addr-filter.j
 import { newEvent, PtDecodeError, type ExecMode, type PtEvent } from './event-types.js';
 
 export type { PtxedDecodeOptions, PtxedErrorKind, PtxedResult, PtxedSink } from './walk-types.js';
-import type { PtxedDecodeOptions, PtxedResult, PtxedSink } from './walk-types.js';
+import { type PtxedDecodeOptions, type PtxedResult, type PtxedSink, resumeAfter, STANDALONE } from './walk-types.js';
 
 /** Decode a raw PT stream over the code `read` gives, reporting to `sink` what ptxed would print. */
 export function decodePtxed(
@@ -29,9 +29,6 @@ export function decodePtxed(
   w.run();
   return { instructions: w.instructions, errors: w.errors };
 }
-
-/** Events without an IP, reported as soon as they are reached. */
-const STANDALONE = new Set(['cbr', 'pwre', 'pwrx', 'mnt', 'stop']);
 
 class InsnWalk {
   instructions = 0;
@@ -76,7 +73,7 @@ class InsnWalk {
   /** The offset an error is reported at when it is not the decoder's (a lookahead past a TNT). */
   private errAt: number | undefined;
   private holdOffset: number | undefined;
-  private unplaced: PtEvent | undefined;
+  private unplaced: PtEvent | undefined | null;
   private lastResyncEvent: PtEvent | undefined;
 
   run(): void {
@@ -180,12 +177,15 @@ class InsnWalk {
     for (;;) {
       if (!this.cur) {
         this.cur = this.dec.next();
+        // (a TNT dropped at a resync passes the mark of the event resynced at to the next one)
+        if (this.unplaced === null) this.unplaced = this.cur;
         if (!this.cur.statusUpdate) this.starting = false;
         if (this.tntDone && this.cur.type === 'tnt') this.emitTick(this.cur.tsc, this.ip);
         this.tntDone = false;
       }
-      if (this.applyBefore(this.cur)) {
-        if (this.cur.statusUpdate) this.sink.status?.(this.cur, this.offset);
+      const ev = this.cur;
+      if (this.applyBefore(ev)) {
+        if (ev.statusUpdate) this.sink.status?.(ev, this.offset);
         this.cur = undefined;
         continue;
       }
@@ -221,7 +221,11 @@ class InsnWalk {
           return true;
         }
         if (!this.enabled) return this.print(ev);
-        return false;
+        // (libipt 2.3 disables before the instruction at the TIP.PGD's IP when the walk gets there)
+        if (ev.ipSuppressed || ev.ip !== this.ip) return false;
+        ev.beforeInsn = true;
+        this.disableAfter(ev, this.ip, this.ip);
+        return true;
       case 'async_disabled':
         if (!this.enabled) throw new PtDecodeError('bad_context');
         if (ev.from !== this.ip) return false;
@@ -302,7 +306,10 @@ class InsnWalk {
         return false;
       case 'tnt':
         // after a resync, TNT bits before the first IP are dropped
-        if (!this.enabled && this.resynced) return true;
+        if (!this.enabled && this.resynced) {
+          if (this.unplaced === ev) this.unplaced = null;
+          return true;
+        }
         if (!this.enabled) throw new PtDecodeError('bad_context');
         return false;
     }
@@ -489,12 +496,4 @@ class InsnWalk {
     this.cur = undefined;
     this.print(ev);
   }
-}
-
-/**
- * Where libipt expects tracing to resume after a TIP.PGD at a branch that
- * needed trace (pt_blk_set_disable_resume_ip): after a call, else nowhere.
- */
-function resumeAfter(insn: Insn, next: bigint): bigint {
-  return insn.op === 'call' || insn.op === 'syscall' || insn.op === 'int' || insn.op === 'int3' ? next : 0n;
 }

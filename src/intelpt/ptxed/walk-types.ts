@@ -1,5 +1,5 @@
 /**
- * What the instruction walk (insn-walk.ts) reports to, and its options:
+ * What the instruction walk (insn-walk.ts) reports to, its options, and where it resumes after a disable:
  * ptxed's lines come from a PtxedSink (src/format/ptxed.ts, block-walk.ts).
  */
 import type { Insn } from '../../x86/block-cache.js';
@@ -56,3 +56,14 @@ export interface PtxedResult {
   instructions: number;
   errors: number;
 }
+
+/**
+ * Where libipt expects tracing to resume after a TIP.PGD at a branch that
+ * needed trace (pt_blk_set_disable_resume_ip): after a call, else nowhere.
+ */
+export function resumeAfter(insn: Insn, next: bigint): bigint {
+  return insn.op === 'call' || insn.op === 'syscall' || insn.op === 'int' || insn.op === 'int3' ? next : 0n;
+}
+
+/** Events without an IP, reported as soon as they are reached. */
+export const STANDALONE: ReadonlySet<string> = new Set(['cbr', 'pwre', 'pwrx', 'mnt', 'stop']);
