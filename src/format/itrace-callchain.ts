@@ -19,9 +19,16 @@ const context = (ip: bigint, kernelStart: bigint): bigint =>
  */
 export function sampleChain(rets: readonly bigint[], ip: bigint, sz: number, kernelStart: bigint): bigint[] {
   if (sz < 2) return [];
-  let last = context(ip, kernelStart);
-  const chain = [last, ip];
-  for (let j = 1; chain.length < sz && j <= rets.length; j++) {
+  return pushReturns([context(ip, kernelStart), ip], rets, 1, sz, kernelStart);
+}
+
+/**
+ * Append the return addresses from the j-th innermost outwards, a context marker before each change of
+ * address space (the chain's first entry, when there is one, is the current context), at most sz items.
+ */
+function pushReturns(chain: bigint[], rets: readonly bigint[], j: number, sz: number, kernelStart: bigint): bigint[] {
+  let last = chain[0];
+  for (; chain.length < sz && j <= rets.length; j++) {
     const r = rets[rets.length - j]!;
     const c = context(r, kernelStart);
     if (c !== last) {
@@ -48,19 +55,8 @@ export function sampleChainLate(rets: readonly bigint[], ip: bigint, sz: number,
     const c = context(r, kernelStart);
     if (c === PERF_CONTEXT_USER || (c === ipContext && r === ip)) break;
   }
-  const chain: bigint[] = [];
-  // the sample's ip stands for "no context yet": the first entry always gets its marker
-  let last: bigint | undefined;
-  for (; chain.length < sz && j <= rets.length; j++) {
-    const r = rets[rets.length - j]!;
-    const c = context(r, kernelStart);
-    if (c !== last) {
-      if (chain.length >= sz - 1) break;
-      chain.push(c);
-      last = c;
-    }
-    chain.push(r);
-  }
+  // an empty chain has no context yet: its first entry always gets its marker
+  const chain = pushReturns([], rets, j, sz, kernelStart);
   return chain.length ? chain : [ipContext, ip];
 }
 
