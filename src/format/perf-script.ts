@@ -62,18 +62,18 @@ export { callchainEntries, resolveCallchain } from './script-callchain.js';
 
 export { formatScript, type FormatScriptOptions } from './script-sample-text.js';
 
-/** The script printer: keeps perf's thread names and writes perf's lines. */
+/** Fields other than sym/dso that look addresses up in the process's maps. */
+const MAP_FIELDS = ['brstack', 'brstacksym', 'brstackoff', 'insn', 'insnlen'] as const;
+
 /**
  * perf script runs without --guest: thread__find_map marks a guest sample
  * filtered (HIST_FILTER__GUEST) and process_sample_event drops it.
  */
-/** Fields other than sym/dso that look addresses up in the process's maps. */
-const MAP_FIELDS = ['brstack', 'brstacksym', 'brstackoff', 'insn', 'insnlen'] as const;
-
 function guestMode(cpumode: number): boolean {
   return cpumode === PERF_RECORD_MISC_GUEST_KERNEL || cpumode === PERF_RECORD_MISC_GUEST_USER;
 }
 
+/** The script printer: keeps perf's thread names and writes perf's lines. */
 export class ScriptPrinter {
   private readonly s: Session;
   private readonly opts: ScriptOptions;
@@ -405,7 +405,7 @@ export class ScriptPrinter {
     for (const x of EXTRA_FIELDS) if (x !== 'misc' && f.has(x)) return true;
     return false;
   }
-  private brstack(f: ReadonlySet<ScriptField>, pid: number, rec: SampleRecord): string | undefined {
+  private brstack(f: ReadonlySet<ScriptField>, pid: number, rec: SampleRecord, kernelIp: boolean): string | undefined {
     const kind = f.has('brstack')
       ? 'brstack'
       : f.has('brstacksym')
@@ -415,7 +415,8 @@ export class ScriptPrinter {
           : undefined;
     if (!kind || !rec.branchStack) return undefined;
     const syms = this.symbols();
-    syms.touch(pid, rec.ip ?? 0n, (rec.ip ?? 0n) >= 1n << 63n);
+    // machine__resolve looks the sample's ip up by its cpumode, loading that file's symbols
+    syms.touch(pid, rec.ip ?? 0n, kernelIp);
     const withSym = kind === 'brstacksym';
     return brstackText(kind, rec.branchStack.entries, f.has('dso'), (a) => syms.branchAddr(pid, a, withSym));
   }
@@ -485,7 +486,7 @@ export class ScriptPrinter {
       const x = {
         attr: a?.attr,
         insn: this.insn(f, sf.pid, rec.ip ?? 0n, kernelIp),
-        brstack: this.brstack(f, sf.pid, rec),
+        brstack: this.brstack(f, sf.pid, rec, kernelIp),
       };
       l.beforeIp = this.extras.beforeIp(f, rec, x);
       l.afterIp = this.extras.afterIp(f, rec, x);

@@ -202,8 +202,7 @@ export class SampleExtras {
     s += c.brstack ?? '';
     const insn = c.insn ?? new Uint8Array(0);
     if (f.has('insnlen')) s += ` ilen: ${insn.length}`;
-    if (f.has('insn') && insn.length > 0)
-      for (const b of [' insn:', ...insn]) s += typeof b === 'string' ? b : ` ${hex2(b)}`;
+    if (f.has('insn') && insn.length > 0) s += ` insn:${Array.from(insn, (b) => ` ${hex2(b)}`).join('')}`;
     if (f.has('phys_addr')) s += (rec.physAddr ?? 0n).toString(16).padStart(16);
     if (f.has('data_page_size')) s += ` ${pageSizeName(rec.dataPageSize ?? 0n)}`;
     if (f.has('code_page_size')) s += ` ${pageSizeName(rec.codePageSize ?? 0n)}`;

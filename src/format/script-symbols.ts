@@ -153,8 +153,8 @@ export class ScriptSymbols {
 
   /**
    * A branch-stack address as perf's brstack fields print it (thread__find_map_fb: the kernel's maps for a
-   * kernel address, else the process's): `name+0xoff` or `[unknown]`, its dso, and for brstackoff its offset
-   * in the file (map__map_ip) unless the file is ET_EXEC (dso->adjust_symbols) or it is kernel code.
+   * kernel address, else the process's): `name+0xoff` or `[unknown]`, its dso, and for brstackoff the offset
+   * perf prints. `withSymbol`: perf looks the symbol up here (brstacksym), which loads the file's symbols.
    */
   branchAddr(pid: number, addr: bigint, withSymbol: boolean): BranchAddr {
     const kernel = addr >= 1n << 63n;

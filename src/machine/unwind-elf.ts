@@ -34,8 +34,8 @@ export class ElfUnwind {
     readonly bias: bigint,
     /** perf's elf_base_address: the first PT_LOAD's p_vaddr - p_offset. */
     private readonly elfBase: bigint,
-    /** ET_EXEC: .debug_frame addresses are process addresses (and perf's dso->adjust_symbols is set). */
-    readonly exec: boolean,
+    /** ET_EXEC: .debug_frame addresses are process addresses. */
+    private readonly exec: boolean,
     /**
      * What perf's map__rip_2objdump adds to a file offset to ask addr2line:
      * .text's address - offset for ET_EXEC files (adjust_symbols), else 0.
