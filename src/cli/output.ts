@@ -9,6 +9,7 @@
  */
 import { closeSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import type { TextSink } from '../format/text-sink.js';
+import { ByteText } from '../io/byte-text.js';
 
 const CHUNK = 1 << 16;
 
@@ -23,8 +24,8 @@ function quietOnEpipe(): void {
 }
 
 export class OutputSink implements TextSink {
-  private parts: string[] = [];
-  private n = 0;
+  /** The text not yet handed on, as bytes (formatters may append to it directly). */
+  readonly bytes = new ByteText(CHUNK * 2);
   private readonly fd: number;
   private readonly tmp: string | undefined;
   private readonly sync: boolean;
@@ -46,10 +47,13 @@ export class OutputSink implements TextSink {
   }
 
   write = (s: string): void => {
-    this.parts.push(s);
-    this.n += s.length;
-    if (this.sync && this.n >= CHUNK) this.flush();
+    this.bytes.str(s);
+    if (this.sync && this.bytes.length >= CHUNK) this.flush();
   };
+
+  wrote(): void {
+    if (this.sync && this.bytes.length >= CHUNK) this.flush();
+  }
 
   /** Write one line (a newline is added). */
   line(s: string): void {
@@ -57,17 +61,17 @@ export class OutputSink implements TextSink {
   }
 
   get pending(): number {
-    return this.n;
+    return this.bytes.length;
   }
 
   /** Hand the buffer on; async mode: resolves once stdout has room again. */
   flush(): Promise<void> | undefined {
-    if (this.parts.length === 0) return this.drained;
-    const text = this.parts.length === 1 ? this.parts[0]! : this.parts.join('');
-    this.parts = [];
-    this.n = 0;
+    if (this.bytes.length === 0) return this.drained;
     if (!this.sync) {
-      if (!process.stdout.write(text) && !this.drained) {
+      // stdout keeps the chunk until it is written: hand it a copy, keep the buffer
+      const chunk = Buffer.from(this.bytes.view());
+      this.bytes.clear();
+      if (!process.stdout.write(chunk) && !this.drained) {
         this.drained = new Promise((resolve) =>
           process.stdout.once('drain', () => {
             this.drained = undefined;
@@ -77,11 +81,12 @@ export class OutputSink implements TextSink {
       }
       return this.drained;
     }
-    this.writeAll(Buffer.from(text));
+    this.writeAll(this.bytes.view());
+    this.bytes.clear();
     return undefined;
   }
 
-  private writeAll(b: Buffer): void {
+  private writeAll(b: Uint8Array): void {
     let off = 0;
     while (off < b.length) {
       try {

@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { ByteText, PAD_SPACE, PAD_ZERO } from './byte-text.js';
+
+const u32 = fc.oneof(fc.integer({ min: 0, max: 0xff }), fc.integer({ min: 0, max: 0xffffffff }));
+const pad = (s: string, w: number, c: string): string => s.padStart(w, c);
+
+// Every number path must print what printf (here: BigInt.toString) prints, at every width and pad.
+test('ByteText numbers equal BigInt.toString, padded as printf pads', () => {
+  fc.assert(
+    fc.property(u32, u32, fc.integer({ min: 0, max: 24 }), fc.boolean(), (hi, lo, w, zero) => {
+      const v = (BigInt(hi) << 32n) | BigInt(lo);
+      const c = zero ? '0' : ' ';
+      const p = zero ? PAD_ZERO : PAD_SPACE;
+      const t = new ByteText(4);
+      t.hex64(hi, lo, w, p);
+      t.byte(0x7c);
+      t.dec64(hi, lo, w, p);
+      t.byte(0x7c);
+      const small = Number(v & 0x1f_ffff_ffff_ffffn);
+      t.hex(small, w, p);
+      t.byte(0x7c);
+      t.dec(small, w, p);
+      t.byte(0x7c);
+      t.decSigned(-small, w);
+      t.byte(0x7c);
+      t.big(-v, 16, w, p);
+      const want = [
+        pad(v.toString(16), w, c),
+        pad(v.toString(10), w, c),
+        pad(small.toString(16), w, c),
+        pad(small.toString(10), w, c),
+        pad((-small).toString(10), w, ' '),
+        pad((-v).toString(16), w, c),
+      ].join('|');
+      assert.equal(t.toString(), want);
+    }),
+  );
+});
+
+test('ByteText strings: ASCII, UTF-8 past ASCII, long ones, growth, fill and bytes', () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.string({ minLength: 60, maxLength: 300 }))),
+      (parts) => {
+        const t = new ByteText(1);
+        for (const s of parts) t.str(s);
+        t.fill(0x2e, 3);
+        t.bytes(Buffer.from('xyz'), 1, 3);
+        assert.equal(t.toString(), `${parts.join('')}...yz`);
+        t.clear();
+        assert.equal(t.view().length, 0);
+      },
+    ),
+  );
+});

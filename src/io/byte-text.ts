@@ -1,0 +1,216 @@
+/**
+ * Text built straight into one reused byte buffer. Formatters on hot paths
+ * (a line per record or per instruction) append their pieces here instead of
+ * making a string per piece and joining them: no garbage per line, and the
+ * output sink hands the bytes on without encoding a string first. Numbers are
+ * written as perf's printf would (decimal, hex, padded), from plain numbers or
+ * from a u64's two u32 halves, so no BigInt is needed for them.
+ */
+
+const HEX = new Uint8Array(16);
+for (let i = 0; i < 16; i++) HEX[i] = '0123456789abcdef'.charCodeAt(i);
+const SPACE = 0x20;
+const ZERO = 0x30;
+const TWO32 = 0x1_0000_0000;
+
+export class ByteText {
+  /** The bytes so far are buf[0, length). */
+  buf: Buffer;
+  length = 0;
+  /** Digits are built backwards here before they are copied in. */
+  private readonly digits = new Uint8Array(24);
+
+  constructor(size = 1 << 17) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
+
+  /** Make room for `k` more bytes. */
+  reserve(k: number): void {
+    if (this.length + k <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.length + k) size *= 2;
+    const b = Buffer.allocUnsafe(size);
+    this.buf.copy(b, 0, 0, this.length);
+    this.buf = b;
+  }
+
+  /** Forget the bytes (the buffer is kept for the next ones). */
+  clear(): void {
+    this.length = 0;
+  }
+
+  /** The bytes so far, as a view that the next append may overwrite. */
+  view(): Buffer {
+    return this.buf.subarray(0, this.length);
+  }
+
+  /** The bytes so far as a string (tests, in-memory sinks). */
+  toString(): string {
+    return this.buf.toString('utf8', 0, this.length);
+  }
+
+  /** A string, UTF-8 encoded (ASCII is copied byte by byte: short strings cost less than a call into C++). */
+  str(s: string): void {
+    const len = s.length;
+    this.reserve(len * 3);
+    if (len > 64) {
+      this.length += this.buf.write(s, this.length, 'utf8');
+      return;
+    }
+    const b = this.buf;
+    let n = this.length;
+    for (let i = 0; i < len; i++) {
+      const c = s.charCodeAt(i);
+      if (c > 0x7f) {
+        this.length += b.write(s, this.length, 'utf8');
+        return;
+      }
+      b[n++] = c;
+    }
+    this.length = n;
+  }
+
+  /** One byte (an ASCII character code). */
+  byte(c: number): void {
+    this.reserve(1);
+    this.buf[this.length++] = c;
+  }
+
+  /** `count` copies of byte `c` (padding). */
+  fill(c: number, count: number): void {
+    if (count <= 0) return;
+    this.reserve(count);
+    this.buf.fill(c, this.length, this.length + count);
+    this.length += count;
+  }
+
+  /** Bytes copied from `src[start, end)`. */
+  bytes(src: Uint8Array, start = 0, end = src.length): void {
+    const k = end - start;
+    this.reserve(k);
+    this.buf.set(src.subarray(start, end), this.length);
+    this.length += k;
+  }
+
+  /**
+   * A non-negative integer below 2^53 in decimal, right-aligned in `width`
+   * columns with `pad` (' ' or '0'): printf's "%*lu" / "%0*lu".
+   */
+  dec(v: number, width = 0, pad = SPACE): void {
+    const d = this.digits;
+    let k = d.length;
+    do {
+      const q = Math.floor(v / 10);
+      d[--k] = ZERO + (v - q * 10);
+      v = q;
+    } while (v > 0);
+    this.put(k, width, pad);
+  }
+
+  /** A signed integer (|v| below 2^53) in decimal: printf's "%*ld". */
+  decSigned(v: number, width = 0): void {
+    if (v >= 0) {
+      this.dec(v, width);
+      return;
+    }
+    const d = this.digits;
+    let k = d.length;
+    let a = -v;
+    do {
+      const q = Math.floor(a / 10);
+      d[--k] = ZERO + (a - q * 10);
+      a = q;
+    } while (a > 0);
+    d[--k] = 0x2d;
+    this.put(k, width, SPACE);
+  }
+
+  /** A u64 given as two u32 halves, in decimal (exact past 2^53 too). */
+  dec64(hi: number, lo: number, width = 0, pad = SPACE): void {
+    if (hi < 0x20_0000) {
+      this.dec(hi * TWO32 + lo, width, pad);
+      return;
+    }
+    // Split at 10^8 in exact steps: v = hi·2^32 + lo, long division on 16-bit limbs.
+    const d = this.digits;
+    let k = d.length;
+    let limbs = [hi >>> 16, hi & 0xffff, lo >>> 16, lo & 0xffff];
+    while (limbs.some((x) => x !== 0)) {
+      let rem = 0;
+      const next: number[] = [];
+      for (const x of limbs) {
+        const cur = rem * 0x10000 + x;
+        const q = Math.floor(cur / 10);
+        rem = cur - q * 10;
+        next.push(q);
+      }
+      d[--k] = ZERO + rem;
+      limbs = next;
+    }
+    this.put(k, width, pad);
+  }
+
+  /** A non-negative integer below 2^53 in lowercase hex: printf's "%*lx" / "%0*lx". */
+  hex(v: number, width = 0, pad = SPACE): void {
+    if (v >= TWO32) {
+      this.hex64(Math.floor(v / TWO32), v >>> 0, width, pad);
+      return;
+    }
+    const d = this.digits;
+    let k = d.length;
+    let x = v >>> 0;
+    do {
+      d[--k] = HEX[x & 15]!;
+      x >>>= 4;
+    } while (x !== 0);
+    this.put(k, width, pad);
+  }
+
+  /** A u64 given as two u32 halves, in lowercase hex without leading zeros, padded to `width`. */
+  hex64(hi: number, lo: number, width = 0, pad = SPACE): void {
+    const d = this.digits;
+    let k = d.length;
+    let x = lo >>> 0;
+    let h = hi >>> 0;
+    if (h === 0) {
+      do {
+        d[--k] = HEX[x & 15]!;
+        x >>>= 4;
+      } while (x !== 0);
+    } else {
+      for (let i = 0; i < 8; i++) {
+        d[--k] = HEX[x & 15]!;
+        x >>>= 4;
+      }
+      do {
+        d[--k] = HEX[h & 15]!;
+        h >>>= 4;
+      } while (h !== 0);
+    }
+    this.put(k, width, pad);
+  }
+
+  /** A bigint (any sign, any size) in decimal or hex; for the rare values past the number paths. */
+  big(v: bigint, radix: 10 | 16 = 10, width = 0, pad = SPACE): void {
+    const s = v.toString(radix);
+    if (s.length < width) this.fill(pad, width - s.length);
+    this.str(s);
+  }
+
+  /** Copy digits[k..] in, after padding to `width`. */
+  private put(k: number, width: number, pad: number): void {
+    const d = this.digits;
+    const len = d.length - k;
+    const fill = width > len ? width - len : 0;
+    this.reserve(fill + len);
+    const b = this.buf;
+    let n = this.length;
+    for (let i = 0; i < fill; i++) b[n++] = pad;
+    for (let i = k; i < d.length; i++) b[n++] = d[i]!;
+    this.length = n;
+  }
+}
+
+/** ASCII codes the formatters pad with. */
+export const PAD_SPACE = SPACE;
+export const PAD_ZERO = ZERO;
