@@ -44,13 +44,16 @@ export class PokeStore {
   cpu = new Float64Array(1024);
   fileOffset = new Float64Array(1024);
   misc = new Uint16Array(1024);
-  idHi = new Uint32Array(1024);
-  idLo = new Uint32Array(1024);
-  hasId = new Uint8Array(1024);
+  /** The poke's sample id as an index into the file's few ids (idHis, idLos), plus one; 0: none. */
+  idIndex: Uint16Array | Uint32Array = new Uint16Array(1024);
+  private readonly idHis: number[] = [];
+  private readonly idLos: number[] = [];
+  private readonly idIndexOf = new Map<number, Map<number, number>>();
   oldOff = new Uint32Array(1024);
-  oldLen = new Uint32Array(1024);
+  /** TEXT_POKE's lengths are u16. */
+  oldLen = new Uint16Array(1024);
   newOff = new Uint32Array(1024);
-  newLen = new Uint32Array(1024);
+  newLen = new Uint16Array(1024);
   /** The pokes' bytes; offsets above point into it. Short strings are stored once (interned). */
   bytes = new Uint8Array(1 << 16);
   private used = 0;
@@ -88,9 +91,7 @@ export class PokeStore {
     this.cpu = grow(this.cpu, n);
     this.fileOffset = grow(this.fileOffset, n);
     this.misc = grow(this.misc, n);
-    this.idHi = grow(this.idHi, n);
-    this.idLo = grow(this.idLo, n);
-    this.hasId = grow(this.hasId, n);
+    this.idIndex = grow(this.idIndex, n);
     this.oldOff = grow(this.oldOff, n);
     this.oldLen = grow(this.oldLen, n);
     this.newOff = grow(this.newOff, n);
@@ -193,11 +194,27 @@ export class PokeStore {
     this.newLen[i] = newLen;
     this.fileOffset[i] = fileOffset;
     this.misc[i] = misc;
-    this.hasId[i] = hasId ? 1 : 0;
-    this.idHi[i] = idHi;
-    this.idLo[i] = idLo;
+    this.idIndex[i] = hasId ? this.idSlot(idHi, idLo) : 0;
     this.length = i + 1;
     return i;
+  }
+
+  /** The index (plus one) of id (hi, lo) among the ids seen: a file has one id per event and CPU. */
+  private idSlot(hi: number, lo: number): number {
+    let byLo = this.idIndexOf.get(hi);
+    if (byLo === undefined) {
+      byLo = new Map();
+      this.idIndexOf.set(hi, byLo);
+    }
+    let k = byLo.get(lo);
+    if (k === undefined) {
+      this.idHis.push(hi);
+      this.idLos.push(lo);
+      k = this.idHis.length;
+      byLo.set(lo, k);
+      if (k > 0xffff && this.idIndex instanceof Uint16Array) this.idIndex = Uint32Array.from(this.idIndex);
+    }
+    return k;
   }
 
   /** Offsets of byte arrays add() copied already: a caller's shared array is stored once. */
@@ -214,6 +231,8 @@ export class PokeStore {
 
   /** Append a Poke object (its bytes are copied). */
   add(p: Poke): number {
+    if (p.oldBytes.length > 0xffff || p.newBytes.length > 0xffff)
+      throw new RangeError(`a poke's old and new bytes are at most 65535 long (TEXT_POKE's u16 lengths)`);
     const i = this.push(
       hiOf(p.time),
       loOf(p.time),
@@ -271,6 +290,12 @@ export class PokeStore {
     return this.bytes.subarray(o, o + this.newLen[i]!);
   }
 
+  /** Poke i's sample id, if it has one. */
+  idOf(i: number): bigint | undefined {
+    const k = this.idIndex[i]!;
+    return k === 0 ? undefined : u64(this.idHis[k - 1]!, this.idLos[k - 1]!);
+  }
+
   /** Poke i as an object (the same object on every call). Its byte arrays are shared: read-only. */
   poke(i: number): Poke {
     this.objects ??= [];
@@ -294,7 +319,7 @@ export class PokeStore {
       newBytes: this.newBytes(i),
       fileOffset: this.fileOffset[i]!,
       misc: this.misc[i]!,
-      id: this.hasId[i] ? u64(this.idHi[i]!, this.idLo[i]!) : undefined,
+      id: this.idOf(i),
     };
   }
 

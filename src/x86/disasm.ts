@@ -26,8 +26,63 @@ function getFormatter(): Formatter {
   return formatter;
 }
 
+/**
+ * Decoded instructions of short byte strings, by (ip, bytes), before branch
+ * targets are named: a recording with a million pokes flips a few thousand
+ * sites between the same two byte strings, and iced-x86's wasm calls cost far
+ * more than a lookup. Targets are named on every call (names change over a
+ * recording: modules, BPF programs).
+ */
+const MEMO_BYTES = 16;
+const MEMO_MAX = 1 << 16;
+interface Decoded {
+  bytes: Uint8Array;
+  insns: readonly DecodedInsn[];
+}
+let memo = new Map<bigint, Decoded[]>();
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The decode of `bytes` at `ip`, targets not named; memoized entries are shared: read only. */
+function decodedOf(bytes: Uint8Array, ip: bigint): readonly DecodedInsn[] {
+  if (bytes.length > MEMO_BYTES) return decodeAll(bytes, ip);
+  let at = memo.get(ip);
+  if (at === undefined) {
+    if (memo.size >= MEMO_MAX) memo = new Map();
+    at = [];
+    memo.set(ip, at);
+  }
+  for (const e of at) if (sameBytes(e.bytes, bytes)) return e.insns;
+  const copy = bytes.slice();
+  const insns = decodeAll(copy, ip);
+  at.push({ bytes: copy, insns });
+  return insns;
+}
+
 /** Decode every instruction in bytes (a truncated tail becomes one "(bad)"). */
 export function disassemble(bytes: Uint8Array, ip: bigint, symbolize?: (addr: bigint) => string): DecodedInsn[] {
+  const out: DecodedInsn[] = [];
+  let pos = 0;
+  for (const i of decodedOf(bytes, ip)) {
+    const b = bytes.subarray(pos, pos + i.length);
+    pos += i.length;
+    const sym = i.target !== undefined ? symbolize?.(i.target) : undefined;
+    out.push({ ...i, bytes: b, text: sym ? `${i.text} <${sym}>` : i.text });
+  }
+  return out;
+}
+
+/** The first instruction of `bytes` at `ip`, branch target not named (shared: read only). */
+export function firstInsn(bytes: Uint8Array, ip: bigint): Readonly<DecodedInsn> | undefined {
+  return decodedOf(bytes, ip)[0];
+}
+
+/** iced-x86's decode of `bytes` at `ip`, targets not yet named. */
+function decodeAll(bytes: Uint8Array, ip: bigint): DecodedInsn[] {
   const out: DecodedInsn[] = [];
   if (bytes.length === 0) return out;
   const d = new Decoder(64, bytes, DecoderOptions.None);
@@ -45,7 +100,7 @@ export function disassemble(bytes: Uint8Array, ip: bigint, symbolize?: (addr: bi
           out.push({ ip: i.ip, length: len, bytes: b, text: '(bad)', mnemonic: 'bad' });
           continue;
         }
-        let text = f.format(i);
+        const text = f.format(i);
         let kind: DecodedInsn['mnemonic'] = 'other';
         let target: bigint | undefined;
         const fc = i.flowControl;
@@ -63,11 +118,7 @@ export function disassemble(bytes: Uint8Array, ip: bigint, symbolize?: (addr: bi
           (fc === FlowControl.Call || fc === FlowControl.UnconditionalBranch)
         ) {
           const t = i.nearBranchTarget;
-          if (t !== 0n || b[0] === 0xe8 || b[0] === 0xe9 || b[0] === 0xeb) {
-            target = t;
-            const sym = symbolize?.(t);
-            if (sym) text += ` <${sym}>`;
-          }
+          if (t !== 0n || b[0] === 0xe8 || b[0] === 0xe9 || b[0] === 0xeb) target = t;
         }
         out.push({ ip: i.ip, length: len, bytes: b, text, mnemonic: kind, target });
       } finally {
@@ -82,7 +133,10 @@ export function disassemble(bytes: Uint8Array, ip: bigint, symbolize?: (addr: bi
 
 /** "nopl 0x0(%rax,%rax,1); jmp ..." — one line for a poke's bytes. */
 export function disassembleLine(bytes: Uint8Array, ip: bigint, symbolize?: (addr: bigint) => string): string {
-  return disassemble(bytes, ip, symbolize)
-    .map((i) => i.text)
-    .join('; ');
+  let line = '';
+  for (const i of decodedOf(bytes, ip)) {
+    const sym = i.target !== undefined ? symbolize?.(i.target) : undefined;
+    line += `${line ? '; ' : ''}${i.text}${sym ? ` <${sym}>` : ''}`;
+  }
+  return line;
 }

@@ -1,4 +1,4 @@
-import { disassemble, type DecodedInsn } from './disasm.js';
+import { firstInsn, type DecodedInsn } from './disasm.js';
 import type { Poke } from '../machine/poke.js';
 
 /**
@@ -64,7 +64,6 @@ export function classifyPoke(p: Poke, symOffset?: bigint): PokeKind {
   return 'other';
 }
 
-function first(bytes: Uint8Array, ip: bigint): DecodedInsn | undefined {
-  const d = disassemble(bytes, ip);
-  return d[0];
+function first(bytes: Uint8Array, ip: bigint): Readonly<DecodedInsn> | undefined {
+  return firstInsn(bytes, ip);
 }
