@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { runCli, runPerf, repoRoot } from './cli.js';
 import { dumpToString } from '../src/format/perf-dump.js';
 import { fullSampleAttr, fullSamples, writeSynthetic } from './reader-synth.js';
-import { fastSampleText } from '../src/format/perf-dump-fast.js';
+import { fastSampleBytes } from '../src/format/perf-dump-fast.js';
+import { ByteText } from '../src/io/byte-text.js';
 import { PerfDataWriter } from '../src/perfdata/writer.js';
 import { PerfFile } from '../src/perfdata/perf-file.js';
 import type { PerfRecord } from '../src/perfdata/records/index.js';
@@ -363,7 +364,8 @@ test('samples printed from their bytes (the fast path) equal perf -D, both byte 
     }
     const f = await PerfFile.open(join(dir, 'fast-le.data'));
     let fast = 0;
-    for await (const r of f.records()) if (r.type === RecordType.SAMPLE && fastSampleText(r, true, true, '0')) fast++;
+    for await (const r of f.records())
+      if (r.type === RecordType.SAMPLE && fastSampleBytes(new ByteText(), r, true, true, 0)) fast++;
     await f.close();
     assert.equal(fast, samples.length, 'every sample took the fast path');
     const le = await dumpToString(join(dir, 'fast-le.data'), { hex: true, label: 'fast-le.data' });

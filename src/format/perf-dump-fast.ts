@@ -16,6 +16,7 @@
 import { SampleType } from '../abi/sample-format.js';
 import type { AttrLayout } from '../perfdata/layout.js';
 import type { RawRecord } from '../perfdata/raw-record.js';
+import type { ByteText } from '../io/byte-text.js';
 import { pageSizeName } from './perf-dump-sample.js';
 import { FIXED_SAMPLE_FIELDS, type FixedSampleOffsets, fixedSampleOffsets } from './sample-offsets.js';
 
@@ -100,105 +101,182 @@ function planFor(L: AttrLayout): SamplePlan | null {
   return p;
 }
 
-/** "0000".."ffff": four hex digits per table entry, so a u64 is four lookups. */
-let HEX4: string[] | undefined;
-function hex4Table(): string[] {
-  if (!HEX4) {
-    HEX4 = new Array<string>(65536);
-    for (let i = 0; i < 65536; i++) HEX4[i] = i.toString(16).padStart(4, '0');
+/** u32 at b[o], in the record's byte order (byte loads: no DataView per record). */
+const u32le = (b: Uint8Array, o: number): number =>
+  (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0;
+const u32be = (b: Uint8Array, o: number): number =>
+  ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
+
+const C_SPACE = 0x20;
+const C_NL = 0x0a;
+const C_SLASH = 0x2f;
+
+/** The fixed pieces of a sample's text, as bytes (copied in, not encoded per sample). */
+const enc = (s: string): Uint8Array => Buffer.from(s, 'latin1');
+const SAMPLE_IP = enc(']: PERF_RECORD_SAMPLE(IP, 0x');
+const PERIOD = enc(' period: ');
+const ADDR = enc(' addr: ');
+const NO_TID = enc('-1/-1: ');
+const NO_CPU = enc('4294967295 ');
+const NO_TIME = enc('18446744073709551615 ');
+const FP_CHAIN = enc('... FP chain: nr:');
+const CHAIN_ENTRY = enc('..... ');
+const WEIGHT = enc('... weight: ');
+const DATA_SRC = enc(' . data_src: 0x');
+const PHYS_ADDR = enc(' .. phys_addr: 0x');
+const DATA_PAGE = enc(' .. data page size: ');
+const CODE_PAGE = enc(' .. code page size: ');
+const TRANSACTION = enc('... transaction: ');
+const OPEN_SIZE = enc(' [0x');
+
+/** C's "%#lx": "0" for zero, else "0x" and the digits. */
+function hexAlt64(out: ByteText, hi: number, lo: number): void {
+  if (hi === 0 && lo === 0) out.byte(0x30);
+  else {
+    out.byte(0x30);
+    out.byte(0x78);
+    out.hex64(hi, lo);
   }
-  return HEX4;
 }
 
-/** Callchain index labels as perf's "%2d" prints them. */
-const IDX: string[] = [];
-const idx = (i: number): string => {
-  let s = IDX[i];
-  if (s === undefined) {
-    s = String(i).padStart(2);
-    IDX[i] = s;
+type U32At = (b: Uint8Array, o: number) => number;
+
+/** "..... %2d: %016lx\n" for each of the `nr` callchain entries at b[o…]: most of a -g dump's bytes. */
+function chainLines(out: ByteText, b: Uint8Array, o: number, nr: number, u32: U32At, H: number, Lo: number): void {
+  for (let i = 0; i < nr; i++, o += 8) {
+    if (i >= 100) {
+      out.lit(CHAIN_ENTRY);
+      out.dec(i, 2);
+      out.byte(0x3a);
+      out.byte(C_SPACE);
+    } else {
+      // "..... " and the index as two columns, written in place
+      out.reserve(10);
+      const t = out.buf;
+      const n = out.length;
+      t[n] = t[n + 1] = t[n + 2] = t[n + 3] = t[n + 4] = 0x2e;
+      t[n + 5] = C_SPACE;
+      t[n + 6] = i < 10 ? C_SPACE : 0x30 + ((i / 10) | 0);
+      t[n + 7] = 0x30 + (i % 10);
+      t[n + 8] = 0x3a;
+      t[n + 9] = C_SPACE;
+      out.length = n + 10;
+    }
+    out.hex16(u32(b, o + H), u32(b, o + Lo));
+    out.byte(C_NL);
   }
-  return s;
-};
-
-/** u64 as a decimal string (a Number when it fits 53 bits, else a BigInt). */
-function dec64(hi: number, lo: number): string {
-  return hi < 0x200000 ? String(hi * 4294967296 + lo) : String((BigInt(hi) << 32n) | BigInt(lo));
 }
 
-/** C's "%#lx" of a u64 given as two u32 halves. */
-function hexAlt64(hi: number, lo: number): string {
-  if (hi === 0) return lo === 0 ? '0' : `0x${lo.toString(16)}`;
-  return `0x${hi.toString(16)}${lo.toString(16).padStart(8, '0')}`;
+/** One of dump_sample's lines after the callchain: `label`, the u64 at b[o] (0 decimal, 1 hex, 2 page size). */
+function tailLine(
+  out: ByteText,
+  label: Uint8Array,
+  b: Uint8Array,
+  o: number,
+  u32: U32At,
+  H: number,
+  Lo: number,
+  kind: 0 | 1 | 2,
+): void {
+  const hi = u32(b, o + H);
+  const lo = u32(b, o + Lo);
+  out.lit(label);
+  if (kind === 0) out.dec64(hi, lo);
+  else if (kind === 1) out.hex64(hi, lo);
+  else out.str(pageSizeName((BigInt(hi) << 32n) | BigInt(lo)));
+  out.byte(C_NL);
 }
-
-/** "%lx" of a u64. */
-function hex64(hi: number, lo: number): string {
-  return hi === 0 ? lo.toString(16) : `${hi.toString(16)}${lo.toString(16).padStart(8, '0')}`;
-}
-
-const pageSize = (hi: number, lo: number): string => pageSizeName((BigInt(hi) << 32n) | BigInt(lo));
 
 /**
- * The summary line's "<cpu> <time> " prefix and everything after
- * "PERF_RECORD_SAMPLE" for a sample, or undefined when the general path must
- * print it. `prefixCpu`/`prefixTime`: whether perf's combined sample_type has
- * CPU / TIME (evlist__print_tstamp). `offText`: the offset as perf prints it.
+ * Append to `out` the summary line's "<cpu> <time> " prefix, the offset, and
+ * everything after it for a sample, and return true; or return false with
+ * nothing appended when the general path must print it. `prefixCpu` /
+ * `prefixTime`: whether perf's combined sample_type has CPU / TIME
+ * (evlist__print_tstamp). `off`: the offset perf prints.
  */
-export function fastSampleText(
+export function fastSampleBytes(
+  out: ByteText,
   raw: RawRecord,
   prefixCpu: boolean,
   prefixTime: boolean,
-  offText: string,
-): string | undefined {
+  off: number,
+): boolean {
   const L = raw.layout;
-  if (!L) return undefined;
+  if (!L) return false;
   const p = planFor(L);
-  if (!p) return undefined;
+  if (!p) return false;
   const b = raw.bytes;
   const size = b.length;
-  if (size < p.fixedEnd) return undefined;
+  if (size < p.fixedEnd) return false;
   const le = raw.le;
-  const dv = new DataView(b.buffer, b.byteOffset, size);
-  // halves of the u64 at o
-  const hiAt = (o: number): number => dv.getUint32(le ? o + 4 : o, le);
-  const loAt = (o: number): number => dv.getUint32(le ? o : o + 4, le);
+  const u32 = le ? u32le : u32be;
+  // the halves of the u64 at o
+  const H = le ? 4 : 0;
+  const Lo = le ? 0 : 4;
   let nr = 0;
   let tailAt = p.fixedEnd;
   if (p.callchain >= 0) {
-    if (size < p.callchain + 8) return undefined;
-    const nhi = hiAt(p.callchain);
-    nr = loAt(p.callchain);
-    if (nhi !== 0 || nr * 8 > size - p.callchain - 8) return undefined; // the general path reports it
+    if (size < p.callchain + 8) return false;
+    const nhi = u32(b, p.callchain + H);
+    nr = u32(b, p.callchain + Lo);
+    if (nhi !== 0 || nr * 8 > size - p.callchain - 8) return false; // the general path reports it
     tailAt = p.callchain + 8 + nr * 8;
   }
-  if (tailAt + p.tailWords * 8 > size) return undefined;
+  if (tailAt + p.tailWords * 8 > size) return false;
 
-  let s = '';
-  if (prefixCpu) s += p.cpu >= 0 ? `${dv.getUint32(p.cpu, le)} ` : '4294967295 ';
-  if (prefixTime) s += p.time >= 0 ? `${dec64(hiAt(p.time), loAt(p.time))} ` : '18446744073709551615 ';
-  s += `${offText} [0x${size.toString(16)}]: PERF_RECORD_SAMPLE(IP, 0x${raw.misc.toString(16)}): `;
-  s += p.tid >= 0 ? `${dv.getInt32(p.tid, le)}/${dv.getInt32(p.tid + 4, le)}: ` : '-1/-1: ';
-  s += p.ip >= 0 ? hexAlt64(hiAt(p.ip), loAt(p.ip)) : '0';
-  s += ` period: ${p.period >= 0 ? dec64(hiAt(p.period), loAt(p.period)) : p.attrPeriod} addr: `;
-  s += p.addr >= 0 ? hexAlt64(hiAt(p.addr), loAt(p.addr)) : '0';
-  s += '\n';
+  if (prefixCpu) {
+    if (p.cpu >= 0) {
+      out.dec(u32(b, p.cpu));
+      out.byte(C_SPACE);
+    } else out.lit(NO_CPU);
+  }
+  if (prefixTime) {
+    if (p.time >= 0) {
+      out.dec64(u32(b, p.time + H), u32(b, p.time + Lo));
+      out.byte(C_SPACE);
+    } else out.lit(NO_TIME);
+  }
+  if (off === 0) out.byte(0x30);
+  else {
+    out.byte(0x30);
+    out.byte(0x78);
+    out.hex(off);
+  }
+  out.lit(OPEN_SIZE);
+  out.hex(size);
+  out.lit(SAMPLE_IP);
+  out.hex(raw.misc);
+  out.byte(0x29); // ')'
+  out.byte(0x3a);
+  out.byte(C_SPACE);
+  if (p.tid >= 0) {
+    out.decSigned(u32(b, p.tid) | 0);
+    out.byte(C_SLASH);
+    out.decSigned(u32(b, p.tid + 4) | 0);
+    out.byte(0x3a);
+    out.byte(C_SPACE);
+  } else out.lit(NO_TID);
+  if (p.ip >= 0) hexAlt64(out, u32(b, p.ip + H), u32(b, p.ip + Lo));
+  else out.byte(0x30);
+  out.lit(PERIOD);
+  if (p.period >= 0) out.dec64(u32(b, p.period + H), u32(b, p.period + Lo));
+  else out.str(p.attrPeriod);
+  out.lit(ADDR);
+  if (p.addr >= 0) hexAlt64(out, u32(b, p.addr + H), u32(b, p.addr + Lo));
+  else out.byte(0x30);
+  out.byte(C_NL);
   if (p.callchain >= 0) {
-    const H = hex4Table();
-    s += `... FP chain: nr:${nr}\n`;
-    for (let i = 0, o = p.callchain + 8; i < nr; i++, o += 8) {
-      const hi = hiAt(o);
-      const lo = loAt(o);
-      s += `..... ${idx(i)}: ${H[hi >>> 16]}${H[hi & 0xffff]}${H[lo >>> 16]}${H[lo & 0xffff]}\n`;
-    }
+    out.lit(FP_CHAIN);
+    out.dec(nr);
+    out.byte(C_NL);
+    chainLines(out, b, p.callchain + 8, nr, u32, H, Lo);
   }
   // dump_sample's order, which is not the record's for TRANSACTION
-  if (p.weight >= 0) s += `... weight: ${dec64(hiAt(tailAt + p.weight), loAt(tailAt + p.weight))}\n`;
-  if (p.dataSrc >= 0) s += ` . data_src: 0x${hex64(hiAt(tailAt + p.dataSrc), loAt(tailAt + p.dataSrc))}\n`;
-  if (p.physAddr >= 0) s += ` .. phys_addr: 0x${hex64(hiAt(tailAt + p.physAddr), loAt(tailAt + p.physAddr))}\n`;
-  if (p.dataPage >= 0) s += ` .. data page size: ${pageSize(hiAt(tailAt + p.dataPage), loAt(tailAt + p.dataPage))}\n`;
-  if (p.codePage >= 0) s += ` .. code page size: ${pageSize(hiAt(tailAt + p.codePage), loAt(tailAt + p.codePage))}\n`;
-  if (p.transaction >= 0)
-    s += `... transaction: ${hex64(hiAt(tailAt + p.transaction), loAt(tailAt + p.transaction))}\n`;
-  return s;
+  if (p.weight >= 0) tailLine(out, WEIGHT, b, tailAt + p.weight, u32, H, Lo, 0);
+  if (p.dataSrc >= 0) tailLine(out, DATA_SRC, b, tailAt + p.dataSrc, u32, H, Lo, 1);
+  if (p.physAddr >= 0) tailLine(out, PHYS_ADDR, b, tailAt + p.physAddr, u32, H, Lo, 1);
+  if (p.dataPage >= 0) tailLine(out, DATA_PAGE, b, tailAt + p.dataPage, u32, H, Lo, 2);
+  if (p.codePage >= 0) tailLine(out, CODE_PAGE, b, tailAt + p.codePage, u32, H, Lo, 2);
+  if (p.transaction >= 0) tailLine(out, TRANSACTION, b, tailAt + p.transaction, u32, H, Lo, 1);
+  return true;
 }

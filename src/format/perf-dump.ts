@@ -32,11 +32,15 @@ import {
   type KernelSymbolModel,
 } from '../machine/kernel-symbols.js';
 import { hexBytes } from '../io/hex.js';
-import { fastSampleText } from './perf-dump-fast.js';
+import { fastSampleBytes } from './perf-dump-fast.js';
+import { ByteText } from '../io/byte-text.js';
+import { StringSink, type TextSink } from './text-sink.js';
 
 const U32_MAX = 4294967295;
 const U64_MAX = (1n << 64n) - 1n;
 const has = (t: bigint, b: bigint): boolean => (t & b) !== 0n;
+const CPU = 1;
+const TIME = 2;
 
 /** What dump needs to know of the event list (perf's evlist) to print like perf. */
 export class DumpContext {
@@ -50,6 +54,17 @@ export class DumpContext {
   }
   private combined = 0n;
   private combinedOf = -1;
+  /** Whether the combined sample_type has CPU (bit 0) / TIME (bit 1), for evlist__print_tstamp on samples. */
+  private prefixBits = 0;
+  private prefixOf = -1;
+  tstampHas(bit: typeof CPU | typeof TIME): boolean {
+    if (this.prefixOf !== this.f.attrs.length) {
+      const t = this.combinedSampleType();
+      this.prefixBits = (has(t, SampleType.CPU) ? CPU : 0) | (has(t, SampleType.TIME) ? TIME : 0);
+      this.prefixOf = this.f.attrs.length;
+    }
+    return (this.prefixBits & bit) !== 0;
+  }
   /** __evlist__combined_sample_type: OR of every attr's sample_type (recomputed when pipe mode adds attrs). */
   combinedSampleType(): bigint {
     const attrs = this.f.attrs;
@@ -303,23 +318,25 @@ function eventName(ctx: DumpContext, L: AttrLayout): string {
   return e?.name ?? defaultEventName(L.attr);
 }
 
-/** Everything dump prints for one record (without the symbol lines perf script adds). */
-export function recordText(raw: RawRecord, ctx: DumpContext): string {
+/** Everything dump prints for one record (without the symbol lines perf script adds), appended to `out`. */
+export function recordBytes(out: ByteText, raw: RawRecord, ctx: DumpContext): void {
   const off = ctx.offset(raw);
-  let s = '';
   if (ctx.hex)
-    s += `\n${hexAlt(off)}@${ctx.path} [0x${raw.size.toString(16)}]: event: ${raw.type}\n${hexDump(raw.bytes)}`;
-  if (raw.type === RecordType.SAMPLE) {
-    const t = ctx.combinedSampleType();
-    const fast = fastSampleText(raw, has(t, SampleType.CPU), has(t, SampleType.TIME), hexAlt(off));
-    if (fast !== undefined) return s + fast;
-  }
+    out.str(`\n${hexAlt(off)}@${ctx.path} [0x${raw.size.toString(16)}]: event: ${raw.type}\n${hexDump(raw.bytes)}`);
+  if (raw.type === RecordType.SAMPLE && fastSampleBytes(out, raw, ctx.tstampHas(CPU), ctx.tstampHas(TIME), off)) return;
   const rec = raw.decode();
   // the seed's RFC poke (type 19 with --text-poke-abi=rfc) is named for what it is, not perf's CGROUP
   const name = rec.kind === 'text_poke' ? 'TEXT_POKE' : perfEventName(raw.type);
-  s += `${tstamp(ctx, raw.type, rec)}${hexAlt(off)} [0x${raw.size.toString(16)}]: PERF_RECORD_${name}`;
+  const head = `${tstamp(ctx, raw.type, rec)}${hexAlt(off)} [0x${raw.size.toString(16)}]: PERF_RECORD_${name}`;
   const d = detailText(rec, raw, ctx);
-  return s + (ctx.hex ? d : d.endsWith('\n') ? d : `${d}\n`);
+  out.str(head + (ctx.hex ? d : d.endsWith('\n') ? d : `${d}\n`));
+}
+
+/** recordBytes as a string. */
+export function recordText(raw: RawRecord, ctx: DumpContext): string {
+  const t = new ByteText(1 << 10);
+  recordBytes(t, raw, ctx);
+  return t.toString();
 }
 
 /**
@@ -366,14 +383,14 @@ export interface DumpOptions {
 
 /**
  * Every record of the perf.data file at `path` ('-': a pipe on stdin) as
- * `perf script -D` prints it, in perf's delivery order, through `write`
- * (awaited when it returns a promise: back-pressure). `onRecord` sees each
- * record first (progress).
+ * `perf script -D` prints it, in perf's delivery order, into `out` (its
+ * flush awaited past 64 KiB: back-pressure). `onRecord` sees each record
+ * first (progress).
  */
 export async function dumpFile(
   path: string,
   opts: DumpOptions,
-  write: (s: string) => void | Promise<void>,
+  out: TextSink,
   onRecord?: (raw: RawRecord) => void,
 ): Promise<void> {
   // perf's queue is unbounded; ours HALF-flushes past 16 MiB so dump stays in ~200 MB
@@ -388,18 +405,24 @@ export async function dumpFile(
   });
   const ctx = new DumpContext(s.file, s.file.pipe ? 'pipe' : (opts.label ?? path), !!opts.hex);
   ctx.kcore = opts.kcore;
+  const text = out.bytes;
   try {
     for await (const batch of s.batches()) {
       for (const raw of batch) {
         onRecord?.(raw);
-        let text: string;
+        const mark = text.length;
         try {
-          text = opts.json ? recordJson(raw, ctx) : recordText(raw, ctx);
+          if (opts.json) text.str(recordJson(raw, ctx));
+          else recordBytes(text, raw, ctx);
         } catch (e) {
+          text.length = mark; // a record that fails prints nothing, as before
           throw s.named(e);
         }
-        const w = write(text);
-        if (w) await w;
+        out.wrote();
+        if (out.pending >= 1 << 16) {
+          const w = out.flush();
+          if (w) await w;
+        }
       }
     }
     // a damaged feature table: perf prints every record; we do too, then report it
@@ -411,7 +434,7 @@ export async function dumpFile(
 
 /** The whole dump of a file as one string (tests, small files). */
 export async function dumpToString(path: string, opts: DumpOptions = {}): Promise<string> {
-  const parts: string[] = [];
-  await dumpFile(path, opts, (t) => void parts.push(t));
-  return parts.join('');
+  const out = new StringSink();
+  await dumpFile(path, opts, out);
+  return out.text;
 }

@@ -55,3 +55,20 @@ test('ByteText strings: ASCII, UTF-8 past ASCII, long ones, growth, fill and byt
     ),
   );
 });
+
+test('ByteText hex16 is "%016lx"', () => {
+  fc.assert(
+    fc.property(u32, u32, (hi, lo) => {
+      const t = new ByteText(1);
+      t.byte(0x3a);
+      t.hex16(hi, lo);
+      assert.equal(t.toString(), `:${((BigInt(hi) << 32n) | BigInt(lo)).toString(16).padStart(16, '0')}`);
+    }),
+  );
+});
+
+test('ByteText lit copies its bytes, growing the buffer', () => {
+  const t = new ByteText(1);
+  for (let i = 0; i < 100; i++) t.lit(Buffer.from('ab c'));
+  assert.equal(t.toString(), 'ab c'.repeat(100));
+});

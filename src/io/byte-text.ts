@@ -93,6 +93,20 @@ export class ByteText {
   }
 
   /**
+   * A short constant piece of text, given once as bytes, copied in by a loop:
+   * `bytes` makes a subarray (a Buffer object) per call, which for pieces of
+   * a few bytes on every line costs more than the copy.
+   */
+  lit(src: Uint8Array): void {
+    const k = src.length;
+    this.reserve(k);
+    const b = this.buf;
+    let n = this.length;
+    for (let i = 0; i < k; i++) b[n++] = src[i]!;
+    this.length = n;
+  }
+
+  /**
    * A non-negative integer below 2^53 in decimal, right-aligned in `width`
    * columns with `pad` (' ' or '0'): printf's "%*lu" / "%0*lu".
    */
@@ -188,6 +202,26 @@ export class ByteText {
       } while (h !== 0);
     }
     this.put(k, width, pad);
+  }
+
+  /**
+   * A u64 given as two u32 halves as exactly 16 lowercase hex digits: printf's
+   * "%016lx" (callchain entries, one per line of a -D dump), without the
+   * digit-buffer round trip of hex64.
+   */
+  hex16(hi: number, lo: number): void {
+    this.reserve(16);
+    const b = this.buf;
+    const n = this.length;
+    let h = hi >>> 0;
+    let x = lo >>> 0;
+    for (let i = 7; i >= 0; i--) {
+      b[n + 8 + i] = HEX[x & 15]!;
+      x >>>= 4;
+      b[n + i] = HEX[h & 15]!;
+      h >>>= 4;
+    }
+    this.length = n + 16;
   }
 
   /** A bigint (any sign, any size) in decimal or hex; for the rare values past the number paths. */

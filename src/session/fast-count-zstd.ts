@@ -20,7 +20,8 @@ export type InnerVisit = (buf: Uint8Array, dv: DataView, p: number, type: number
 
 export class InnerRecords {
   private z: Decompress | undefined;
-  private buf = new Uint8Array(1 << 20);
+  /** Allocated on the first COMPRESSED record: most files have none. */
+  private buf = new Uint8Array(0);
   private dv = new DataView(this.buf.buffer);
   /** Valid bytes in buf: the partial record kept from the previous COMPRESSED record, then new output. */
   private have = 0;
@@ -73,7 +74,7 @@ export class InnerRecords {
 
   private append(chunk: Uint8Array): void {
     if (this.have + chunk.length > this.buf.length) {
-      const bigger = new Uint8Array(Math.max(this.buf.length * 2, this.have + chunk.length));
+      const bigger = new Uint8Array(Math.max(this.buf.length * 2, this.have + chunk.length, 1 << 20));
       bigger.set(this.buf.subarray(0, this.have));
       this.buf = bigger;
       this.dv = new DataView(bigger.buffer);

@@ -46,14 +46,11 @@ export function register(program: Command): void {
     const size = dataFile === '-' ? 0 : (await stat(dataFile)).size;
     const kcore = kcoreDir ? loadKcoreDir(kcoreDir) : undefined;
     const progress = startProgress('dump', size, opts);
-    const out = new OutputSink();
+    // synchronous writes hand the buffer to the kernel as it is: the async path copies every 64 KiB chunk
+    const out = new OutputSink(undefined, { sync: true });
     const o: DumpOptions = { ...opts, order: opts.order, label: dataFile, kcore };
     try {
-      const write = (text: string): Promise<void> | undefined => {
-        out.write(text);
-        return out.pending >= 1 << 16 ? out.flush() : undefined;
-      };
-      await dumpFile(dataFile, o, write, (raw) => progress.update(raw.fileOffset));
+      await dumpFile(dataFile, o, out, (raw) => progress.update(raw.fileOffset));
     } finally {
       progress.stop();
       await out.close();
