@@ -1,4 +1,4 @@
-import { Decoder, DecoderOptions, Instruction } from 'iced-x86';
+import { Decoder, DecoderOptions, Instruction } from './iced.js';
 import { codeClass, type InsnClass } from './classify.js';
 
 /** One decoded instruction of a block. */
