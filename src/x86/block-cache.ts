@@ -30,7 +30,7 @@ export interface Block {
    * A flow walker's TNT patterns starting at this block (src/intelpt/flow/tnt-patterns.ts: per run of TNT
    * bits, where the walk ends), valid like the links only while `patternEpoch` equals the cache's `epoch`.
    */
-  patterns?: Map<number, object> | undefined;
+  patterns?: (object | undefined)[] | undefined;
   patternEpoch?: number;
 }
 

@@ -114,19 +114,27 @@ export function walkPattern(src: BlockSource, start: Block, bits: number, k: num
   return p;
 }
 
-/** The pattern of `k` bits from `start`, from its cache when made in this epoch, else walked and kept. */
+/** Patterns kept per block at first: the keys of runs up to 6 bits (a TNT8 packet's); longer runs grow it. */
+const FIRST_KEYS = 1 << 7;
+
+/**
+ * The pattern of `k` bits from `start`, from its cache when made in this epoch, else walked and kept. The
+ * cache is an array by key (a Map lookup was the largest cost of a replay).
+ */
 export function cachedPattern(src: BlockSource, epoch: number, start: Block, bits: number, k: number): TntPattern {
-  let m = start.patterns as Map<number, TntPattern> | undefined;
+  let m = start.patterns as (TntPattern | undefined)[] | undefined;
+  const key = patternKey(bits, k);
   if (start.patternEpoch !== epoch || m === undefined) {
-    m = new Map();
+    m = new Array<TntPattern | undefined>(key < FIRST_KEYS ? FIRST_KEYS : 2 << PATTERN_BITS);
     start.patterns = m;
     start.patternEpoch = epoch;
+  } else if (key >= m.length) {
+    m.length = 2 << PATTERN_BITS;
   }
-  const key = patternKey(bits, k);
-  let p = m.get(key);
+  let p = m[key];
   if (p === undefined) {
     p = walkPattern(src, start, bits, k);
-    m.set(key, p);
+    m[key] = p;
   }
   return p;
 }
