@@ -1,4 +1,4 @@
-import { Decoder, DecoderOptions, Instruction } from 'iced-x86';
+import { Decoder, DecoderOptions, Instruction } from './iced.js';
 import { codeClass, type InsnClass } from './classify.js';
 
 /** One decoded instruction of a block. */
@@ -26,6 +26,12 @@ export interface Block {
   taken?: Block | undefined;
   fall?: Block | undefined;
   linkEpoch?: number;
+  /**
+   * A flow walker's TNT patterns starting at this block (src/intelpt/flow/tnt-patterns.ts: per run of TNT
+   * bits, where the walk ends), valid like the links only while `patternEpoch` equals the cache's `epoch`.
+   */
+  patterns?: (object | undefined)[] | undefined;
+  patternEpoch?: number;
 }
 
 /** Reads up to `len` bytes of code at `addr`; shorter or undefined at the end of mapped memory. */
@@ -39,7 +45,8 @@ const SMALL = Array.from({ length: 16 }, (_v, i) => BigInt(i));
 
 /** A block with its link fields present from the start (one object shape for every block). */
 function block(start: bigint, end: bigint, insns: Insn[], stop: Block['stop']): Block {
-  return { start, end, insns, stop, taken: undefined, fall: undefined, linkEpoch: -1 };
+  const links = { taken: undefined, fall: undefined, linkEpoch: -1 };
+  return { start, end, insns, stop, ...links, patterns: undefined, patternEpoch: -1 };
 }
 
 /**

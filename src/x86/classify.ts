@@ -1,4 +1,4 @@
-import { Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic } from 'iced-x86';
+import { Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic } from './iced.js';
 
 /**
  * What a PT flow decoder needs to know about one instruction (perf's

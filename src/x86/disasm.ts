@@ -1,4 +1,4 @@
-import { Decoder, DecoderOptions, FlowControl, Formatter, FormatterSyntax, Mnemonic } from 'iced-x86';
+import { Decoder, DecoderOptions, FlowControl, Formatter, FormatterSyntax, Mnemonic } from './iced.js';
 
 /**
  * Display disassembly of poked bytes, AT&T syntax as GNU objdump -d prints it

@@ -1,4 +1,4 @@
-import { Decoder, DecoderOptions, Instruction } from 'iced-x86';
+import { Decoder, DecoderOptions, Instruction } from './iced.js';
 
 let shared: Instruction | undefined;
 

@@ -6,6 +6,7 @@ import { decodeJsonLines } from '../../format/itrace.js';
 import { defaultToErrors, resolveItrace } from '../../format/itrace-presets.js';
 import { perfItraceSink, type TaskError } from '../../format/itrace-perf.js';
 import { otherSampleDeliveries, perfItraceOptions } from '../../format/itrace-recording.js';
+import { itraceWalkQuiet } from '../../format/itrace-walk-quiet.js';
 import { FormatOptionError } from '../../format/errors.js';
 import { codeImageWarnings } from '../../machine/code-warnings.js';
 import { decodeRaw, rawDecodeOptions, type RawDecodeOptions } from '../decode-raw.js';
@@ -94,6 +95,7 @@ export function register(program: Command): void {
     });
     if (json) Object.assign(po, { instructions: false, branches: false, errors: false, power: undefined });
     const sink = perfItraceSink(po, (l) => out.line(l), errors);
+    sink.walkQuiet = itraceWalkQuiet(po);
     let others: ReturnType<typeof otherSampleDeliveries> = [];
     try {
       if (!json) others = otherSampleDeliveries(rec, po, tasks, (l) => out.line(l), sink);

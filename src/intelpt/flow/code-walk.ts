@@ -9,6 +9,7 @@
  */
 import type { Block, Insn } from '../../x86/block-cache.js';
 import { linkedBlock } from './block-links.js';
+import { cachedPattern } from './tnt-patterns.js';
 import { flowError, PtErr, type PtErrCode, type ResyncStates } from './flow-errors.js';
 import {
   BranchKind,
@@ -56,6 +57,8 @@ export class FlowWalker {
   /** The block whose branch set this.ip (taken or not: linkTaken), for the next walk's block (block-links.ts). */
   protected linkFrom: Block | undefined;
   protected linkTaken = false;
+  /** The block at this.ip, looked up by replayTnt for the walk that follows it at once (else undefined). */
+  private ipBlock: Block | undefined;
   /** The block whose last instruction (the branch a walk stopped at) is not reported yet. */
   protected pending: readonly Insn[] | undefined;
   /**
@@ -154,7 +157,8 @@ export class FlowWalker {
         this.walkOp = undefined;
         return WalkStop.Reached;
       }
-      const b = linkedBlock(this.blocks, this.linkFrom, this.linkTaken, this.ip);
+      const b = this.ipBlock ?? linkedBlock(this.blocks, this.linkFrom, this.linkTaken, this.ip);
+      this.ipBlock = undefined;
       this.linkFrom = undefined;
       const insns = b.insns;
       const n = insns.length;
@@ -239,6 +243,58 @@ export class FlowWalker {
   }
 
   /**
+   * Walk the next run of TNT bits (`k` of them, the first highest in `bits`) through its TNT pattern
+   * (tnt-patterns.ts) when the sink wants no branch reports; returns the bits taken (0: walk them one by one).
+   * The state left is the walk's after the same bits: instructions and the clock counted, the return stack,
+   * the IP and link after the last conditional branch.
+   */
+  protected replayTnt(bits: number, k: number): number {
+    const epoch = this.blocks.epoch;
+    // a chain of direct jumps walked before counts towards the loop check: the walk goes on with it
+    if (epoch === undefined || this.noProgress !== 0) return 0;
+    const start = linkedBlock(this.blocks, this.linkFrom, this.linkTaken, this.ip);
+    const p = cachedPattern(this.blocks, epoch, start, bits, k);
+    const last = p.last;
+    if (last === undefined) {
+      this.ipBlock = start;
+      return 0;
+    }
+    const br = last.insns[last.insns.length - 1]!;
+    let ret = p.ret;
+    if (br.op === 'ret' && ret === undefined) {
+      // it returns to a call from before the pattern: with none on the stack, the walk reports the error
+      if (!this.stack.length) {
+        this.ipBlock = start;
+        return 0;
+      }
+      ret = this.stack.pop()!;
+    }
+    this.insnCount += p.insns;
+    const c = this.clock;
+    c.count(p.insns);
+    // every branch taking a bit samples the time; a taken one (or a return) is a state reported
+    if (p.anyTaken) c.refresh();
+    else c.refreshQuiet();
+    if (p.calls) for (const b of p.calls) this.stack.push(b);
+    this.lastInsn = br;
+    this.walkOp = br.op;
+    this.lastBlock = last;
+    this.pending = undefined;
+    if (br.op === 'ret') {
+      this.retBlock = ret;
+      this.retAddr = ret!.end;
+      this.linkFrom = ret;
+      this.linkTaken = false;
+      this.ip = ret!.end;
+    } else {
+      this.linkFrom = last;
+      this.linkTaken = p.taken;
+      this.ip = p.taken ? br.target! : last.end;
+    }
+    return p.bits;
+  }
+
+  /**
    * A state timed `tsc` is next: does perf yield after it (its time reaches the stop)? Then run() pauses
    * before reporting it (FlowSync knows the stop).
    */
@@ -287,11 +343,17 @@ export class FlowWalker {
   protected emit(insns: readonly Insn[], from: number, to: number, hold = false, end = false): number {
     this.insnCount += to - from;
     const c = this.clock;
+    const report = this.sink.insns;
+    // no instruction sink (e.g. --itrace=e): count, and make no InsnClock per block
+    if (report === undefined) {
+      c.count(to - from);
+      return to;
+    }
     const at: InsnClock = { ts: c.timestamp, cnt: c.insnCnt };
     if (hold) at.hold = (t) => this.holdState(t);
     if (end) at.end = true;
     c.count(to - from);
-    const r = this.sink.insns?.(this.cpu, insns, from, to, this.tsc, at);
+    const r = report.call(this.sink, this.cpu, insns, from, to, this.tsc, at);
     if (typeof r !== 'number' || r >= to) return to;
     this.insnCount -= to - r;
     c.count(r - to);

@@ -30,6 +30,7 @@ import { PtErr, resyncStates, type FlowErrorOptions } from './flow-errors.js';
 import { NO_STOP } from './flow-sync.js';
 import { HOP_IGNORE, HOP_PROCESS } from './quick-hop.js';
 import { FupWalk } from './fup-walk.js';
+import { PATTERN_BITS } from './tnt-patterns.js';
 import { BranchKind, FlowState, Step, WalkStop, type BlockSource, type FlowSink } from './flow-types.js';
 import { PACKET_BAD, PACKET_END, PacketReader } from './packet-reader.js';
 import { memoryTrace, type TraceSource } from './trace-source.js';
@@ -65,6 +66,8 @@ export interface CpuFlowOptions {
   maxNonTurboRatio?: number;
   /** MTC timing (perf's mtc_shift, tsc_ctc_ratio_n / _d); none: MTC and TMA packets give no time. */
   mtc?: { shift: number; tscCtcN: number; tscCtcD: number };
+  /** Replay TNT patterns when the sink is walkQuiet (default true; false: walk every bit, for comparison). */
+  tntPatterns?: boolean;
 }
 
 export class CpuFlow extends FupWalk {
@@ -74,6 +77,8 @@ export class CpuFlow extends FupWalk {
   /** The TIP (or TIP.PGD) being walked to: its IP compression (0 = no IP given). */
   private tipIpc = 0;
   private readonly retCompression: boolean;
+  /** Runs of TNT bits are walked through their patterns (tnt-patterns.ts): the sink wants no branch reports. */
+  private readonly patterns: boolean;
 
   constructor(
     cpu: number,
@@ -91,6 +96,8 @@ export class CpuFlow extends FupWalk {
     });
     super(cpu, new PacketReader(src, o.window), blocks, sink, resyncStates(o.errors), clock);
     this.retCompression = o.retCompression ?? true;
+    // (a return on a 1 bit is a compressed one only with ret compression)
+    this.patterns = (o.tntPatterns ?? true) && !!sink.walkQuiet && !sink.insns && !o.quick && this.retCompression;
     this.kernelStart = o.kernelStart;
     this.quickSync = o.quick ?? 0;
   }
@@ -324,9 +331,28 @@ export class CpuFlow extends FupWalk {
     return ((i < 32 ? this.tntLo >>> i : this.tntHi >>> (i - 32)) & 1) === 1;
   }
 
+  /** The next run of TNT bits (at most PATTERN_BITS) as its pattern's key bits: the next bit highest. */
+  private tntRun(k: number): number {
+    const sh = this.tntCount - k;
+    const v = sh >= 32 ? this.tntHi >>> (sh - 32) : sh ? (this.tntLo >>> sh) | (this.tntHi << (32 - sh)) : this.tntLo;
+    return v & ((1 << k) - 1);
+  }
+
   private walkTnt(): Step {
     const missing = this.resync.missingPacket;
     for (;;) {
+      // a sink that wants no branch reports: whole runs of bits at once while no pause can fall among them
+      if (this.patterns && this.tntCount && !this.mayHold()) {
+        const k = Math.min(this.tntCount, PATTERN_BITS);
+        const used = this.replayTnt(this.tntRun(k), k);
+        if (used) {
+          this.tntCount -= used;
+          if (this.tntCount) continue;
+          this.st = FlowState.InSync;
+          // as the walk ends a TNT packet: Again only after a not-taken conditional branch
+          return this.linkTaken || this.lastInsn!.op === 'ret' ? Step.Ok : Step.Again;
+        }
+      }
       const c = this.walkInsn(0n);
       if (c === WalkStop.Error) {
         this.tntCount = 0;

@@ -59,6 +59,8 @@ export interface FlowInput {
   maxNonTurboRatio?: number;
   /** MTC timing (perf's mtc_shift and TSC:CTC ratio; PtRecording.mtc): none, MTC and TMA give no time. */
   mtc?: { shift: number; tscCtcN: number; tscCtcD: number };
+  /** Replay TNT patterns for a walkQuiet sink (CpuFlowOptions.tntPatterns; default true). */
+  tntPatterns?: boolean;
   /** Other records to hand on in time order among the decoded output (perf script prints other events' samples). */
   others?: readonly { time: bigint; offset: number; deliver(): void }[];
 }
@@ -87,6 +89,7 @@ export function decodeFlow(input: FlowInput): FlowResult {
     ...(input.timeConv && input.kernelStart !== undefined ? { kernelStart: input.kernelStart } : {}),
     maxNonTurboRatio: input.maxNonTurboRatio ?? 0,
     ...(input.mtc ? { mtc: input.mtc } : {}),
+    tntPatterns: input.tntPatterns ?? true,
   };
   let muted: number | undefined;
   const timed = !!(input.eventTimes && input.timeConv);
@@ -167,7 +170,8 @@ function switchSink(s: FlowSink, sync: SyncSwitch): FlowSink {
 
 /** The sink, silent for the CPU `muted()` names (perf drops what it decodes before a queue's first timestamp). */
 function mutable(s: FlowSink, muted: () => number | undefined): FlowSink {
-  const out: FlowSink = {};
+  // muting drops reports, it adds none: a quiet sink stays quiet (sync_switch's sink is not: it watches branches)
+  const out: FlowSink = s.walkQuiet ? { walkQuiet: true } : {};
   if (s.insns) {
     const f = s.insns.bind(s);
     out.insns = (cpu, insns, from, to, tsc, at) => (muted() !== cpu ? f(cpu, insns, from, to, tsc, at) : undefined);

@@ -80,6 +80,13 @@ export class FlowSync extends FlowWalker {
     return true;
   }
 
+  /** Might a state of the clock's time, before a timing packet moves it, be one perf yields after (holdState)? */
+  protected mayHold(): boolean {
+    const c = this.clock;
+    const stop = this.stopTsc;
+    return stop !== NO_STOP && c.reported < stop && (c.timestamp >= stop || c.sample >= stop);
+  }
+
   protected crossed(): boolean {
     const c = this.clock;
     return this.stopTsc !== NO_STOP && c.timestamp >= this.stopTsc && c.reported < this.stopTsc;
@@ -173,6 +180,10 @@ export class FlowSync extends FlowWalker {
     if (this.stopTsc === NO_STOP) return false;
     // after an error perf's queue time is the error's estimate: it stops at the next state once that is due
     if (this.errTsc !== undefined && this.errTsc >= this.stopTsc) return true;
+    // the common case: the next packet is neither a TSC nor a PSB (its first byte says), so no timing point
+    const x = this.reader.nextLead();
+    if (x !== 0x19 && x !== 0x02 && x !== -1)
+      return this.crossed() && !(this.st === FlowState.InSync && this.reader.nextIsQuiet());
     // a PSB+ with a FUP while tracing: perf walks to the FUP's IP first (its states may yield), then yields
     // after the PSB+ (psbInSync pauses there)
     if (

@@ -126,6 +126,12 @@ export interface FlowSink {
   event?(cpu: number, what: FlowEvent, ip: bigint, offset: number): void;
   /** A power-event state (perf's itrace `p` samples). */
   power?(cpu: number, e: PowerEvent): void;
+  /**
+   * The sink does nothing with the branches a walk decides by itself or by TNT bits (conditional branches,
+   * direct jumps and calls, compressed returns) and has no `insns`: the walker may replay runs of TNT bits
+   * without reporting them (tnt-patterns.ts). Its branch() still sees every other branch.
+   */
+  walkQuiet?: boolean;
   /** The decoding ended: print what is still held. */
   flush?(): void;
   /** perf set the queue's timestamp (ptq->timestamp): later samples carry it until a later TSC passes it. */

@@ -203,6 +203,19 @@ export class PacketReader {
   }
 
   /**
+   * The first byte of the next packet (PADs skipped) when the window holds it, else -1: one look that tells
+   * atStop (flow-sync.ts) that neither a TSC (0x19) nor a PSB (0x02 …) is next, without the probes.
+   */
+  nextLead(): number {
+    const c = this.cursor;
+    const b = c.bytes;
+    const len = this.len;
+    let p = c.pos;
+    while (p < len && b[p] === 0) p++;
+    return p < len ? b[p]! : -1;
+  }
+
+  /**
    * The next packet (PADs skipped) makes no decoder state of its own when read in sync: a TNT, TIP, TIP.PGD or
    * FUP (whose walk reports states before the one that samples the time), a MODE, or a timing packet.
    */
@@ -294,11 +307,12 @@ export class PacketReader {
     return undefined;
   }
 
+  /** The 56-bit TSC payload of the TSC packet at p, from two u32 halves (one bigint, not two per byte). */
   private tscAt(p: number): bigint {
     const b = this.cursor.bytes;
-    let v = 0n;
-    for (let i = 7; i >= 1; i--) v = (v << 8n) | BigInt(b[p + i]!);
-    return v;
+    const lo = (b[p + 1]! | (b[p + 2]! << 8) | (b[p + 3]! << 16) | (b[p + 4]! << 24)) >>> 0;
+    const hi = b[p + 5]! | (b[p + 6]! << 8) | (b[p + 7]! << 16);
+    return hi ? (BigInt(hi) << 32n) | BigInt(lo) : BigInt(lo);
   }
 
   /** The cursor, with at least n bytes past its position in the window (or all the trace has). */

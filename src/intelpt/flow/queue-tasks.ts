@@ -81,15 +81,19 @@ export class QueueTasks {
 
   /** intel_pt_set_pid_tid_cpu: before each run of the queue's decoder. `queueTid`: the AUXTRACE buffers' tid. */
   beginRun(cpu: number, queueTid = -1): void {
-    const q = { ...(this.queue.get(cpu) ?? NONE) };
+    const was = this.queue.get(cpu) ?? NONE;
+    let tid = was.tid;
+    let pid = was.pid;
     if (queueTid === -1 || this.o.haveSchedSwitch) {
-      q.tid = this.current.get(cpu) ?? -1;
-      if (q.tid === -1) q.pid = -1;
-    } else q.tid = queueTid;
+      tid = this.current.get(cpu) ?? -1;
+      if (tid === -1) pid = -1;
+    } else tid = queueTid;
     // machine__find_thread(-1, tid): when no thread has the tid, the queue keeps its last pid (as perf)
-    const pid = q.tid === -1 ? undefined : this.threads.pidOf(q.tid);
-    if (pid !== undefined) q.pid = pid;
-    this.queue.set(cpu, q);
+    const found = tid === -1 ? undefined : this.threads.pidOf(tid);
+    if (found !== undefined) pid = found;
+    // a new object only when the task changed (runs are many, one per timing point passed; holders of the
+    // old object keep what it said)
+    if (tid !== was.tid || pid !== was.pid || was === NONE) this.queue.set(cpu, { pid, tid });
   }
 
   /** The pid/tid the queue's samples and errors carry now. */
