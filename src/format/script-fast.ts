@@ -22,7 +22,7 @@ import type { AttrLayout } from '../perfdata/layout.js';
 import { type ByteText, PAD_ZERO } from '../io/byte-text.js';
 import { SampleType } from '../abi/sample-format.js';
 import type { FieldSet, ScriptField } from './perf-script-fields.js';
-import type { ScriptSymbols, SymbolColumns } from './script-symbols.js';
+import type { SymbolColumns } from './script-symbols.js';
 import { zeroPad } from './c-printf.js';
 import { FIXED_SAMPLE_FIELDS, type FixedSampleOffsets, fixedSampleOffsets } from './sample-offsets.js';
 import { type ChainContext, ChainLines, putBytes } from './script-fast-chain.js';
