@@ -53,6 +53,7 @@ import {
   type StartColumns,
 } from './script-sample-text.js';
 import { type FastContext, FastLines, fastPlan, fastPrintable } from './script-fast.js';
+import { KERNEL_SPACE } from './script-fast-chain.js';
 import type { TextSink } from './text-sink.js';
 import type { SymbolColumns } from './script-symbols.js';
 import { extrasJson, miscColumn, SampleExtras } from './script-sample-extra.js';
@@ -204,8 +205,8 @@ export class ScriptPrinter {
         return;
       }
       case RecordType.FORK: {
-        this.fast.invalidate();
         const rec = raw.decode() as Extract<PerfRecord, { kind: 'fork' }>;
+        this.fast.invalidate(rec.pid); // the child's maps become a copy of the parent's
         this.threads.onFork(rec.pid, rec.tid, rec.ppid, rec.ptid);
         this.maps.onFork(rec.pid, rec.ppid);
         this.dwarf()?.onFork(rec.pid, rec.ppid);
@@ -226,7 +227,7 @@ export class ScriptPrinter {
         if (this.checked < this.s.file.attrs.length) this.checkNewAttrs(); // pipe mode: do we want symbols?
         if (!o.showMmapEvents && ((kernel && !this.wantSymbols) || !this.needMaps)) return;
         const rec = raw.decode() as Extract<PerfRecord, { kind: 'mmap' | 'mmap2' }>;
-        this.fast.invalidate();
+        this.fast.invalidate(kernel ? KERNEL_SPACE : rec.pid);
         if (!kernel && this.needMaps) this.maps.onMmapRecord(rec);
         if (!kernel) this.dwarf()?.onMmap(rec.pid, rec.filename);
         if (kernel && this.wantSymbols) this.symbols().onKernelMmap(rec.filename, rec.addr, rec.len);
@@ -248,7 +249,7 @@ export class ScriptPrinter {
         return;
       case RecordType.KSYMBOL: {
         const rec = raw.decode() as Extract<PerfRecord, { kind: 'ksymbol' }>;
-        this.fast.invalidate();
+        this.fast.invalidate(KERNEL_SPACE);
         if (this.wantSymbols) ksymbolEvent(this.symbols().ksymbols, rec);
         if (o.showBpfEvents || o.showTextPokeEvents) this.emitOther(raw, rec, 'sample');
         return;

@@ -43,10 +43,16 @@ export function putBytes(out: ByteText, a: Uint8Array): void {
   out.length = k;
 }
 
+/** The cache key of kernel addresses (pids are 32-bit: never this). */
+export const KERNEL_SPACE = -(2 ** 40);
+
 /**
- * Per-run caches of entry lines, keyed by address space (-1: the kernel, else
- * the pid) then the address's low half. Dropped on `invalidate()` (MMAP,
- * MMAP2, FORK, KSYMBOL: the maps and symbols they depend on may change).
+ * Per-run caches of entry lines, keyed by address space (KERNEL_SPACE, else
+ * the pid) then the address's low half. A space is dropped when what its
+ * lines depend on may change (`invalidate`): a process's on its MMAP, MMAP2
+ * or FORK, the kernel's on a kernel MMAP or a KSYMBOL. A system-wide
+ * recording maps files all the time; dropping every space on each MMAP left
+ * the caches nearly empty.
  */
 export class ChainLines {
   private spaces = new Map<number, Map<number, EntryText>>();
@@ -54,10 +60,13 @@ export class ChainLines {
   private lastSpace: Map<number, EntryText> | undefined;
   private readonly enc = new TextEncoder();
 
-  invalidate(): void {
-    if (this.spaces.size) this.spaces = new Map();
-    this.lastKey = Number.NaN;
-    this.lastSpace = undefined;
+  /** Forget the lines of one space (a pid, or KERNEL_SPACE). */
+  invalidate(space: number): void {
+    this.spaces.delete(space);
+    if (space === this.lastKey) {
+      this.lastKey = Number.NaN;
+      this.lastSpace = undefined;
+    }
   }
 
   private space(key: number): Map<number, EntryText> {
@@ -97,7 +106,7 @@ export class ChainLines {
       }
       printed++;
       // no symbol columns: a kernel address prints alone, a user one as its map offset (pid-dependent)
-      const m = this.space(user ? pid : -1);
+      const m = this.space(user ? pid : KERNEL_SPACE);
       const hit = m.get(l);
       if (hit !== undefined && hit.hi === h) {
         putBytes(out, hit.bytes);

@@ -25,7 +25,7 @@ import type { FieldSet, ScriptField } from './perf-script-fields.js';
 import type { SymbolColumns } from './script-symbols.js';
 import { zeroPad } from './c-printf.js';
 import { FIXED_SAMPLE_FIELDS, type FixedSampleOffsets, fixedSampleOffsets } from './sample-offsets.js';
-import { type ChainContext, ChainLines, putBytes } from './script-fast-chain.js';
+import { type ChainContext, ChainLines, KERNEL_SPACE, putBytes } from './script-fast-chain.js';
 
 /** Fields a fast line can print (sampleText's, without trace). */
 const FAST_PRINTED = new Set<ScriptField>([
@@ -103,20 +103,23 @@ export interface FastContext extends ChainContext {
 const SPACE = 0x20;
 
 /**
- * The printer's per-run caches. `invalidate()` whenever maps or symbols may
- * change (MMAP, MMAP2, FORK, KSYMBOL): the " ip sym (dso)" texts depend on them.
+ * The printer's per-run caches. The " ip sym (dso)" texts depend on the maps
+ * and symbols: `invalidate(pid)` when a process's maps may change (its MMAP,
+ * MMAP2, FORK), `invalidate(KERNEL_SPACE)` when the kernel's may (a kernel
+ * MMAP, KSYMBOL).
  */
 export class FastLines {
   private readonly enc = new TextEncoder();
   private readonly comms = new Map<string, Uint8Array>();
   private readonly events = new Map<string, Uint8Array>();
-  /** Per symbol columns, keyed by (kernel ? -1 : pid), then the address's low half. */
-  private ips = new Map<SymbolColumns | undefined, Map<number, Map<number, IpText>>>();
+  /** Per symbol columns, keyed by (kernel ? KERNEL_SPACE : pid), then the address's low half. */
+  private readonly ips = new Map<SymbolColumns | undefined, Map<number, Map<number, IpText>>>();
   private readonly chains = new Map<SymbolColumns | undefined, ChainLines>();
 
-  invalidate(): void {
-    if (this.ips.size) this.ips = new Map();
-    for (const c of this.chains.values()) c.invalidate();
+  /** Forget the texts of one address space: a pid, or KERNEL_SPACE. */
+  invalidate(space: number): void {
+    for (const m of this.ips.values()) m.delete(space);
+    for (const c of this.chains.values()) c.invalidate(space);
   }
 
   private u32(b: Uint8Array, o: number, le: boolean): number {
@@ -253,7 +256,8 @@ export class FastLines {
       spaces = new Map();
       this.ips.set(ctx.cols, spaces);
     }
-    const key = ctx.cols === undefined ? -2 : ctx.kernel ? -1 : pid;
+    // without symbol columns the text is the address alone, the same in every space
+    const key = ctx.cols === undefined ? 0 : ctx.kernel ? KERNEL_SPACE : pid;
     let m = spaces.get(key);
     if (m === undefined) {
       m = new Map();
