@@ -5,7 +5,7 @@
  * byte, on a `perf record -z --switch-events` recording made here of a
  * workload this test controls (dd): perf's default fields (sym, symoff, dso),
  * symbol-free fields, --ns, filters and switch events between the samples;
- * and on a `perf record -g` recording of it (callchain lines, script-fast-chain.ts),
+ * and on a `perf record -g -d` recording of it (callchain lines, script-fast-chain.ts; DATA_SRC after them),
  * with --max-stack, -G and MMAP / FORK records between the samples.
  */
 import { before, test } from 'node:test';

@@ -1,7 +1,7 @@
 /**
  * `perf script` sample lines read straight from the record bytes, for the
  * plain samples that are most of a `perf record` file (no READ, RAW or other
- * variable-size field but the callchain; text output; the symbol-free fields
+ * variable-size field but the callchain, no register sets; text output; the symbol-free fields
  * and perf's default ones: comm tid pid cpu time period event addr ip sym
  * symoff dso; callchain lines: script-fast-chain.ts). The general path
  * (perf-script.ts printSample) decodes each sample into an object with a
@@ -45,7 +45,8 @@ const FAST_PRINTED = new Set<ScriptField>([
 
 /**
  * Offsets of one attr's sample fields from the record start (-1 = absent) and
- * the record's exact size (with a callchain: its size without the entries).
+ * the record's exact size (with a callchain: its size without the entries;
+ * one-u64 fields after them, such as DATA_SRC, included).
  */
 export interface FastPlan extends Omit<FixedSampleOffsets, 'end'> {
   size: number;
@@ -57,18 +58,35 @@ export interface FastPlan extends Omit<FixedSampleOffsets, 'end'> {
 
 const plans = new WeakMap<AttrLayout, FastPlan | null>();
 
+/**
+ * The one-u64 fields that may follow the callchain (perf record -d adds
+ * DATA_SRC, --weight WEIGHT, --phys-data PHYS_ADDR, …): not printed by a fast
+ * line, only counted in the record's size. WEIGHT and WEIGHT_STRUCT share one u64.
+ */
+const TRAILING_U64S = [
+  SampleType.WEIGHT | SampleType.WEIGHT_STRUCT,
+  SampleType.DATA_SRC,
+  SampleType.TRANSACTION,
+  SampleType.PHYS_ADDR,
+  SampleType.CGROUP,
+  SampleType.DATA_PAGE_SIZE,
+  SampleType.CODE_PAGE_SIZE,
+];
+const TRAILING = TRAILING_U64S.reduce((a, b) => a | b);
+
 /** The plan for a layout, or null when its samples need the general path. */
 export function fastPlan(L: AttrLayout): FastPlan | null {
   let p = plans.get(L);
   if (p !== undefined) return p;
   const t = L.sampleType;
   // a layout with a field fixedSampleOffsets does not place takes the general path
-  if ((t & ~(FIXED_SAMPLE_FIELDS | SampleType.CALLCHAIN)) !== 0n) p = null;
+  if ((t & ~(FIXED_SAMPLE_FIELDS | SampleType.CALLCHAIN | TRAILING)) !== 0n) p = null;
   else {
     const { ip, tid, time, addr, cpu, period, end } = fixedSampleOffsets(t);
     // CALLCHAIN follows PERIOD (READ, between them, takes the general path): nr, then nr u64s
     const callchain = (t & SampleType.CALLCHAIN) !== 0n ? end : -1;
-    const size = callchain < 0 ? end : end + 8;
+    const trailing = TRAILING_U64S.filter((bits) => (t & bits) !== 0n).length * 8;
+    const size = (callchain < 0 ? end : end + 8) + trailing;
     p = { ip, tid, time, addr, cpu, period, size, callchain, attrPeriod: `${L.attr.samplePeriod}` };
   }
   plans.set(L, p);
