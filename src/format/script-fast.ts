@@ -25,7 +25,7 @@ import type { FieldSet, ScriptField } from './perf-script-fields.js';
 import type { SymbolColumns } from './script-symbols.js';
 import { zeroPad } from './c-printf.js';
 import { FIXED_SAMPLE_FIELDS, type FixedSampleOffsets, fixedSampleOffsets } from './sample-offsets.js';
-import { type ChainContext, ChainLines, KERNEL_SPACE, putBytes } from './script-fast-chain.js';
+import { type ChainContext, ChainLines, putBytes, TextCache } from './script-fast-chain.js';
 
 /** Fields a fast line can print (sampleText's, without trace). */
 const FAST_PRINTED = new Set<ScriptField>([
@@ -99,12 +99,6 @@ export function fastPrintable(f: ReadonlySet<ScriptField>): boolean {
   return true;
 }
 
-/** One cached " ip sym+0xoff (dso)" text, for the address whose high half is `hi`. */
-interface IpText {
-  hi: number;
-  bytes: Uint8Array;
-}
-
 /** What a fast line needs beside the sample: the printer's state at this record. */
 export interface FastContext extends ChainContext {
   kernel: boolean;
@@ -130,13 +124,13 @@ export class FastLines {
   private readonly enc = new TextEncoder();
   private readonly comms = new Map<string, Uint8Array>();
   private readonly events = new Map<string, Uint8Array>();
-  /** Per symbol columns, keyed by (kernel ? KERNEL_SPACE : pid), then the address's low half. */
-  private readonly ips = new Map<SymbolColumns | undefined, Map<number, Map<number, IpText>>>();
+  /** " ip sym (dso)" per symbol columns (TextCache: per address space, then address). */
+  private readonly ips = new Map<SymbolColumns | undefined, TextCache>();
   private readonly chains = new Map<SymbolColumns | undefined, ChainLines>();
 
   /** Forget the texts of one address space: a pid, or KERNEL_SPACE. */
   invalidate(space: number): void {
-    for (const m of this.ips.values()) m.delete(space);
+    for (const m of this.ips.values()) m.invalidate(space);
     for (const c of this.chains.values()) c.invalidate(space);
   }
 
@@ -269,28 +263,19 @@ export class FastLines {
   }
 
   private ipText(out: ByteText, h: number, l: number, pid: number, ctx: FastContext): void {
-    let spaces = this.ips.get(ctx.cols);
-    if (spaces === undefined) {
-      spaces = new Map();
-      this.ips.set(ctx.cols, spaces);
+    let cache = this.ips.get(ctx.cols);
+    if (cache === undefined) {
+      cache = new TextCache();
+      this.ips.set(ctx.cols, cache);
     }
-    // without symbol columns the text is the address alone, the same in every space
-    const key = ctx.cols === undefined ? 0 : ctx.kernel ? KERNEL_SPACE : pid;
-    let m = spaces.get(key);
-    if (m === undefined) {
-      m = new Map();
-      spaces.set(key, m);
-    }
-    const hit = m.get(l);
-    if (hit && hit.hi === h) {
-      putBytes(out, hit.bytes);
-      return;
-    }
+    // without symbol columns the text is the address alone, the same in every space (the kernel's, say)
+    const kernel = ctx.cols === undefined || ctx.kernel;
+    if (cache.put(out, cache.space(kernel, pid), h | 0, l | 0)) return;
     // the kernel map is fixed up on the first kernel lookup (ScriptSymbols.fixupKernelMap): not cached before
     const settled = !ctx.kernel || (ctx.syms?.kernelSettled ?? true);
-    const bytes = this.enc.encode(` ${hexHalves(h, l).padStart(16)}${this.symText(h, l, pid, ctx)}`);
-    if (settled && m.size < 1 << 16) m.set(l, { hi: h, bytes });
-    putBytes(out, bytes);
+    const text = ` ${hexHalves(h, l).padStart(16)}${this.symText(h, l, pid, ctx)}`;
+    out.str(text);
+    if (settled) cache.add(cache.space(kernel, pid), h | 0, l | 0, text);
   }
 
   private symText(h: number, l: number, pid: number, ctx: FastContext): string {
