@@ -55,7 +55,6 @@ import {
 import { type FastContext, FastLines, fastPlan, fastPrintable } from './script-fast.js';
 import { KERNEL_SPACE } from './script-fast-chain.js';
 import type { TextSink } from './text-sink.js';
-import type { SymbolColumns } from './script-symbols.js';
 import { extrasJson, miscColumn, SampleExtras } from './script-sample-extra.js';
 import { ScriptTimes } from './script-time.js';
 import { brstackText } from './script-brstack.js';
@@ -349,7 +348,7 @@ export class ScriptPrinter {
 
   /** Plain samples printed from their bytes (script-fast.ts); false: the general path must print it. */
   private readonly fast = new FastLines();
-  private readonly fastFields = new WeakMap<FieldSet, { ok: boolean; cols: SymbolColumns | undefined }>();
+  private readonly fastFields = new WeakMap<FieldSet, { ok: boolean; cols: FastContext['cols'] }>();
   private readonly fastCtx: FastContext = {
     kernel: false,
     event: '',
@@ -389,26 +388,13 @@ export class ScriptPrinter {
     c.withChain = this.opts.hideCallGraph !== true;
     c.maxStack = this.opts.maxStack ?? 127;
     c.ns = this.opts.ns === true;
-    c.skip = this.fastSkip;
+    c.skip = this.filter.idSkip;
     c.cols = ff.cols;
     c.syms = ff.cols ? this.symbols() : undefined;
     if (!this.fast.line(raw.bytes, raw.le, plan, fs, c, this.sink.bytes)) return false;
     this.sink.wrote();
     return true;
   }
-  /** The filter (cpu, pid, tid, comm) as the fast lines call it; undefined when none is set. */
-  private get fastSkip(): FastContext['skip'] {
-    const fl = this.filter;
-    if (!(fl.cpus || fl.pids || fl.tids || fl.comms)) return undefined;
-    if (this.skipFilter !== fl) {
-      this.skipFilter = fl;
-      this.skipFn = (cpu, pid, tid, comm) => fl.sampleSkipped(cpu, pid, tid, comm, undefined);
-    }
-    return this.skipFn;
-  }
-  private skipFilter: ScriptFilter | undefined;
-  private skipFn: FastContext['skip'];
-
   private readonly extras = new SampleExtras();
   /** --reltime / --deltatime and the tod field; the CLI sets the clock from HEADER_CLOCK_DATA. */
   times: ScriptTimes;

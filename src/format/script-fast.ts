@@ -14,8 +14,8 @@
  * and the line goes straight into the output's byte buffer (ByteText): no
  * string per line, and a BigInt only on a symbol cache miss. Anything else
  * (a sample whose size is not exactly its fields', a time past 2^53 ns, --time
- * ranges, an unknown callchain context) returns false and takes the general path, which raises the FormatErrors. The text is the
- * general path's byte for byte: test/script-fast.test.ts and
+ * ranges, an unknown callchain context) returns false and takes the general
+ * path, which raises the FormatErrors. The text is the general path's byte for byte: test/script-fast.test.ts and
  * test/script-options.test.ts compare it with perf on live recordings.
  */
 import type { AttrLayout } from '../perfdata/layout.js';
