@@ -11,7 +11,8 @@
  * as `npm run build` would) and measured twice: the CLI (`node dist/cli/main.js
  * stats …`, which loads every command module at start-up) and the library call
  * the command makes in a bare node process (bench/out/child.mjs). Stats runs
- * are repeated and the medians compared (this machine is noisy).
+ * are repeated and the medians compared (this machine is noisy); `script`
+ * with perf's default fields (callchain lines) is paired with perf.
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -203,6 +204,21 @@ export async function run(): Promise<void> {
       measured: `${p.a.rssMB.toFixed(0)} MB (perf ${p.b.rssMB.toFixed(0)} MB)`,
       target: '< 200 MB',
       met: p.a.rssMB < 200,
+    });
+    // perf's default fields on a -g file: every sample prints its callchain lines with sym+off and dso
+    const sc = paired(
+      [process.execPath, join(dist, 'cli', 'main.js'), 'script', '-i', big],
+      ['/usr/bin/perf', 'script', '-i', big],
+      3,
+      root,
+    );
+    recordGoal({
+      what: `script -i (${(size / 1e6).toFixed(0)} MB -a -g, default fields: callchains) vs perf script`,
+      measured:
+        `${sc.speedup.toFixed(2)}x perf (cpu ${sc.cpuSpeedup.toFixed(2)}x), median of ${sc.pairs} pairs; ` +
+        `peak RSS ${sc.a.rssMB.toFixed(0)} MB (perf ${sc.b.rssMB.toFixed(0)} MB)`,
+      target: '>= 1.2x',
+      met: sc.speedup >= 1.2,
     });
   }
   recordGoal({

@@ -4,7 +4,9 @@
  * (src/session/ordered-events.ts), against perf 6.1's `perf script`, byte for
  * byte, on a `perf record -z --switch-events` recording made here of a
  * workload this test controls (dd): perf's default fields (sym, symoff, dso),
- * symbol-free fields, --ns, filters and switch events between the samples.
+ * symbol-free fields, --ns, filters and switch events between the samples;
+ * and on a `perf record -g -d` recording of it (callchain lines, script-fast-chain.ts; DATA_SRC after them),
+ * with --max-stack, -G and MMAP / FORK records between the samples.
  */
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +18,9 @@ import { firstDiff, scriptInProcess as ours } from './script-compare.js';
 
 const dir = tempDir('perfpoke-script-fast-');
 const file = join(dir, 'z.data');
+const chainFile = join(dir, 'g.data');
 let recordFailure: string | null = null;
+const WORKLOAD = 'dd if=/dev/zero of=/dev/null bs=512 count=200000; dd if=/dev/zero bs=4k count=2000 | md5sum';
 
 before(() => {
   if (runPerf(['--version']) === null) return;
@@ -34,9 +38,25 @@ before(() => {
     '--',
     'sh',
     '-c',
-    'dd if=/dev/zero of=/dev/null bs=512 count=200000; dd if=/dev/zero bs=4k count=2000 | md5sum',
+    WORKLOAD,
   ]);
   if (r?.status !== 0) recordFailure = `perf record -z: ${r?.stderr.trim()}`;
+  const g = runPerf([
+    'record',
+    '-q',
+    '-g',
+    '-e',
+    'cpu-clock',
+    '-c',
+    '20000',
+    '-o',
+    chainFile,
+    '--',
+    'sh',
+    '-c',
+    WORKLOAD,
+  ]);
+  if (g?.status !== 0) recordFailure ??= `perf record -g: ${g?.stderr.trim()}`;
 });
 
 const CASES: string[][] = [
@@ -49,15 +69,28 @@ const CASES: string[][] = [
   ['--comms', 'dd'],
 ];
 
-for (const args of CASES) {
-  test(`script ${args.join(' ') || '(default fields)'} on a -z --switch-events recording matches perf`, async (t) => {
+const CHAIN_CASES: string[][] = [
+  [],
+  ['-F', 'comm,tid,pid,time,period,event,ip'],
+  ['-F', 'comm,tid,time,ip,sym,symoff,dso', '--max-stack', '3'],
+  ['-F', 'comm,pid,ip,dso', '--show-mmap-events', '--show-task-events'],
+  ['-G'],
+];
+
+const cases = [
+  ...CASES.map((args) => ({ args, input: file, what: '-z --switch-events' })),
+  ...CHAIN_CASES.map((args) => ({ args, input: chainFile, what: '-g (callchains)' })),
+];
+
+for (const { args, input, what } of cases) {
+  test(`script ${args.join(' ') || '(default fields)'} on a ${what} recording matches perf`, async (t) => {
     if (runPerf(['--version']) === null) return cannotCompare(t, 'perf is not installed');
     assert.equal(recordFailure, null, recordFailure ?? '');
-    const perf = runPerf(['script', '-i', file, ...args]);
+    const perf = runPerf(['script', '-i', input, ...args]);
     assert.ok(perf, 'perf script ran');
     assert.equal(perf.status, 0, perf.stderr);
     assert.ok(perf.stdout.split('\n').length > 1000, 'the recording holds samples');
-    const o = await ours(file, args);
+    const o = await ours(input, args);
     assert.equal(o.err, undefined);
     assert.equal(o.out === perf.stdout ? 'equal' : firstDiff(o.out, perf.stdout), 'equal');
   });

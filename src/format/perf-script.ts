@@ -52,8 +52,9 @@ import {
   scriptStart,
   type StartColumns,
 } from './script-sample-text.js';
-import { FastLines, fastPlan, fastPrintable } from './script-fast.js';
-import type { SymbolColumns } from './script-symbols.js';
+import { type FastContext, FastLines, fastPlan, fastPrintable } from './script-fast.js';
+import { KERNEL_SPACE } from './script-fast-chain.js';
+import type { TextSink } from './text-sink.js';
 import { extrasJson, miscColumn, SampleExtras } from './script-sample-extra.js';
 import { ScriptTimes } from './script-time.js';
 import { brstackText } from './script-brstack.js';
@@ -81,6 +82,8 @@ export class ScriptPrinter {
   private readonly maps = new UserMaps();
   private nameWidth = -1;
   private readonly out: (s: string) => void;
+  /** The output: strings through `out`, fast lines straight into its bytes. */
+  private readonly sink: TextSink;
 
   /** --cpu/--pid/--tid/--comm/--time (none by default). */
   filter = new ScriptFilter();
@@ -118,10 +121,11 @@ export class ScriptPrinter {
   /** Kernel symbols for TEXT_POKE lines (perf prints "sym+0xoff" when it has them). */
   symbolizer: Symbolizer | undefined;
 
-  constructor(s: Session, opts: ScriptOptions, out: (s: string) => void) {
+  constructor(s: Session, opts: ScriptOptions, sink: TextSink) {
     this.s = s;
     this.opts = opts;
-    this.out = out;
+    this.sink = sink;
+    this.out = sink.write;
     this.splitter = new SampleReadSplitter(s);
     this.times = new ScriptTimes(opts, undefined);
     this.perType = fieldsPerType(opts);
@@ -200,8 +204,8 @@ export class ScriptPrinter {
         return;
       }
       case RecordType.FORK: {
-        this.fast.invalidate();
         const rec = raw.decode() as Extract<PerfRecord, { kind: 'fork' }>;
+        this.fast.invalidate(rec.pid); // the child's maps become a copy of the parent's
         this.threads.onFork(rec.pid, rec.tid, rec.ppid, rec.ptid);
         this.maps.onFork(rec.pid, rec.ppid);
         this.dwarf()?.onFork(rec.pid, rec.ppid);
@@ -222,7 +226,7 @@ export class ScriptPrinter {
         if (this.checked < this.s.file.attrs.length) this.checkNewAttrs(); // pipe mode: do we want symbols?
         if (!o.showMmapEvents && ((kernel && !this.wantSymbols) || !this.needMaps)) return;
         const rec = raw.decode() as Extract<PerfRecord, { kind: 'mmap' | 'mmap2' }>;
-        this.fast.invalidate();
+        this.fast.invalidate(kernel ? KERNEL_SPACE : rec.pid);
         if (!kernel && this.needMaps) this.maps.onMmapRecord(rec);
         if (!kernel) this.dwarf()?.onMmap(rec.pid, rec.filename);
         if (kernel && this.wantSymbols) this.symbols().onKernelMmap(rec.filename, rec.addr, rec.len);
@@ -244,7 +248,7 @@ export class ScriptPrinter {
         return;
       case RecordType.KSYMBOL: {
         const rec = raw.decode() as Extract<PerfRecord, { kind: 'ksymbol' }>;
-        this.fast.invalidate();
+        this.fast.invalidate(KERNEL_SPACE);
         if (this.wantSymbols) ksymbolEvent(this.symbols().ksymbols, rec);
         if (o.showBpfEvents || o.showTextPokeEvents) this.emitOther(raw, rec, 'sample');
         return;
@@ -344,17 +348,20 @@ export class ScriptPrinter {
 
   /** Plain samples printed from their bytes (script-fast.ts); false: the general path must print it. */
   private readonly fast = new FastLines();
-  private readonly fastFields = new WeakMap<FieldSet, { ok: boolean; cols: SymbolColumns | undefined }>();
-  private readonly fastCtx = {
+  private readonly fastFields = new WeakMap<FieldSet, { ok: boolean; cols: FastContext['cols'] }>();
+  private readonly fastCtx: FastContext = {
     kernel: false,
     event: '',
     eventWidth: 0,
     unpaddedComm: false,
     ns: false,
+    withChain: false,
     comm: (pid: number, tid: number): string => this.threads.comm(pid, tid),
-    skip: undefined as ((cpu: number, pid: number, tid: number, comm: string) => boolean) | undefined,
-    cols: undefined as SymbolColumns | undefined,
-    syms: undefined as ScriptSymbols | undefined,
+    skip: undefined,
+    cols: undefined,
+    syms: undefined,
+    maxStack: 127,
+    printed: (pid: number, ip: bigint): bigint => this.maps.printedAddress(pid, ip),
   };
   private fastSample(raw: RawRecord, attrIndex: number): boolean {
     const L = raw.layout;
@@ -378,20 +385,16 @@ export class ScriptPrinter {
     c.event = this.s.eventNameAt(attrIndex);
     c.eventWidth = this.width();
     c.unpaddedComm = fs.has.has('ip') && fs.callchain && this.opts.hideCallGraph !== true;
+    c.withChain = this.opts.hideCallGraph !== true;
+    c.maxStack = this.opts.maxStack ?? 127;
     c.ns = this.opts.ns === true;
-    const fl = this.filter;
-    c.skip =
-      fl.cpus || fl.pids || fl.tids || fl.comms
-        ? (cpu, pid, tid, comm) => fl.sampleSkipped(cpu, pid, tid, comm, undefined)
-        : undefined;
+    c.skip = this.filter.idSkip;
     c.cols = ff.cols;
     c.syms = ff.cols ? this.symbols() : undefined;
-    const line = this.fast.line(raw.bytes, raw.le, plan, fs, c);
-    if (line === undefined) return false;
-    if (line) this.out(line);
+    if (!this.fast.line(raw.bytes, raw.le, plan, fs, c, this.sink.bytes)) return false;
+    this.sink.wrote();
     return true;
   }
-
   private readonly extras = new SampleExtras();
   /** --reltime / --deltatime and the tod field; the CLI sets the clock from HEADER_CLOCK_DATA. */
   times: ScriptTimes;

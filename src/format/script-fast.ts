@@ -1,27 +1,31 @@
 /**
  * `perf script` sample lines read straight from the record bytes, for the
- * plain samples that are most of a `perf record` file (no callchain, READ,
- * RAW or other variable-size field; text output; the symbol-free fields and
- * perf's default ones: comm tid pid cpu time period event addr ip sym symoff
- * dso). The general path (perf-script.ts printSample) decodes each sample
- * into an object with a BigInt per field and builds several strings; on a
- * 2.3 M-sample file that fed the garbage collector a third of script's time.
+ * plain samples that are most of a `perf record` file (no READ, RAW or other
+ * variable-size field but the callchain, no register sets; text output; the symbol-free fields
+ * and perf's default ones: comm tid pid cpu time period event addr ip sym
+ * symoff dso; callchain lines: script-fast-chain.ts). The general path
+ * (perf-script.ts printSample) decodes each sample into an object with a
+ * BigInt per field and builds several strings; on a 2.3 M-sample file that fed
+ * the garbage collector a third of script's time.
  *
  * Here u64s are read as two u32 halves, the pieces that repeat from line to
- * line (the padded comm, "pid/tid", "[cpu]", the period, the event name, and
- * " ip sym+0xoff (dso)" per address) are kept in small caches, and a BigInt
- * is made only on a symbol cache miss. Anything else (a sample whose size is
- * not exactly its fields', a time past 2^53 ns, --time ranges) returns false
- * and takes the general path, which raises the FormatErrors. The text is the
- * general path's byte for byte: test/script-fast.test.ts and
+ * line (the padded comm, the event name, and " ip sym+0xoff (dso)" per
+ * address) are kept as bytes in small caches, numbers are written as digits,
+ * and the line goes straight into the output's byte buffer (ByteText): no
+ * string per line, and a BigInt only on a symbol cache miss. Anything else
+ * (a sample whose size is not exactly its fields', a time past 2^53 ns, --time
+ * ranges, an unknown callchain context) returns false and takes the general
+ * path, which raises the FormatErrors. The text is the general path's byte for byte: test/script-fast.test.ts and
  * test/script-options.test.ts compare it with perf on live recordings.
  */
 import type { AttrLayout } from '../perfdata/layout.js';
-import { formatPerfTimeNumber } from '../machine/time-format.js';
+import { type ByteText, PAD_ZERO } from '../io/byte-text.js';
+import { SampleType } from '../abi/sample-format.js';
 import type { FieldSet, ScriptField } from './perf-script-fields.js';
-import type { ScriptSymbols, SymbolColumns } from './script-symbols.js';
+import type { SymbolColumns } from './script-symbols.js';
 import { zeroPad } from './c-printf.js';
 import { FIXED_SAMPLE_FIELDS, type FixedSampleOffsets, fixedSampleOffsets } from './sample-offsets.js';
+import { type ChainContext, ChainLines, putBytes, TextCache } from './script-fast-chain.js';
 
 /** Fields a fast line can print (sampleText's, without trace). */
 const FAST_PRINTED = new Set<ScriptField>([
@@ -39,14 +43,36 @@ const FAST_PRINTED = new Set<ScriptField>([
   'dso',
 ]);
 
-/** Offsets of one attr's sample fields from the record start (-1 = absent) and the record's exact size. */
+/**
+ * Offsets of one attr's sample fields from the record start (-1 = absent) and
+ * the record's exact size (with a callchain: its size without the entries;
+ * one-u64 fields after them, such as DATA_SRC, included).
+ */
 export interface FastPlan extends Omit<FixedSampleOffsets, 'end'> {
   size: number;
+  /** Where the callchain's nr sits (right after the fixed fields), -1 without CALLCHAIN. */
+  callchain: number;
   /** attr.sample_period as perf prints it (samples without PERIOD). */
   attrPeriod: string;
 }
 
 const plans = new WeakMap<AttrLayout, FastPlan | null>();
+
+/**
+ * The one-u64 fields that may follow the callchain (perf record -d adds
+ * DATA_SRC, --weight WEIGHT, --phys-data PHYS_ADDR, …): not printed by a fast
+ * line, only counted in the record's size. WEIGHT and WEIGHT_STRUCT share one u64.
+ */
+const TRAILING_U64S = [
+  SampleType.WEIGHT | SampleType.WEIGHT_STRUCT,
+  SampleType.DATA_SRC,
+  SampleType.TRANSACTION,
+  SampleType.PHYS_ADDR,
+  SampleType.CGROUP,
+  SampleType.DATA_PAGE_SIZE,
+  SampleType.CODE_PAGE_SIZE,
+];
+const TRAILING = TRAILING_U64S.reduce((a, b) => a | b);
 
 /** The plan for a layout, or null when its samples need the general path. */
 export function fastPlan(L: AttrLayout): FastPlan | null {
@@ -54,10 +80,14 @@ export function fastPlan(L: AttrLayout): FastPlan | null {
   if (p !== undefined) return p;
   const t = L.sampleType;
   // a layout with a field fixedSampleOffsets does not place takes the general path
-  if ((t & ~FIXED_SAMPLE_FIELDS) !== 0n) p = null;
+  if ((t & ~(FIXED_SAMPLE_FIELDS | SampleType.CALLCHAIN | TRAILING)) !== 0n) p = null;
   else {
     const { ip, tid, time, addr, cpu, period, end } = fixedSampleOffsets(t);
-    p = { ip, tid, time, addr, cpu, period, size: end, attrPeriod: `${L.attr.samplePeriod}` };
+    // CALLCHAIN follows PERIOD (READ, between them, takes the general path): nr, then nr u64s
+    const callchain = (t & SampleType.CALLCHAIN) !== 0n ? end : -1;
+    const trailing = TRAILING_U64S.filter((bits) => (t & bits) !== 0n).length * 8;
+    const size = (callchain < 0 ? end : end + 8) + trailing;
+    p = { ip, tid, time, addr, cpu, period, size, callchain, attrPeriod: `${L.attr.samplePeriod}` };
   }
   plans.set(L, p);
   return p;
@@ -69,28 +99,39 @@ export function fastPrintable(f: ReadonlySet<ScriptField>): boolean {
   return true;
 }
 
-/** One cached " ip sym+0xoff (dso)" text, for the address whose high half is `hi`. */
-interface IpText {
-  hi: number;
-  text: string;
+/** What a fast line needs beside the sample: the printer's state at this record. */
+export interface FastContext extends ChainContext {
+  kernel: boolean;
+  event: string;
+  eventWidth: number;
+  unpaddedComm: boolean;
+  ns: boolean;
+  /** ip is printed as a callchain when the sample has one (no -G). */
+  withChain: boolean;
+  comm: (pid: number, tid: number) => string;
+  skip: ((cpu: number, pid: number, tid: number, comm: string) => boolean) | undefined;
 }
 
+const SPACE = 0x20;
+
 /**
- * The printer's per-run caches. `invalidate()` whenever maps or symbols may
- * change (MMAP, MMAP2, FORK, KSYMBOL): the " ip sym (dso)" texts depend on them.
+ * The printer's per-run caches. The " ip sym (dso)" texts depend on the maps
+ * and symbols: `invalidate(pid)` when a process's maps may change (its MMAP,
+ * MMAP2, FORK), `invalidate(KERNEL_SPACE)` when the kernel's may (a kernel
+ * MMAP, KSYMBOL).
  */
 export class FastLines {
-  private readonly comms = new Map<string, string>();
-  private readonly ids = new Map<number, { pid: number; text: string }>();
-  private readonly cpus: string[] = [];
-  private readonly events = new Map<string, string>();
-  private lastPeriod = -1;
-  private lastPeriodText = '';
-  /** Keyed by (kernel ? -1 : pid), then the address's low half. */
-  private ips = new Map<number, Map<number, IpText>>();
+  private readonly enc = new TextEncoder();
+  private readonly comms = new Map<string, Uint8Array>();
+  private readonly events = new Map<string, Uint8Array>();
+  /** " ip sym (dso)" per symbol columns (TextCache: per address space, then address). */
+  private readonly ips = new Map<SymbolColumns | undefined, TextCache>();
+  private readonly chains = new Map<SymbolColumns | undefined, ChainLines>();
 
-  invalidate(): void {
-    if (this.ips.size) this.ips = new Map();
+  /** Forget the texts of one address space: a pid, or KERNEL_SPACE. */
+  invalidate(space: number): void {
+    for (const m of this.ips.values()) m.invalidate(space);
+    for (const c of this.chains.values()) c.invalidate(space);
   }
 
   private u32(b: Uint8Array, o: number, le: boolean): number {
@@ -100,27 +141,17 @@ export class FastLines {
   }
 
   /**
-   * The sample's line, or undefined when it needs the general path. `comm`
-   * looks up the thread's name; `skip` is the filter (cpu, pid, tid, comm).
+   * Append the sample's line (and its callchain lines) to `out`; a sample the
+   * filter (`skip`: cpu, pid, tid, comm) drops writes nothing. false: nothing
+   * written, the general path must print it.
    */
-  line(
-    b: Uint8Array,
-    le: boolean,
-    plan: FastPlan,
-    fs: FieldSet,
-    ctx: {
-      kernel: boolean;
-      event: string;
-      eventWidth: number;
-      unpaddedComm: boolean;
-      ns: boolean;
-      comm: (pid: number, tid: number) => string;
-      skip: ((cpu: number, pid: number, tid: number, comm: string) => boolean) | undefined;
-      cols: SymbolColumns | undefined;
-      syms: ScriptSymbols | undefined;
-    },
-  ): string | undefined {
-    if (b.length !== plan.size) return undefined;
+  line(b: Uint8Array, le: boolean, plan: FastPlan, fs: FieldSet, ctx: FastContext, out: ByteText): boolean {
+    let nr = 0;
+    if (plan.callchain >= 0) {
+      if (b.length < plan.size || this.u32(b, plan.callchain + (le ? 4 : 0), le) !== 0) return false;
+      nr = this.u32(b, plan.callchain + (le ? 0 : 4), le);
+      if (b.length !== plan.size + nr * 8) return false;
+    } else if (b.length !== plan.size) return false;
     const lo = le ? 0 : 4;
     const hi = le ? 4 : 0;
     const f = fs.has;
@@ -134,109 +165,120 @@ export class FastLines {
     let time = -1;
     if (plan.time >= 0) {
       const th = this.u32(b, plan.time + hi, le);
-      if (th >= 0x200000) return undefined; // past 2^53 ns: BigInt arithmetic, general path
+      if (th >= 0x200000) return false; // past 2^53 ns: BigInt arithmetic, general path
       time = th * 0x100000000 + this.u32(b, plan.time + lo, le);
-    } else if (f.has('time')) return undefined;
+    } else if (f.has('time')) return false;
+    let period = -1;
+    if (plan.period >= 0 && f.has('period')) {
+      const ph = this.u32(b, plan.period + hi, le);
+      if (ph >= 0x200000) return false;
+      period = ph * 0x100000000 + this.u32(b, plan.period + lo, le);
+    }
     const comm = ctx.comm(pid, tid);
-    if (ctx.skip?.(cpu, pid, tid, comm)) return '';
-    let line = '';
+    if (ctx.skip?.(cpu, pid, tid, comm)) return true;
+    const start = out.length;
     if (f.has('comm')) {
-      if (ctx.unpaddedComm) line += `${comm} `;
-      else {
+      if (ctx.unpaddedComm) {
+        out.str(comm);
+        out.byte(SPACE);
+      } else {
         let c = this.comms.get(comm);
         if (c === undefined) {
-          c = `${comm.padStart(16)} `;
+          c = this.enc.encode(`${comm.padStart(16)} `);
           this.comms.set(comm, c);
         }
-        line += c;
+        putBytes(out, c);
       }
     }
-    if (f.has('pid') || f.has('tid')) line += this.idText(f, pid, tid);
+    if (f.has('pid') && f.has('tid')) {
+      out.decSigned(pid, 5);
+      out.byte(0x2f); // '/'
+      const at = out.length;
+      out.decSigned(tid);
+      out.fill(SPACE, Math.max(1, 6 - (out.length - at))); // "%-5d "
+    } else if (f.has('pid') || f.has('tid')) {
+      out.decSigned(f.has('pid') ? pid : tid, 5);
+      out.byte(SPACE);
+    }
     if (f.has('cpu')) {
-      let c = cpu >= 0 && cpu < 4096 ? this.cpus[cpu] : undefined;
-      if (c === undefined) {
-        c = `[${zeroPad(cpu, 3)}] `;
-        if (cpu >= 0 && cpu < 4096) this.cpus[cpu] = c;
-      }
-      line += c;
+      if (cpu >= 0) {
+        out.byte(0x5b); // '['
+        out.dec(cpu, 3, PAD_ZERO);
+        out.byte(0x5d);
+        out.byte(SPACE);
+      } else out.str(`[${zeroPad(cpu, 3)}] `);
     }
-    if (f.has('time')) {
-      line += ctx.ns ? `${formatNsNumber(time).padStart(15)}: ` : `${formatPerfTimeNumber(time).padStart(12)}: `;
-    }
+    if (f.has('time')) this.time(out, time, ctx.ns);
     if (f.has('period')) {
-      if (plan.period >= 0) {
-        const ph = this.u32(b, plan.period + hi, le);
-        if (ph >= 0x200000) return undefined;
-        const p = ph * 0x100000000 + this.u32(b, plan.period + lo, le);
-        if (p !== this.lastPeriod) {
-          this.lastPeriod = p;
-          this.lastPeriodText = `${String(p).padStart(10)} `;
-        }
-        line += this.lastPeriodText;
-      } else line += `${plan.attrPeriod.padStart(10)} `;
+      if (period >= 0) out.dec(period, 10);
+      else out.str(plan.attrPeriod.padStart(10));
+      out.byte(SPACE);
     }
     if (f.has('event')) {
       let e = this.events.get(ctx.event);
       if (e === undefined) {
-        e = `${ctx.event.padStart(ctx.eventWidth)}: `;
+        e = this.enc.encode(`${ctx.event.padStart(ctx.eventWidth)}: `);
         this.events.set(ctx.event, e);
       }
-      line += e;
+      putBytes(out, e);
     }
-    if (f.has('addr')) line += plan.addr >= 0 ? this.hex16(b, plan.addr, le) : '0'.padStart(16);
+    if (f.has('addr')) {
+      if (plan.addr >= 0) out.hex64(this.u32(b, plan.addr + hi, le), this.u32(b, plan.addr + lo, le), 16);
+      else out.hex64(0, 0, 16);
+    }
     if (f.has('ip')) {
-      if (plan.ip < 0) line += ` ${'0'.padStart(16)}${this.symText(0, 0, pid, ctx)}`;
-      else line += this.ipText(this.u32(b, plan.ip + hi, le), this.u32(b, plan.ip + lo, le), pid, ctx);
+      if (ctx.withChain && plan.callchain >= 0) {
+        out.byte(0x0a);
+        if (!this.chainLines(ctx.cols).write(out, b, plan.callchain + 8, nr, le, pid, ctx)) {
+          out.length = start;
+          return false;
+        }
+      } else if (plan.ip < 0) out.str(` ${'0'.padStart(16)}${this.symText(0, 0, pid, ctx)}`);
+      else this.ipText(out, this.u32(b, plan.ip + hi, le), this.u32(b, plan.ip + lo, le), pid, ctx);
     }
-    return `${line}\n`;
+    out.byte(0x0a);
+    return true;
   }
 
-  private idText(f: ReadonlySet<ScriptField>, pid: number, tid: number): string {
-    const both = f.has('pid') && f.has('tid');
-    const key = both ? tid : f.has('pid') ? -2 - pid : tid;
-    const hit = this.ids.get(key);
-    if (hit && hit.pid === pid) return hit.text;
-    const text = both
-      ? `${String(pid).padStart(5)}/${String(tid).padEnd(5)} `
-      : `${String(f.has('pid') ? pid : tid).padStart(5)} `;
-    // tid keys can collide with another pid's after reuse: the entry keeps its pid and is replaced
-    this.ids.set(key, { pid, text });
-    return text;
+  /** perf's "%12s: " of secs.usecs, or with --ns "%5lu.%09llu: ", for a time below 2^53 ns. */
+  private time(out: ByteText, n: number, ns: boolean): void {
+    let secs = Math.floor(n / 1e9);
+    if (n - secs * 1e9 < 0) secs--; // n/1e9 can round up to the next integer just below it
+    const frac = n - secs * 1e9;
+    out.dec(secs, 5);
+    out.byte(0x2e); // '.'
+    if (ns) out.dec(frac, 9, PAD_ZERO);
+    else out.dec(Math.floor(frac / 1000), 6, PAD_ZERO);
+    out.byte(0x3a); // ':'
+    out.byte(SPACE);
   }
 
-  private hex16(b: Uint8Array, o: number, le: boolean): string {
-    const h = this.u32(b, o + (le ? 4 : 0), le);
-    const l = this.u32(b, o + (le ? 0 : 4), le);
-    return hexHalves(h, l).padStart(16);
-  }
-
-  private ipText(
-    h: number,
-    l: number,
-    pid: number,
-    ctx: { kernel: boolean; cols: SymbolColumns | undefined; syms: ScriptSymbols | undefined },
-  ): string {
-    const key = ctx.cols === undefined ? -2 : ctx.kernel ? -1 : pid;
-    let m = this.ips.get(key);
-    if (m === undefined) {
-      m = new Map();
-      this.ips.set(key, m);
+  private chainLines(cols: SymbolColumns | undefined): ChainLines {
+    let c = this.chains.get(cols);
+    if (c === undefined) {
+      c = new ChainLines();
+      this.chains.set(cols, c);
     }
-    const hit = m.get(l);
-    if (hit && hit.hi === h) return hit.text;
+    return c;
+  }
+
+  private ipText(out: ByteText, h: number, l: number, pid: number, ctx: FastContext): void {
+    let cache = this.ips.get(ctx.cols);
+    if (cache === undefined) {
+      cache = new TextCache();
+      this.ips.set(ctx.cols, cache);
+    }
+    // without symbol columns the text is the address alone, the same in every space (the kernel's, say)
+    const kernel = ctx.cols === undefined || ctx.kernel;
+    if (cache.put(out, cache.space(kernel, pid), h | 0, l | 0)) return;
     // the kernel map is fixed up on the first kernel lookup (ScriptSymbols.fixupKernelMap): not cached before
     const settled = !ctx.kernel || (ctx.syms?.kernelSettled ?? true);
     const text = ` ${hexHalves(h, l).padStart(16)}${this.symText(h, l, pid, ctx)}`;
-    if (settled && m.size < 1 << 16) m.set(l, { hi: h, text });
-    return text;
+    out.str(text);
+    if (settled) cache.add(cache.space(kernel, pid), h | 0, l | 0, text);
   }
 
-  private symText(
-    h: number,
-    l: number,
-    pid: number,
-    ctx: { kernel: boolean; cols: SymbolColumns | undefined; syms: ScriptSymbols | undefined },
-  ): string {
+  private symText(h: number, l: number, pid: number, ctx: FastContext): string {
     if (!ctx.cols || !ctx.syms) return '';
     return ctx.syms.text(ctx.cols, pid, (BigInt(h) << 32n) | BigInt(l), ctx.kernel);
   }
@@ -245,11 +287,4 @@ export class FastLines {
 /** A u64 given as halves, in hex without leading zeros. */
 function hexHalves(h: number, l: number): string {
   return h === 0 ? l.toString(16) : h.toString(16) + l.toString(16).padStart(8, '0');
-}
-
-/** formatNsTime for a time below 2^53 ns. */
-function formatNsNumber(n: number): string {
-  let secs = Math.floor(n / 1e9);
-  if (n - secs * 1e9 < 0) secs--;
-  return `${secs}.${String(n - secs * 1e9).padStart(9, '0')}`;
 }

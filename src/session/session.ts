@@ -26,7 +26,8 @@
  * Records come out as the reader's RawRecord, one at a time (`events()`) or in
  * batches (`batches()`). A record delivered at once is the reader's zero-copy
  * view (valid until the next batch); one that went through the queue is a copy
- * (or, unpacked from COMPRESSED, the unpacker's own buffer). Errors keep
+ * in a slab (or, unpacked from COMPRESSED, a view of the unpacker's own
+ * buffer), held as numbers while queued (queued-records.ts). Errors keep
  * pointing at the record's file offset either way.
  */
 import { readFileFeature } from '../perfdata/file-feature.js';
@@ -35,10 +36,11 @@ import { RecordType } from '../abi/record-type.js';
 import { attrFlag } from '../abi/event-attr.js';
 import { isFormatError } from '../io/errors.js';
 import { PerfFile, type AttrEntry, type ReaderOptions } from '../perfdata/perf-file.js';
-import { RawRecord } from '../perfdata/raw-record.js';
+import type { RawRecord } from '../perfdata/raw-record.js';
 import type { AttrLayout } from '../perfdata/layout.js';
 import { defaultEventName } from './event-names.js';
 import { OrderedEvents, type OrderedEventsStats } from './ordered-events.js';
+import { QueuedRecords } from './queued-records.js';
 
 export interface SessionOptions extends ReaderOptions {
   /** Deliver in time order (default true). false: file order, as `perf script --show-round-events` does. */
@@ -227,26 +229,26 @@ export class Session {
       }
       return;
     }
-    const oe = new OrderedEvents<RawRecord>({ maxQueueBytes: this.maxQueueBytes });
+    const oe = new OrderedEvents<number>({ maxQueueBytes: this.maxQueueBytes });
+    const q = new QueuedRecords(this.file.le, this.file.textPokeAbi);
     this.queueStats = oe.stats;
     try {
-      yield* this.deliverOrdered(oe);
+      yield* this.deliverOrdered(oe, q);
     } catch (e) {
       // a pipe that ends inside a record is, to perf, the end of the stream ("unexpected end of
       // event stream"): it delivers what it queued. We do too, then report the cut.
       if (!this.file.pipe || !isFormatError(e) || e.kind !== 'truncated') throw e;
       oe.finish();
-      const rest = oe.drain();
+      const rest = oe.drain().map((h) => q.take(h));
       if (rest.length) yield rest;
       throw e;
     }
   }
 
-  private async *deliverOrdered(oe: OrderedEvents<RawRecord>): AsyncGenerator<RawRecord[]> {
+  private async *deliverOrdered(oe: OrderedEvents<number>, q: QueuedRecords): AsyncGenerator<RawRecord[]> {
     let out: RawRecord[] = [];
-    const take = (ready: RawRecord[]): void => {
-      if (out.length === 0) out = ready;
-      else for (const r of ready) out.push(r);
+    const take = (ready: number[]): void => {
+      for (const h of ready) out.push(q.take(h));
     };
     for await (const batch of this.file.recordBatches()) {
       try {
@@ -277,7 +279,7 @@ export class Session {
             out.push(raw); // no time, 0 or -1: delivered at once, as perf
             continue;
           }
-          oe.queueHalves(th, tl, raw.size, this.keep(raw));
+          oe.queueHalves(th, tl, raw.size, q.add(raw));
           if (oe.ready.length) take(oe.drain());
         }
       } catch (e) {
@@ -291,32 +293,8 @@ export class Session {
       }
     }
     oe.finish();
-    const rest = oe.drain();
+    const rest = oe.drain().map((h) => q.take(h));
     if (rest.length) yield rest;
-  }
-
-  private slab = new Uint8Array(0);
-  private slabPos = 0;
-
-  /**
-   * A copy of a record that outlives the reader's window. Copies go into 1 MiB
-   * slabs rather than one ArrayBuffer each (what RawRecord.copy does): a
-   * backing store per record cost more time and memory than the copy itself on
-   * big files. A slab is freed once every record in it has been delivered.
-   */
-  private keep(raw: RawRecord): RawRecord {
-    // unpacked COMPRESSED contents have a buffer of their own, never reused: no copy needed
-    if (raw.compressedIn !== 0) return raw;
-    const n = raw.bytes.byteLength;
-    if (raw.auxData || n > 65536) return raw.copy();
-    if (this.slabPos + n > this.slab.byteLength) {
-      this.slab = new Uint8Array(1 << 20);
-      this.slabPos = 0;
-    }
-    const bytes = this.slab.subarray(this.slabPos, this.slabPos + n);
-    bytes.set(raw.bytes);
-    this.slabPos += (n + 7) & ~7;
-    return new RawRecord(bytes, raw.fileOffset, raw.le, raw.layout, raw.textPokeAbi, raw.compressedIn);
   }
 
   close(): Promise<void> {

@@ -49,7 +49,7 @@ export async function runScript(
   const s = await openSession(dataFile, { ordered: !opts.showRoundEvents, perfTimes: true });
   const progress = startProgress('script', s.file.pipe ? 0 : s.file.header.data.offset + s.file.header.data.size, opts);
   try {
-    const p = new ScriptPrinter(s, opts, out.write);
+    const p = new ScriptPrinter(s, opts, out);
     p.filter = await ScriptFilter.create(opts, s.file);
     p.times = new ScriptTimes(opts, await clockData(s.file));
     p.tracingData = await (await import('../../perfdata/tracing/tracing-data.js')).readTracingData(s.file);

@@ -1,0 +1,161 @@
+/**
+ * The records waiting in the session's reorder queue, held as numbers: a
+ * handle per record indexing typed arrays (which buffer, where in it, how
+ * long, its file offset, layout and COMPRESSED type), with the bytes in 1 MiB
+ * slabs (copies of the reader's window) or in the unpacker's own buffers
+ * (records from COMPRESSED). A queued record waits a round or more, so it
+ * outlives young-generation GCs: as objects (a RawRecord and a view per
+ * record) every one was copied and promoted, which cost `script` a quarter of
+ * its time on big files. The RawRecord is made again when the record leaves
+ * the queue, and dies young.
+ */
+import type { AttrLayout } from '../perfdata/layout.js';
+import { RawRecord } from '../perfdata/raw-record.js';
+
+const SLAB = 1 << 20;
+/** Records larger than this, or with a payload (auxData), are kept as copied objects. */
+const MAX_SLAB_RECORD = 65536;
+
+export class QueuedRecords {
+  // per handle
+  private bufOf = new Int32Array(1024);
+  private offOf = new Int32Array(1024);
+  private lenOf = new Int32Array(1024);
+  private fileOffOf = new Float64Array(1024);
+  private layoutOf = new Int32Array(1024);
+  private cinOf = new Int32Array(1024);
+  /** Handles of records kept as objects (bufOf -1). */
+  private readonly objs: (RawRecord | undefined)[] = [];
+  /** Unused handles. */
+  private free = new Int32Array(1024);
+  private freeTop = 0;
+  private next = 0;
+
+  // per buffer id
+  private readonly bufs: (Uint8Array | undefined)[] = [];
+  private readonly refs: number[] = [];
+  private readonly freeBufs: number[] = [];
+
+  /** The slab copies go into, and the unpacker's buffer seen last: released once empty and replaced. */
+  private slab = -1;
+  private slabPos = 0;
+  private unpacked = -1;
+  private unpackedBuffer: ArrayBufferLike | undefined;
+
+  private readonly layouts: (AttrLayout | undefined)[] = [];
+  private lastLayout: AttrLayout | undefined;
+  private lastLayoutId = -1;
+
+  constructor(
+    private readonly le: boolean,
+    private readonly textPokeAbi: 'final' | 'rfc',
+  ) {}
+
+  /** Queue a record that must outlive the reader's window; returns its handle. */
+  add(raw: RawRecord): number {
+    const h = this.handle();
+    const n = raw.bytes.byteLength;
+    if (raw.auxData || n > MAX_SLAB_RECORD || raw.le !== this.le || raw.textPokeAbi !== this.textPokeAbi) {
+      this.bufOf[h] = -1;
+      // unpacked COMPRESSED contents have a buffer of their own, never reused: no copy needed
+      this.objs[h] = raw.compressedIn !== 0 ? raw : raw.copy();
+      return h;
+    }
+    let id: number;
+    let off: number;
+    if (raw.compressedIn !== 0) {
+      const ab = raw.bytes.buffer;
+      if (ab !== this.unpackedBuffer) {
+        this.retire(this.unpacked);
+        this.unpacked = this.newBuffer(new Uint8Array(ab));
+        this.unpackedBuffer = ab;
+      }
+      id = this.unpacked;
+      off = raw.bytes.byteOffset;
+    } else {
+      if (this.slab < 0 || this.slabPos + n > SLAB) {
+        this.retire(this.slab);
+        this.slab = this.newBuffer(new Uint8Array(SLAB));
+        this.slabPos = 0;
+      }
+      id = this.slab;
+      off = this.slabPos;
+      this.bufs[id]!.set(raw.bytes, off);
+      this.slabPos += (n + 7) & ~7;
+    }
+    this.refs[id]!++;
+    this.bufOf[h] = id;
+    this.offOf[h] = off;
+    this.lenOf[h] = n;
+    this.fileOffOf[h] = raw.fileOffset;
+    this.layoutOf[h] = this.layoutId(raw.layout);
+    this.cinOf[h] = raw.compressedIn;
+    return h;
+  }
+
+  /** The record of a handle, which is then free again. */
+  take(h: number): RawRecord {
+    const id = this.bufOf[h]!;
+    let r: RawRecord;
+    if (id < 0) {
+      r = this.objs[h]!;
+      this.objs[h] = undefined;
+    } else {
+      const o = this.offOf[h]!;
+      const b = this.bufs[id]!.subarray(o, o + this.lenOf[h]!);
+      const L = this.layouts[this.layoutOf[h]!];
+      r = new RawRecord(b, this.fileOffOf[h]!, this.le, L, this.textPokeAbi, this.cinOf[h]!);
+      if (--this.refs[id]! === 0 && id !== this.slab && id !== this.unpacked) this.release(id);
+    }
+    if (this.freeTop === this.free.length) this.free = grow(this.free, this.free.length * 2);
+    this.free[this.freeTop++] = h;
+    return r;
+  }
+
+  private handle(): number {
+    if (this.freeTop > 0) return this.free[--this.freeTop]!;
+    const h = this.next++;
+    if (h === this.bufOf.length) {
+      const n = h * 2;
+      this.bufOf = grow(this.bufOf, n);
+      this.offOf = grow(this.offOf, n);
+      this.lenOf = grow(this.lenOf, n);
+      this.fileOffOf = grow(this.fileOffOf, n);
+      this.layoutOf = grow(this.layoutOf, n);
+      this.cinOf = grow(this.cinOf, n);
+    }
+    return h;
+  }
+
+  private layoutId(L: AttrLayout | undefined): number {
+    if (L === this.lastLayout && this.lastLayoutId >= 0) return this.lastLayoutId;
+    let i = this.layouts.indexOf(L);
+    if (i < 0) i = this.layouts.push(L) - 1;
+    this.lastLayout = L;
+    this.lastLayoutId = i;
+    return i;
+  }
+
+  private newBuffer(b: Uint8Array): number {
+    const id = this.freeBufs.length ? this.freeBufs.pop()! : this.bufs.length;
+    this.bufs[id] = b;
+    this.refs[id] = 0;
+    return id;
+  }
+
+  /** A slab or unpacked buffer is no longer the current one: free it if nothing in it waits. */
+  private retire(id: number): void {
+    if (id >= 0 && this.refs[id] === 0) this.release(id);
+  }
+
+  private release(id: number): void {
+    this.bufs[id] = undefined;
+    this.freeBufs.push(id);
+  }
+}
+
+function grow<A extends Int32Array | Float64Array>(a: A, n: number): A {
+  const b = new (a.constructor as new (n: number) => A)(n);
+  b.set(a);
+  return b;
+}
