@@ -14,7 +14,7 @@ import type { FlowError, FlowSink, InsnClock } from '../intelpt/flow/cpu-flow.js
 import { tscToPerfTime, type PtTimeConv } from '../intelpt/flow/time-conv.js';
 import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
 import type { Insn } from '../x86/block-cache.js';
-import { FormatOptionError } from './errors.js';
+import type { ItraceLineField } from './itrace-fields.js';
 import { perfErrorLine } from './itrace.js';
 import { InsnPeriod } from './itrace-period.js';
 import type { ItracePeriod } from './itrace-options.js';
@@ -22,83 +22,17 @@ import { zeroPad } from './c-printf.js';
 import { CallIndent, paddedDso } from './itrace-callindent.js';
 import { branchSampleFlags, flagsColumn, IP_FLAG, insnTypeFlags } from './itrace-flags.js';
 import { LastBranch } from './itrace-last-branch.js';
+import { AddrText, LineHead, lineCallbackOut, utf8, type LineOut } from './itrace-line-bytes.js';
 import { powerSynthText } from './itrace-power.js';
 import { chainLines, sampleChain, sampleChainLate } from './itrace-callchain.js';
 import type { CbrScale } from '../intelpt/flow/time-conv.js';
 
-/** The -F fields an itrace sample line can show (perf script's names). */
-export const ITRACE_LINE_FIELDS = [
-  'comm',
-  'tid',
-  'pid',
-  'cpu',
-  'time',
-  'period',
-  'event',
-  'ip',
-  'sym',
-  'symoff',
-  'dso',
-  'addr',
-  'insn',
-  'insnlen',
-  'flags',
-  'callindent',
-  'brstack',
-  'brstacksym',
-  'synth',
-] as const;
-export type ItraceLineField = (typeof ITRACE_LINE_FIELDS)[number];
-
-/** output[PERF_TYPE_HARDWARE] of builtin-script.c: what perf prints with no -F. */
-const DEFAULT: ItraceLineField[] = ['comm', 'tid', 'cpu', 'time', 'event', 'ip', 'sym', 'symoff', 'dso', 'period'];
-
-/** output[PERF_TYPE_SYNTH]: the power events' fields with no -F (no period; the synth payload). */
-const SYNTH_DEFAULT: ItraceLineField[] = [...DEFAULT.filter((f) => f !== 'period'), 'synth'];
-
-export interface ItraceFields {
-  fields: Set<ItraceLineField>;
-  /** Fields taken off by `-field` edits (perf's user_unset_fields): never turned on for callchains. */
-  unset?: Set<ItraceLineField>;
-  /** The fields of the synthesized power events (perf's PERF_TYPE_SYNTH output type). */
-  synthFields: Set<ItraceLineField>;
-  userSet: boolean;
-}
-
-/**
- * The field set for `-F spec` (a list, or +field/-field edits of the default); `userSet` as perf's user_set.
- * A list without a type applies to every output type, edits edit each type's default.
- */
-export function parseItraceFields(spec: string | undefined): ItraceFields {
-  if (spec === undefined) return { fields: new Set(DEFAULT), synthFields: new Set(SYNTH_DEFAULT), userSet: false };
-  const items = spec
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  const edit = items.length > 0 && (items[0]!.startsWith('+') || items[0]!.startsWith('-'));
-  const fields = new Set<ItraceLineField>(edit ? DEFAULT : []);
-  const synthFields = new Set<ItraceLineField>(edit ? SYNTH_DEFAULT : []);
-  const unset = new Set<ItraceLineField>();
-  for (const it of items) {
-    const sign = it[0] === '+' || it[0] === '-' ? it[0] : '';
-    if (edit !== (sign !== '')) throw new FormatOptionError(`-F ${spec}: mix of field list and +/- edits`);
-    const name = sign ? it.slice(1) : it;
-    if (name.includes(':'))
-      throw new FormatOptionError(`-F ${it}: per-type field lists ("type:fields") are not supported`);
-    if (!(ITRACE_LINE_FIELDS as readonly string[]).includes(name))
-      throw new FormatOptionError(
-        `-F: field '${name}' is not supported by decode (supported: ${ITRACE_LINE_FIELDS.join(',')})`,
-      );
-    if (sign === '-') unset.add(name as ItraceLineField);
-    for (const set of [fields, synthFields]) {
-      if (sign === '-') set.delete(name as ItraceLineField);
-      else set.add(name as ItraceLineField);
-    }
-  }
-  // perf's parse_output_fields marks the type user_set for edits too (so `-F +insn` drops a branch's `=> addr`),
-  // but not for `-F +flags` alone (measured with perf 6.1: the `=> addr` stays)
-  return { fields, synthFields, unset, userSet: !(items.length === 1 && items[0] === '+flags') };
-}
+export {
+  ITRACE_LINE_FIELDS,
+  parseItraceFields,
+  type ItraceFields,
+  type ItraceLineField,
+} from './itrace-fields.js';
 
 /** Which branches perf samples: `c` calls (and async, trace end), `r` returns (and trace begin); none = all. */
 export interface BranchFilter {
@@ -166,6 +100,10 @@ export interface PerfItraceOptions {
 }
 
 const hex16 = (v: bigint): string => v.toString(16).padStart(16);
+const NL = 0x0a;
+/** A sample without ADDR: its addr column (perf prints 0). */
+const ZERO_ADDR = utf8(hex16(0n));
+const ARROW = utf8(' =>');
 
 /**
  * The thread whose stacks perf keeps: none for an unknown task; the idle task has one per CPU
@@ -191,16 +129,29 @@ function lineStart(
   f: ReadonlySet<ItraceLineField> = o.fields,
   chained = false,
 ): string {
+  return whoText(f, cpu, task, chained) + whenText(o, f, time) + whatText(o, f, event, n, flags);
+}
+
+/** lineStart's comm, tid/pid and cpu (a sample printing its callchain below: comm unpadded). */
+function whoText(f: ReadonlySet<ItraceLineField>, cpu: number, task: ItraceTask | undefined, chained: boolean) {
   let s = '';
-  // a sample printing its callchain below: comm unpadded
   if (task && f.has('comm')) s += chained ? `${task.comm} ` : `${task.comm.padStart(16)} `;
   if (task && f.has('pid') && f.has('tid')) s += `${String(task.pid).padStart(5)}/${String(task.tid).padEnd(5)} `;
   else if (task && f.has('pid')) s += `${String(task.pid).padStart(5)} `;
   else if (task && f.has('tid')) s += `${String(task.tid).padStart(5)} `;
   if (f.has('cpu')) s += `[${zeroPad3(cpu)}] `;
-  if (f.has('time') && time !== undefined) {
-    s += o.ns ? `${formatNsTime(time).padStart(15)}: ` : `${formatPerfTime(time).padStart(12)}: `;
-  }
+  return s;
+}
+
+/** lineStart's time column. */
+function whenText(o: PerfItraceOptions, f: ReadonlySet<ItraceLineField>, time: bigint | undefined): string {
+  if (!f.has('time') || time === undefined) return '';
+  return o.ns ? `${formatNsTime(time).padStart(15)}: ` : `${formatPerfTime(time).padStart(12)}: `;
+}
+
+/** lineStart's period, event and flags. */
+function whatText(o: PerfItraceOptions, f: ReadonlySet<ItraceLineField>, event: string, n: bigint, flags: number) {
+  let s = '';
   if (f.has('period')) s += `${String(n).padStart(10)} `;
   if (f.has('event')) s += `${event.padStart(o.eventWidth)}: `;
   if (f.has('flags')) s += flagsColumn(flags);
@@ -255,10 +206,17 @@ function branchFlagsOf(branch: { kind: string; to: bigint } | undefined, ip: big
 /** A sink printing perf script's default-format itrace lines (samples and errors, as perf interleaves them). */
 export function perfItraceSink(
   o: PerfItraceOptions,
-  line: (s: string) => void,
+  to: LineOut | ((s: string) => void),
   errors: TaskError[] = [],
 ): PerfItraceSink {
   const f = o.fields;
+  const out = typeof to === 'function' ? lineCallbackOut(to) : to;
+  const b = out.bytes;
+  const line = (s: string): void => {
+    b.str(s);
+    b.byte(NL);
+    out.wrote();
+  };
   const tc = o.timeConv;
   /** ptq->timestamp per CPU. */
   const now = new Map<number, bigint>();
@@ -274,18 +232,24 @@ export function perfItraceSink(
   const callstack = !!(o.callchain || o.addCallchain || f.has('callindent'));
   const stacks = callstack ? new CallIndent() : undefined;
   const chained = !!o.callchain && f.has('ip');
-  const start = (cpu: number, tsc: bigint, event: string, n: bigint, flags = 0, chain = false): string =>
-    lineStart(
-      o,
-      cpu,
-      tc ? tscToPerfTime(tsc, tc) : o.zeroTime ? 0n : undefined,
-      event,
-      n,
-      f.has('comm') || f.has('tid') || f.has('pid') ? o.task(cpu) : undefined,
-      flags,
-      f,
-      chain,
-    );
+  const withTask = f.has('comm') || f.has('tid') || f.has('pid');
+  const head = new LineHead<ItraceTask | undefined>({
+    who: (cpu, task, chain) => whoText(f, cpu, task, chain),
+    when: (tsc) => whenText(o, f, tc ? tscToPerfTime(tsc, tc) : o.zeroTime ? 0n : undefined),
+    what: (event, n, flags) => whatText(o, f, event, n, flags),
+  });
+  /** A sample line's start, into the output (`tsc`: the sample's ptq->timestamp). */
+  const start = (cpu: number, tsc: bigint, event: string, n: bigint, flags = 0, chain = false): void =>
+    head.write(b, cpu, withTask ? o.task(cpu) : undefined, chain, tsc, event, n, flags);
+  const addrs = new AddrText((a) => ` ${hex16(a)}${symText(o, a)}`);
+  const showIp = f.has('ip');
+  const showAddr = f.has('addr');
+  const showInsn = f.has('insn') || f.has('insnlen');
+  const showFlags = f.has('flags');
+  const end = (): void => {
+    b.byte(NL);
+    out.wrote();
+  };
   const ks = o.kernelStart ?? 1n << 63n;
   // perf script prints at least the synthesized chains' size (scripting_max_stack)
   const maxStack = Math.max(127, o.callchain ?? 0);
@@ -300,7 +264,6 @@ export function perfItraceSink(
     const rets = key !== undefined && stacks ? stacks.frames(key) : [];
     return chainLines(sampleChain(rets, ip, o.callchain + 1, ks), maxStack, (a) => symText(o, a, sf));
   };
-  const sym = (addr: bigint): string => symText(o, addr);
   const insnText = (ip: bigint, len: number, bytes?: Uint8Array): string => {
     let s = '';
     if (f.has('insnlen')) s += ` ilen: ${len}`;
@@ -327,15 +290,15 @@ export function perfItraceSink(
   const sink: PerfItraceSink = {
     late: (s) => {
       const key = threadKey(s.pid, s.tid, s.cpu, callstack);
-      const out: { chain?: string; brstack?: string } = {};
+      const r: { chain?: string; brstack?: string } = {};
       if (o.addCallchain && f.has('ip')) {
         const rets = key !== undefined && stacks ? stacks.frames(key) : [];
         const chain = sampleChainLate(rets, s.ip, o.addCallchain, ks);
-        out.chain = chainLines(chain, maxStack, (a) => symText(o, a));
+        r.chain = chainLines(chain, maxStack, (a) => symText(o, a));
       }
       if (o.addLastBranch && lbr && brShown && key !== undefined)
-        out.brstack = lbr.lateText(key, s.ip, ks, brSym, f.has('dso'), o.symbol);
-      return out;
+        r.brstack = lbr.lateText(key, s.ip, ks, brSym, f.has('dso'), o.symbol);
+      return r;
     },
     error: (e) => {
       if (only !== undefined && e.cpu !== only) return;
@@ -363,18 +326,40 @@ export function perfItraceSink(
   /** Per CPU, the instructions of the samples `s` skipped. */
   const unsampled = new Map<number, bigint>();
   /** An instruction sample of a branch waiting for the decoder's next report, which tells if it ended the trace. */
-  let held: { cpu: number; ip: bigint; flags: number; build: (flags: number) => string } | undefined;
+  let held: { cpu: number; ip: bigint; flags: number; write: (flags: number) => void } | undefined;
   const release = (end = false): void => {
     if (!held) return;
     const h = held;
     held = undefined;
-    line(h.build(end ? h.flags | IP_FLAG.TRACE_END : h.flags));
+    h.write(end ? h.flags | IP_FLAG.TRACE_END : h.flags);
+  };
+  /** An instruction sample's line; `ipText`: its ` ip sym (dso)` piece. */
+  const insnLine = (
+    cpu: number,
+    t: bigint,
+    n: bigint,
+    insn: Insn,
+    flags: number,
+    ipText: Uint8Array,
+    br: string,
+    chain: string | undefined,
+  ): void => {
+    start(cpu, t, o.insnEvent, n, flags, chained);
+    if (showAddr) b.append(ZERO_ADDR);
+    if (showIp) {
+      if (chain === undefined) b.append(ipText);
+      else b.str(`\n${chain}`);
+    }
+    if (br) b.str(br);
+    if (showInsn) b.str(insnText(insn.ip, insn.length));
+    end();
   };
   if (o.instructions) {
     sink.insns = (cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint, at?: InsnClock) => {
       if (only !== undefined && cpu !== only) return;
       release();
-      let pre: string | undefined;
+      let t: bigint | undefined;
+      let pieces: (Uint8Array | undefined)[] | undefined;
       for (let i = from; i < to; i++) {
         const insn = insns[i]!;
         let n = period.sample(cpu, tsc, insn.op !== 'other' || (!!at?.end && i === to - 1), at, i - from);
@@ -385,33 +370,27 @@ export function perfItraceSink(
           unsampled.set(cpu, (unsampled.get(cpu) ?? 0n) + n);
           continue;
         }
-        const u = unsampled.get(cpu);
-        if (u) {
-          n += u;
-          unsampled.delete(cpu);
+        if (unsampled.size) {
+          const u = unsampled.get(cpu);
+          if (u) {
+            n += u;
+            unsampled.delete(cpu);
+          }
         }
-        const t = timeOf(cpu, tsc);
-        if (n === 1n && pre === undefined) pre = start(cpu, t, o.insnEvent, 1n, 0, chained);
+        // one decoder state per call: its timestamp is the same for every sample of it
+        t ??= timeOf(cpu, tsc);
+        pieces ??= addrs.block(insns);
+        const ipText = addrs.insn(pieces, insns, i);
         // perf's instruction samples carry the flags of the state they come from: the instruction's branch class
-        const fl = f.has('flags') ? insnTypeFlags(insn.op) : 0;
+        const fl = showFlags ? insnTypeFlags(insn.op) : 0;
         // the branch stack as of this instruction (its own branch is pushed after the sample, as perf does)
         const br = brstack(cpu);
         const chain = chainOf(cpu, insn.ip);
-        const build = (flags: number): string => {
-          let s = flags
-            ? start(cpu, t, o.insnEvent, n, flags, chained)
-            : n === 1n && pre !== undefined
-              ? pre
-              : start(cpu, t, o.insnEvent, n, 0, chained);
-          if (f.has('addr')) s += hex16(0n);
-          if (f.has('ip')) s += chain !== undefined ? `\n${chain}` : ` ${hex16(insn.ip)}${sym(insn.ip)}`;
-          s += br;
-          if (f.has('insn') || f.has('insnlen')) s += insnText(insn.ip, insn.length);
-          return s;
-        };
         // a block's last branch may end the trace (TIP.PGD next): its flags then say `tr end`
-        if (fl && i === insns.length - 1 && insn.op !== 'jcc') held = { cpu, ip: insn.ip, flags: fl, build };
-        else line(build(fl));
+        if (fl && i === insns.length - 1 && insn.op !== 'jcc') {
+          const [tt, nn] = [t, n];
+          held = { cpu, ip: insn.ip, flags: fl, write: (x) => insnLine(cpu, tt, nn, insn, x, ipText, br, chain) };
+        } else insnLine(cpu, t, n, insn, fl, ipText, br, chain);
       }
     };
   }
@@ -421,16 +400,19 @@ export function perfItraceSink(
       if (only !== undefined && cpu !== only) return;
       release();
       if (skipped()) return;
-      const fl = f.has('flags') ? branchFlagsOf(branch, ip) : 0;
-      let s = start(cpu, timeOf(cpu, tsc), o.insnEvent, 1n, fl, chained);
+      const fl = showFlags ? branchFlagsOf(branch, ip) : 0;
+      start(cpu, timeOf(cpu, tsc), o.insnEvent, 1n, fl, chained);
       // the sample's addr is its state's to_ip: the branch target of a FUP's sample
-      if (f.has('addr')) s += hex16(branch?.to ?? 0n);
+      if (showAddr) b.str(hex16(branch?.to ?? 0n));
       const chain = chainOf(cpu, ip);
-      if (f.has('ip')) s += chain !== undefined ? `\n${chain}` : ` ${hex16(ip)}${sym(ip)}`;
-      s += brstack(cpu);
+      if (showIp) {
+        if (chain === undefined) b.append(addrs.at(ip));
+        else b.str(`\n${chain}`);
+      }
+      b.str(brstack(cpu));
       // no instruction was decoded there: perf's insn_len 0, no bytes
-      if (f.has('insn') || f.has('insnlen')) s += insnText(ip, 0);
-      line(s);
+      if (showInsn) b.str(insnText(ip, 0));
+      end();
     };
   }
   const filter =
@@ -454,21 +436,24 @@ export function perfItraceSink(
       if (from !== 0n && kind !== 'async') lastInsn.set(cpu, from);
       if (filter && !(filter & flags)) return;
       if (skipped()) return;
-      let s = start(cpu, timeOf(cpu, tsc), o.branchEvent, 1n, flags);
+      start(cpu, timeOf(cpu, tsc), o.branchEvent, 1n, flags);
       if (indent) {
         const dso =
           f.has('dso') && !f.has('ip') && !f.has('addr') ? paddedDso(o.symbol(from).dso, o.dsoPad) : undefined;
-        s += indent.text(key, flags, from, to, (a) => o.symbol(a).name, dso);
+        b.str(indent.text(key, flags, from, to, (a) => o.symbol(a).name, dso));
       }
-      if (f.has('ip')) s += ` ${hex16(from)}${sym(from)}`;
-      if (f.has('addr') || !o.userSet) s += ` => ${hex16(to)}${sym(to)}`;
+      if (showIp) b.append(addrs.at(from));
+      if (showAddr || !o.userSet) {
+        b.append(ARROW);
+        b.append(addrs.at(to));
+      }
       // the branch instruction's bytes (none for a trace begin or an asynchronous branch: perf's insn_len 0)
-      if (f.has('insn') || f.has('insnlen')) {
+      if (showInsn) {
         const at = from !== 0n ? from : lastInsn.get(cpu);
-        const b = at !== undefined && kind !== 'async' ? o.insnAt(at) : new Uint8Array(0);
-        s += insnText(from, b.length, b);
+        const code = at !== undefined && kind !== 'async' ? o.insnAt(at) : new Uint8Array(0);
+        b.str(insnText(from, code.length, code));
       }
-      line(s);
+      end();
     };
   }
   const power = o.power;

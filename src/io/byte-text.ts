@@ -93,6 +93,24 @@ export class ByteText {
   }
 
   /**
+   * All of `src` copied in: bytes(src) without the view it makes, for hot paths copying cached pieces of
+   * text (short ones byte by byte, cheaper than a call into the copy builtin).
+   */
+  append(src: Uint8Array): void {
+    const k = src.length;
+    if (this.length + k > this.buf.length) this.reserve(k);
+    let n = this.length;
+    if (k > 24) {
+      this.buf.set(src, n);
+      this.length = n + k;
+      return;
+    }
+    const b = this.buf;
+    for (let i = 0; i < k; i++) b[n++] = src[i]!;
+    this.length = n;
+  }
+
+  /**
    * A non-negative integer below 2^53 in decimal, right-aligned in `width`
    * columns with `pad` (' ' or '0'): printf's "%*lu" / "%0*lu".
    */

@@ -1,0 +1,138 @@
+/**
+ * The pieces of perfItraceSink's sample lines, as bytes made once and then
+ * copied into the output's buffer (ByteText): a decode prints one line per
+ * instruction or branch, tens of millions of them, from a few thousand
+ * distinct addresses and a handful of tasks, times and event names.
+ *
+ * - AddrText: ` ip sym+0xoff (dso)` per address. The sink's symbol lookup is
+ *   a function of the address alone (decode resolves with the recording's
+ *   maps as loaded, not as of a time), so a piece never goes stale; a text
+ *   poke changes code bytes, not symbols.
+ * - LineHead: perf_sample__fprintf_start's columns, per CPU: comm/tid/cpu
+ *   while the task is the same object, the time while the timestamp is the
+ *   same, period and event (and flags) per event name.
+ */
+import { ByteText } from '../io/byte-text.js';
+import type { Insn } from '../x86/block-cache.js';
+
+/** Where the sink's lines go: the output's byte buffer, and a call after each line (a sink flushes past 64 KiB). */
+export interface LineOut {
+  readonly bytes: ByteText;
+  wrote(): void;
+}
+
+const NL = 0x0a;
+
+/** A LineOut that hands each line, without its newline, to `line` (callers that collect strings). */
+export function lineCallbackOut(line: (s: string) => void): LineOut {
+  const bytes = new ByteText(1 << 12);
+  return {
+    bytes,
+    wrote() {
+      const n = bytes.length;
+      if (n === 0) return;
+      const s = bytes.buf.toString('utf8', 0, bytes.buf[n - 1] === NL ? n - 1 : n);
+      bytes.clear();
+      line(s);
+    },
+  };
+}
+
+export const utf8 = (s: string): Uint8Array => Buffer.from(s, 'utf8');
+
+/** Distinct addresses kept before the cache starts over (a bound on memory for a huge image). */
+const MAX_ADDRS = 1 << 20;
+
+/** ` ip sym+0xoff (dso)` (as -F asks) per address, and per instruction of a cached block. */
+export class AddrText {
+  private readonly byAddr = new Map<bigint, Uint8Array>();
+  /** Keyed by the block's instruction array: the block cache hands the same array while the block lives. */
+  private readonly byBlock = new WeakMap<readonly Insn[], (Uint8Array | undefined)[]>();
+
+  constructor(private readonly text: (addr: bigint) => string) {}
+
+  at(addr: bigint): Uint8Array {
+    let b = this.byAddr.get(addr);
+    if (b === undefined) {
+      if (this.byAddr.size >= MAX_ADDRS) this.byAddr.clear();
+      b = utf8(this.text(addr));
+      this.byAddr.set(addr, b);
+    }
+    return b;
+  }
+
+  /** The pieces of a block's instructions, filled as they are first asked for (`insn(pieces, insns, i)`). */
+  block(insns: readonly Insn[]): (Uint8Array | undefined)[] {
+    let p = this.byBlock.get(insns);
+    if (p === undefined) {
+      p = [];
+      this.byBlock.set(insns, p);
+    }
+    return p;
+  }
+
+  insn(pieces: (Uint8Array | undefined)[], insns: readonly Insn[], i: number): Uint8Array {
+    let b = pieces[i];
+    if (b === undefined) {
+      b = this.at(insns[i]!.ip);
+      pieces[i] = b;
+    }
+    return b;
+  }
+}
+
+/** The text of each part of a line's start (lineStart's, split where its inputs change at different rates). */
+export interface HeadParts<Task> {
+  /** comm, pid/tid, cpu. */
+  who(cpu: number, task: Task, chained: boolean): string;
+  /** The time column of the sample's timestamp (TSC), or ''. */
+  when(tsc: bigint): string;
+  /** period, event, flags. */
+  what(event: string, n: bigint, flags: number): string;
+}
+
+interface Who<Task> {
+  task: Task;
+  chained: boolean;
+  bytes: Uint8Array;
+}
+
+/** perf_sample__fprintf_start as bytes, each part remade only when its inputs change. */
+export class LineHead<Task> {
+  private readonly who: (Who<Task> | undefined)[] = [];
+  private readonly whenTsc: (bigint | undefined)[] = [];
+  private readonly whenBytes: Uint8Array[] = [];
+  /** Period 1: per event name, per flags. */
+  private readonly what1 = new Map<string, Map<number, Uint8Array>>();
+
+  constructor(private readonly parts: HeadParts<Task>) {}
+
+  write(b: ByteText, cpu: number, task: Task, chained: boolean, tsc: bigint, event: string, n: bigint, flags: number) {
+    let w = this.who[cpu];
+    if (w === undefined || w.task !== task || w.chained !== chained) {
+      w = { task, chained, bytes: utf8(this.parts.who(cpu, task, chained)) };
+      this.who[cpu] = w;
+    }
+    b.append(w.bytes);
+    if (this.whenTsc[cpu] !== tsc) {
+      this.whenTsc[cpu] = tsc;
+      this.whenBytes[cpu] = utf8(this.parts.when(tsc));
+    }
+    b.append(this.whenBytes[cpu]!);
+    if (n !== 1n) {
+      b.str(this.parts.what(event, n, flags));
+      return;
+    }
+    let byFlags = this.what1.get(event);
+    if (byFlags === undefined) {
+      byFlags = new Map();
+      this.what1.set(event, byFlags);
+    }
+    let x = byFlags.get(flags);
+    if (x === undefined) {
+      x = utf8(this.parts.what(event, 1n, flags));
+      byFlags.set(flags, x);
+    }
+    b.append(x);
+  }
+}
