@@ -104,35 +104,60 @@ export class LineHead<Task> {
   private readonly whenBytes: Uint8Array[] = [];
   /** Period 1: per event name, per flags. */
   private readonly what1 = new Map<string, Map<number, Uint8Array>>();
+  /** Per CPU, the last whole start of period 1 and the parts it was joined from. */
+  private readonly joined: ({ who: Uint8Array; when: Uint8Array; what: Uint8Array; bytes: Uint8Array } | undefined)[] =
+    [];
 
   constructor(private readonly parts: HeadParts<Task>) {}
 
   write(b: ByteText, cpu: number, task: Task, chained: boolean, tsc: bigint, event: string, n: bigint, flags: number) {
-    let w = this.who[cpu];
-    if (w === undefined || w.task !== task || w.chained !== chained) {
-      w = { task, chained, bytes: utf8(this.parts.who(cpu, task, chained)) };
-      this.who[cpu] = w;
-    }
-    b.append(w.bytes);
-    if (this.whenTsc[cpu] !== tsc) {
-      this.whenTsc[cpu] = tsc;
-      this.whenBytes[cpu] = utf8(this.parts.when(tsc));
-    }
-    b.append(this.whenBytes[cpu]!);
-    if (n !== 1n) {
-      b.str(this.parts.what(event, n, flags));
+    if (n === 1n) {
+      b.append(this.bytes(cpu, task, chained, tsc, event, flags));
       return;
     }
+    b.append(this.whoOf(cpu, task, chained));
+    b.append(this.whenOf(cpu, tsc));
+    b.str(this.parts.what(event, n, flags));
+  }
+
+  /** The start of a line of period 1 (one copy for the samples of a decoder state: the same bytes). */
+  bytes(cpu: number, task: Task, chained: boolean, tsc: bigint, event: string, flags: number): Uint8Array {
+    const who = this.whoOf(cpu, task, chained);
+    const when = this.whenOf(cpu, tsc);
     let byFlags = this.what1.get(event);
     if (byFlags === undefined) {
       byFlags = new Map();
       this.what1.set(event, byFlags);
     }
-    let x = byFlags.get(flags);
-    if (x === undefined) {
-      x = utf8(this.parts.what(event, 1n, flags));
-      byFlags.set(flags, x);
+    let what = byFlags.get(flags);
+    if (what === undefined) {
+      what = utf8(this.parts.what(event, 1n, flags));
+      byFlags.set(flags, what);
     }
-    b.append(x);
+    const j = this.joined[cpu];
+    if (j !== undefined && j.who === who && j.when === when && j.what === what) return j.bytes;
+    const bytes = new Uint8Array(who.length + when.length + what.length);
+    bytes.set(who);
+    bytes.set(when, who.length);
+    bytes.set(what, who.length + when.length);
+    this.joined[cpu] = { who, when, what, bytes };
+    return bytes;
+  }
+
+  private whoOf(cpu: number, task: Task, chained: boolean): Uint8Array {
+    let w = this.who[cpu];
+    if (w === undefined || w.task !== task || w.chained !== chained) {
+      w = { task, chained, bytes: utf8(this.parts.who(cpu, task, chained)) };
+      this.who[cpu] = w;
+    }
+    return w.bytes;
+  }
+
+  private whenOf(cpu: number, tsc: bigint): Uint8Array {
+    if (this.whenTsc[cpu] !== tsc) {
+      this.whenTsc[cpu] = tsc;
+      this.whenBytes[cpu] = utf8(this.parts.when(tsc));
+    }
+    return this.whenBytes[cpu]!;
   }
 }

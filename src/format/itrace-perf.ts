@@ -240,7 +240,8 @@ export function perfItraceSink(
   });
   /** A sample line's start, into the output (`tsc`: the sample's ptq->timestamp). */
   const start = (cpu: number, tsc: bigint, event: string, n: bigint, flags = 0, chain = false): void =>
-    head.write(b, cpu, withTask ? o.task(cpu) : undefined, chain, tsc, event, n, flags);
+    head.write(b, cpu, taskOf(cpu), chain, tsc, event, n, flags);
+  const taskOf = (cpu: number): ItraceTask | undefined => (withTask ? o.task(cpu) : undefined);
   const addrs = new AddrText((a) => ` ${hex16(a)}${symText(o, a)}`);
   const showIp = f.has('ip');
   const showAddr = f.has('addr');
@@ -281,6 +282,8 @@ export function perfItraceSink(
   const lbr = brSize ? new LastBranch(ring, brSize) : undefined;
   const brSym = f.has('brstacksym') && !f.has('brstack');
   const brShown = f.has('brstack') || f.has('brstacksym');
+  /** Instruction lines of the ip column alone after the start: no addr, insn, flags, callchain or branch stack. */
+  const plain = showIp && !showAddr && !showInsn && !showFlags && !o.callchain && !(lbr && o.lastBranch && brShown);
   /** perf_sample__fprintf_brstack(sym) of an instruction sample on `cpu` (its branch stack as of now). */
   const brstack = (cpu: number): string => {
     if (!lbr || !o.lastBranch || !brShown) return '';
@@ -336,6 +339,7 @@ export function perfItraceSink(
   /** An instruction sample's line; `ipText`: its ` ip sym (dso)` piece. */
   const insnLine = (
     cpu: number,
+    task: ItraceTask | undefined,
     t: bigint,
     n: bigint,
     insn: Insn,
@@ -344,7 +348,7 @@ export function perfItraceSink(
     br: string,
     chain: string | undefined,
   ): void => {
-    start(cpu, t, o.insnEvent, n, flags, chained);
+    head.write(b, cpu, task, chained, t, o.insnEvent, n, flags);
     if (showAddr) b.append(ZERO_ADDR);
     if (showIp) {
       if (chain === undefined) b.append(ipText);
@@ -359,7 +363,10 @@ export function perfItraceSink(
       if (only !== undefined && cpu !== only) return;
       release();
       let t: bigint | undefined;
+      let task: ItraceTask | undefined;
       let pieces: (Uint8Array | undefined)[] | undefined;
+      /** The start of this call's lines of period 1 (perf's default fields: all but the ip column). */
+      let start1: Uint8Array | undefined;
       for (let i = from; i < to; i++) {
         const insn = insns[i]!;
         let n = period.sample(cpu, tsc, insn.op !== 'other' || (!!at?.end && i === to - 1), at, i - from);
@@ -377,10 +384,20 @@ export function perfItraceSink(
             unsampled.delete(cpu);
           }
         }
-        // one decoder state per call: its timestamp is the same for every sample of it
-        t ??= timeOf(cpu, tsc);
-        pieces ??= addrs.block(insns);
-        const ipText = addrs.insn(pieces, insns, i);
+        // one decoder state per call: its timestamp and task are the same for every sample of it
+        if (t === undefined) {
+          t = timeOf(cpu, tsc);
+          task = taskOf(cpu);
+          pieces = addrs.block(insns);
+        }
+        const ipText = addrs.insn(pieces!, insns, i);
+        if (plain && n === 1n) {
+          start1 ??= head.bytes(cpu, task, chained, t, o.insnEvent, 0);
+          b.append(start1);
+          b.append(ipText);
+          end();
+          continue;
+        }
         // perf's instruction samples carry the flags of the state they come from: the instruction's branch class
         const fl = showFlags ? insnTypeFlags(insn.op) : 0;
         // the branch stack as of this instruction (its own branch is pushed after the sample, as perf does)
@@ -388,9 +405,9 @@ export function perfItraceSink(
         const chain = chainOf(cpu, insn.ip);
         // a block's last branch may end the trace (TIP.PGD next): its flags then say `tr end`
         if (fl && i === insns.length - 1 && insn.op !== 'jcc') {
-          const [tt, nn] = [t, n];
-          held = { cpu, ip: insn.ip, flags: fl, write: (x) => insnLine(cpu, tt, nn, insn, x, ipText, br, chain) };
-        } else insnLine(cpu, t, n, insn, fl, ipText, br, chain);
+          const [tt, nn, tk] = [t, n, task];
+          held = { cpu, ip: insn.ip, flags: fl, write: (x) => insnLine(cpu, tk, tt, nn, insn, x, ipText, br, chain) };
+        } else insnLine(cpu, task, t, n, insn, fl, ipText, br, chain);
       }
     };
   }
@@ -433,7 +450,7 @@ export function perfItraceSink(
         stacks.event(key, cpu, flags, from, to, len);
       }
       if (!o.branches) return;
-      if (from !== 0n && kind !== 'async') lastInsn.set(cpu, from);
+      if (showInsn && from !== 0n && kind !== 'async') lastInsn.set(cpu, from);
       if (filter && !(filter & flags)) return;
       if (skipped()) return;
       start(cpu, timeOf(cpu, tsc), o.branchEvent, 1n, flags);

@@ -7,7 +7,7 @@
  * image clock: the code as it was when the instruction was walked).
  */
 import type { PtRecording } from '../intelpt/flow/recording.js';
-import { QueueTasks, type QueueTask } from '../intelpt/flow/queue-tasks.js';
+import { QueueTasks } from '../intelpt/flow/queue-tasks.js';
 import { eventModifiers } from '../session/event-names.js';
 import { classifyInsn } from '../x86/classify.js';
 import type { ItraceSpec } from './itrace-options.js';
@@ -68,7 +68,7 @@ export function perfItraceOptions(
   // machine__kernel_start: the kernel map's start, else 1 << 63
   let kernelStart = 1n << 63n;
   for (const k of m.kernelMaps) if (k.start < kernelStart) kernelStart = k.start;
-  const taskOf = new Map<number, { q: QueueTask; t: ItraceTask }>();
+  const taskOf = new Map<number, { t: ItraceTask }>();
   return {
     instructions: spec.instructions,
     branches: spec.branches,
@@ -110,13 +110,13 @@ export function perfItraceOptions(
       if (k) return { name: k.name, start: k.start, dso: k.name };
       return { name: undefined, start: 0n, dso: UNKNOWN };
     },
-    // the same object while the queue's task and its comm stay: the sink keeps its line start per task object
+    // the same object while the queue's pid, tid and comm stay: the sink keeps its line start per task object
     task(cpu) {
       const q = tasks.task(cpu);
       const comm = tasks.comm(q);
       let c = taskOf.get(cpu);
-      if (c === undefined || c.q !== q || c.t.comm !== comm) {
-        c = { q, t: { pid: q.pid, tid: q.tid, comm } };
+      if (c === undefined || c.t.pid !== q.pid || c.t.tid !== q.tid || c.t.comm !== comm) {
+        c = { t: { pid: q.pid, tid: q.tid, comm } };
         taskOf.set(cpu, c);
       }
       return c.t;
