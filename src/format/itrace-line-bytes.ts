@@ -91,6 +91,18 @@ export interface HeadParts<Task> {
   what(event: string, n: bigint, flags: number): string;
 }
 
+interface Joined<Task> {
+  task: Task;
+  chained: boolean;
+  tsc: bigint;
+  event: string;
+  flags: number;
+  who: Uint8Array;
+  when: Uint8Array;
+  what: Uint8Array;
+  bytes: Uint8Array;
+}
+
 interface Who<Task> {
   task: Task;
   chained: boolean;
@@ -104,9 +116,8 @@ export class LineHead<Task> {
   private readonly whenBytes: Uint8Array[] = [];
   /** Period 1: per event name, per flags. */
   private readonly what1 = new Map<string, Map<number, Uint8Array>>();
-  /** Per CPU, the last whole start of period 1 and the parts it was joined from. */
-  private readonly joined: ({ who: Uint8Array; when: Uint8Array; what: Uint8Array; bytes: Uint8Array } | undefined)[] =
-    [];
+  /** Per CPU, the last whole start of period 1, what it was asked for with and the parts it was joined from. */
+  private readonly joined: (Joined<Task> | undefined)[] = [];
 
   constructor(private readonly parts: HeadParts<Task>) {}
 
@@ -122,6 +133,16 @@ export class LineHead<Task> {
 
   /** The start of a line of period 1 (one copy for the samples of a decoder state: the same bytes). */
   bytes(cpu: number, task: Task, chained: boolean, tsc: bigint, event: string, flags: number): Uint8Array {
+    const last = this.joined[cpu];
+    if (
+      last !== undefined &&
+      last.tsc === tsc &&
+      last.task === task &&
+      last.event === event &&
+      last.flags === flags &&
+      last.chained === chained
+    )
+      return last.bytes;
     const who = this.whoOf(cpu, task, chained);
     const when = this.whenOf(cpu, tsc);
     let byFlags = this.what1.get(event);
@@ -134,13 +155,16 @@ export class LineHead<Task> {
       what = utf8(this.parts.what(event, 1n, flags));
       byFlags.set(flags, what);
     }
-    const j = this.joined[cpu];
-    if (j !== undefined && j.who === who && j.when === when && j.what === what) return j.bytes;
+    // a new timestamp may still print the same time (microseconds)
+    if (last !== undefined && last.who === who && last.when === when && last.what === what) {
+      this.joined[cpu] = { ...last, task, chained, tsc, event, flags };
+      return last.bytes;
+    }
     const bytes = new Uint8Array(who.length + when.length + what.length);
     bytes.set(who);
     bytes.set(when, who.length);
     bytes.set(what, who.length + when.length);
-    this.joined[cpu] = { who, when, what, bytes };
+    this.joined[cpu] = { task, chained, tsc, event, flags, who, when, what, bytes };
     return bytes;
   }
 
