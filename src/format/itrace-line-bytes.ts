@@ -87,6 +87,8 @@ export interface HeadParts<Task> {
   who(cpu: number, task: Task, chained: boolean): string;
   /** The time column of the sample's timestamp (TSC), or ''. */
   when(tsc: bigint): string;
+  /** The timestamps [lo, hi) around `tsc` whose time column is the same text (the same microsecond). */
+  whenSpan(tsc: bigint): { lo: bigint; hi: bigint };
   /** period, event, flags. */
   what(event: string, n: bigint, flags: number): string;
 }
@@ -94,11 +96,10 @@ export interface HeadParts<Task> {
 interface Joined<Task> {
   task: Task;
   chained: boolean;
-  tsc: bigint;
   event: string;
   flags: number;
   who: Uint8Array;
-  when: Uint8Array;
+  when: When;
   what: Uint8Array;
   bytes: Uint8Array;
 }
@@ -109,11 +110,17 @@ interface Who<Task> {
   bytes: Uint8Array;
 }
 
+/** A time column and the timestamps that print it. */
+interface When {
+  lo: bigint;
+  hi: bigint;
+  bytes: Uint8Array;
+}
+
 /** perf_sample__fprintf_start as bytes, each part remade only when its inputs change. */
 export class LineHead<Task> {
   private readonly who: (Who<Task> | undefined)[] = [];
-  private readonly whenTsc: (bigint | undefined)[] = [];
-  private readonly whenBytes: Uint8Array[] = [];
+  private readonly when: (When | undefined)[] = [];
   /** Period 1: per event name, per flags. */
   private readonly what1 = new Map<string, Map<number, Uint8Array>>();
   /** Per CPU, the last whole start of period 1, what it was asked for with and the parts it was joined from. */
@@ -127,7 +134,7 @@ export class LineHead<Task> {
       return;
     }
     b.append(this.whoOf(cpu, task, chained));
-    b.append(this.whenOf(cpu, tsc));
+    b.append(this.whenOf(cpu, tsc).bytes);
     b.str(this.parts.what(event, n, flags));
   }
 
@@ -136,7 +143,8 @@ export class LineHead<Task> {
     const last = this.joined[cpu];
     if (
       last !== undefined &&
-      last.tsc === tsc &&
+      tsc >= last.when.lo &&
+      tsc < last.when.hi &&
       last.task === task &&
       last.event === event &&
       last.flags === flags &&
@@ -155,16 +163,16 @@ export class LineHead<Task> {
       what = utf8(this.parts.what(event, 1n, flags));
       byFlags.set(flags, what);
     }
-    // a new timestamp may still print the same time (microseconds)
-    if (last !== undefined && last.who === who && last.when === when && last.what === what) {
-      this.joined[cpu] = { ...last, task, chained, tsc, event, flags };
-      return last.bytes;
+    let bytes: Uint8Array;
+    if (last !== undefined && last.who === who && last.when.bytes === when.bytes && last.what === what) {
+      bytes = last.bytes;
+    } else {
+      bytes = new Uint8Array(who.length + when.bytes.length + what.length);
+      bytes.set(who);
+      bytes.set(when.bytes, who.length);
+      bytes.set(what, who.length + when.bytes.length);
     }
-    const bytes = new Uint8Array(who.length + when.length + what.length);
-    bytes.set(who);
-    bytes.set(when, who.length);
-    bytes.set(what, who.length + when.length);
-    this.joined[cpu] = { task, chained, tsc, event, flags, who, when, what, bytes };
+    this.joined[cpu] = { task, chained, event, flags, who, when, what, bytes };
     return bytes;
   }
 
@@ -177,11 +185,50 @@ export class LineHead<Task> {
     return w.bytes;
   }
 
-  private whenOf(cpu: number, tsc: bigint): Uint8Array {
-    if (this.whenTsc[cpu] !== tsc) {
-      this.whenTsc[cpu] = tsc;
-      this.whenBytes[cpu] = utf8(this.parts.when(tsc));
+  private whenOf(cpu: number, tsc: bigint): When {
+    let w = this.when[cpu];
+    if (w === undefined || tsc < w.lo || tsc >= w.hi) {
+      const { lo, hi } = this.parts.whenSpan(tsc);
+      w = { lo, hi, bytes: utf8(this.parts.when(tsc)) };
+      this.when[cpu] = w;
     }
-    return this.whenBytes[cpu]!;
+    return w;
   }
+}
+
+/** Every timestamp: a time column that does not depend on it (none, or untimed decoding's 0). */
+export const ALL_TSC = { lo: -(1n << 64n), hi: 1n << 65n };
+
+/**
+ * The timestamps [lo, hi) around `tsc` whose perf time `time(x)` (monotonic) falls in the same unit of
+ * `unit` ns as time(tsc); [tsc, tsc + 1) when the inverse `tscOf` does not land within a few steps.
+ */
+export function timeSpan(
+  tsc: bigint,
+  unit: bigint,
+  time: (tsc: bigint) => bigint,
+  tscOf: (ns: bigint) => bigint,
+): { lo: bigint; hi: bigint } {
+  const t = time(tsc);
+  const base = t - (t % unit);
+  const lo = firstAt(base, tsc, time, tscOf);
+  const hi = firstAt(base + unit, tsc + 1n, time, tscOf);
+  if (lo === undefined || hi === undefined || lo > tsc || hi <= tsc) return { lo: tsc, hi: tsc + 1n };
+  return { lo, hi };
+}
+
+/** The first timestamp whose time is at least `ns` (undefined: not found near the inverse's guess). */
+function firstAt(
+  ns: bigint,
+  near: bigint,
+  time: (tsc: bigint) => bigint,
+  tscOf: (ns: bigint) => bigint,
+): bigint | undefined {
+  let x = tscOf(ns);
+  // a guess far off (times wrapping around zero): give up rather than walk
+  if (x > near + (1n << 40n) || x < near - (1n << 40n)) return undefined;
+  for (let i = 0; i < 64 && x > 0n && time(x - 1n) >= ns; i++) x--;
+  for (let i = 0; i < 64 && time(x) < ns; i++) x++;
+  if (time(x) < ns || (x > 0n && time(x - 1n) >= ns)) return undefined;
+  return x;
 }

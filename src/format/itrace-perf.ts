@@ -11,18 +11,17 @@
  * the error's estimate after an error and raised again by a later, larger one.
  */
 import type { FlowError, FlowSink, InsnClock } from '../intelpt/flow/cpu-flow.js';
-import { tscToPerfTime, type PtTimeConv } from '../intelpt/flow/time-conv.js';
-import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
+import { perfTimeToTsc, tscToPerfTime, type PtTimeConv } from '../intelpt/flow/time-conv.js';
 import type { Insn } from '../x86/block-cache.js';
 import type { ItraceLineField } from './itrace-fields.js';
 import { perfErrorLine } from './itrace.js';
 import { InsnPeriod } from './itrace-period.js';
 import type { ItracePeriod } from './itrace-options.js';
-import { zeroPad } from './c-printf.js';
 import { CallIndent, paddedDso } from './itrace-callindent.js';
-import { branchSampleFlags, flagsColumn, IP_FLAG, insnTypeFlags } from './itrace-flags.js';
+import { branchSampleFlags, IP_FLAG, insnTypeFlags } from './itrace-flags.js';
+import { whatText, whenText, whoText } from './itrace-line-start.js';
 import { LastBranch } from './itrace-last-branch.js';
-import { AddrText, LineHead, lineCallbackOut, utf8, type LineOut } from './itrace-line-bytes.js';
+import { ALL_TSC, AddrText, LineHead, lineCallbackOut, timeSpan, utf8, type LineOut } from './itrace-line-bytes.js';
 import { powerSynthText } from './itrace-power.js';
 import { chainLines, sampleChain, sampleChainLate } from './itrace-callchain.js';
 import type { CbrScale } from '../intelpt/flow/time-conv.js';
@@ -115,7 +114,6 @@ function threadKey(pid: number, tid: number, cpu: number, callstack: boolean): s
   if (pid === 0 && tid === 0) return callstack ? `idle/${cpu}` : undefined;
   return `${pid}/${tid}`;
 }
-const zeroPad3 = (n: number): string => zeroPad(n, 3);
 
 /** perf_sample__fprintf_start: comm, tid/pid, cpu, time, period, event, as -F asks; `time` in perf ns. */
 function lineStart(
@@ -129,33 +127,7 @@ function lineStart(
   f: ReadonlySet<ItraceLineField> = o.fields,
   chained = false,
 ): string {
-  return whoText(f, cpu, task, chained) + whenText(o, f, time) + whatText(o, f, event, n, flags);
-}
-
-/** lineStart's comm, tid/pid and cpu (a sample printing its callchain below: comm unpadded). */
-function whoText(f: ReadonlySet<ItraceLineField>, cpu: number, task: ItraceTask | undefined, chained: boolean) {
-  let s = '';
-  if (task && f.has('comm')) s += chained ? `${task.comm} ` : `${task.comm.padStart(16)} `;
-  if (task && f.has('pid') && f.has('tid')) s += `${String(task.pid).padStart(5)}/${String(task.tid).padEnd(5)} `;
-  else if (task && f.has('pid')) s += `${String(task.pid).padStart(5)} `;
-  else if (task && f.has('tid')) s += `${String(task.tid).padStart(5)} `;
-  if (f.has('cpu')) s += `[${zeroPad3(cpu)}] `;
-  return s;
-}
-
-/** lineStart's time column. */
-function whenText(o: PerfItraceOptions, f: ReadonlySet<ItraceLineField>, time: bigint | undefined): string {
-  if (!f.has('time') || time === undefined) return '';
-  return o.ns ? `${formatNsTime(time).padStart(15)}: ` : `${formatPerfTime(time).padStart(12)}: `;
-}
-
-/** lineStart's period, event and flags. */
-function whatText(o: PerfItraceOptions, f: ReadonlySet<ItraceLineField>, event: string, n: bigint, flags: number) {
-  let s = '';
-  if (f.has('period')) s += `${String(n).padStart(10)} `;
-  if (f.has('event')) s += `${event.padStart(o.eventWidth)}: `;
-  if (f.has('flags')) s += flagsColumn(flags);
-  return s;
+  return whoText(f, cpu, task, chained) + whenText(!!o.ns, f, time) + whatText(o.eventWidth, f, event, n, flags);
 }
 
 /** sample__fprintf_sym / perf_sample__fprintf_addr after the address. */
@@ -235,8 +207,17 @@ export function perfItraceSink(
   const withTask = f.has('comm') || f.has('tid') || f.has('pid');
   const head = new LineHead<ItraceTask | undefined>({
     who: (cpu, task, chain) => whoText(f, cpu, task, chain),
-    when: (tsc) => whenText(o, f, tc ? tscToPerfTime(tsc, tc) : o.zeroTime ? 0n : undefined),
-    what: (event, n, flags) => whatText(o, f, event, n, flags),
+    when: (tsc) => whenText(!!o.ns, f, tc ? tscToPerfTime(tsc, tc) : o.zeroTime ? 0n : undefined),
+    whenSpan: (tsc) =>
+      tc && f.has('time')
+        ? timeSpan(
+            tsc,
+            o.ns ? 1n : 1000n,
+            (x) => tscToPerfTime(x, tc),
+            (ns) => perfTimeToTsc(ns, tc),
+          )
+        : ALL_TSC,
+    what: (event, n, flags) => whatText(o.eventWidth, f, event, n, flags),
   });
   /** A sample line's start, into the output (`tsc`: the sample's ptq->timestamp). */
   const start = (cpu: number, tsc: bigint, event: string, n: bigint, flags = 0, chain = false): void =>
