@@ -220,8 +220,9 @@ export function perfItraceSink(
     what: (event, n, flags) => whatText(o.eventWidth, f, event, n, flags),
   });
   /** A sample line's start, into the output (`tsc`: the sample's ptq->timestamp). */
+  // flags not shown are not part of the start: lines of any branch class share it
   const start = (cpu: number, tsc: bigint, event: string, n: bigint, flags = 0, chain = false): void =>
-    head.write(b, cpu, taskOf(cpu), chain, tsc, event, n, flags);
+    head.write(b, cpu, taskOf(cpu), chain, tsc, event, n, showFlags ? flags : 0);
   const taskOf = (cpu: number): ItraceTask | undefined => (withTask ? o.task(cpu) : undefined);
   const addrs = new AddrText((a) => ` ${hex16(a)}${symText(o, a)}`);
   const showIp = f.has('ip');
