@@ -48,6 +48,8 @@ export class AddrText {
   private readonly byAddr = new Map<bigint, Uint8Array>();
   /** Keyed by the block's instruction array: the block cache hands the same array while the block lives. */
   private readonly byBlock = new WeakMap<readonly Insn[], (Uint8Array | undefined)[]>();
+  /** As byBlock, each piece with the line's newline: the rest of a plain instruction line. */
+  private readonly byBlockNl = new WeakMap<readonly Insn[], Uint8Array[]>();
 
   constructor(private readonly text: (addr: bigint) => string) {}
 
@@ -67,6 +69,22 @@ export class AddrText {
     if (p === undefined) {
       p = [];
       this.byBlock.set(insns, p);
+    }
+    return p;
+  }
+
+  /** A block's pieces each ending its line (newline included), all made at once. */
+  blockLines(insns: readonly Insn[]): Uint8Array[] {
+    let p = this.byBlockNl.get(insns);
+    if (p === undefined) {
+      p = insns.map((insn) => {
+        const a = this.at(insn.ip);
+        const x = new Uint8Array(a.length + 1);
+        x.set(a);
+        x[a.length] = NL;
+        return x;
+      });
+      this.byBlockNl.set(insns, p);
     }
     return p;
   }

@@ -340,10 +340,35 @@ export function perfItraceSink(
     if (showInsn) b.str(insnText(insn.ip, insn.length));
     end();
   };
+  const everyPlain = plain && period.every && !o.skip;
+  /**
+   * `i0ns` with perf's fields: every instruction a sample, the same decoder state for all (perf yields before
+   * the first or not at all), the same line start, the period of the first carrying the instructions lost.
+   */
+  const everyLines = (cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint, at?: InsnClock) => {
+    if (from >= to) return;
+    if (at?.hold?.(tsc)) return from;
+    const t = timeOf(cpu, tsc);
+    const task = taskOf(cpu);
+    const ends = addrs.blockLines(insns);
+    let i = from;
+    const n = period.everyStep(cpu);
+    if (n !== 1n) {
+      head.write(b, cpu, task, chained, t, o.insnEvent, n, 0);
+      b.append(ends[i++]!);
+    }
+    const s1 = head.bytes(cpu, task, chained, t, o.insnEvent, 0);
+    for (; i < to; i++) {
+      b.append(s1);
+      b.append(ends[i]!);
+    }
+    out.wrote();
+  };
   if (o.instructions) {
     sink.insns = (cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint, at?: InsnClock) => {
       if (only !== undefined && cpu !== only) return;
       release();
+      if (everyPlain) return everyLines(cpu, insns, from, to, tsc, at);
       let t: bigint | undefined;
       let task: ItraceTask | undefined;
       let pieces: (Uint8Array | undefined)[] | undefined;
