@@ -2,7 +2,8 @@
  * The parts of perf_sample__fprintf_start for itrace sample lines, as -F
  * asks: comm, tid/pid and cpu; the time ("%5lu.%06lu: ", or with --ns
  * nanoseconds); period, event name (padded to the session's longest) and
- * flags. perfItraceSink keeps each part's bytes while its inputs stay.
+ * flags. perfItraceSink keeps each part's bytes while its inputs stay. And
+ * the symbol text after an address.
  */
 import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
 import { zeroPad } from './c-printf.js';
@@ -43,5 +44,23 @@ export function whatText(
   if (f.has('period')) s += `${String(n).padStart(10)} `;
   if (f.has('event')) s += `${event.padStart(eventWidth)}: `;
   if (f.has('flags')) s += flagsColumn(flags);
+  return s;
+}
+
+/** sample__fprintf_sym / perf_sample__fprintf_addr after the address. */
+export function symText(
+  symbol: (addr: bigint) => { name: string | undefined; start: bigint; dso: string },
+  addr: bigint,
+  f: ReadonlySet<ItraceLineField>,
+): string {
+  let s = '';
+  if (!f.has('sym') && !f.has('dso')) return s;
+  const r = symbol(addr);
+  if (f.has('sym')) {
+    s += ' ';
+    if (!r.name) s += '[unknown]';
+    else s += f.has('symoff') ? `${r.name}+0x${(addr - r.start).toString(16)}` : r.name;
+  }
+  if (f.has('dso')) s += ` (${r.dso})`;
   return s;
 }

@@ -19,7 +19,7 @@ import { InsnPeriod } from './itrace-period.js';
 import type { ItracePeriod } from './itrace-options.js';
 import { CallIndent, paddedDso } from './itrace-callindent.js';
 import { branchSampleFlags, IP_FLAG, insnTypeFlags } from './itrace-flags.js';
-import { whatText, whenText, whoText } from './itrace-line-start.js';
+import { symText, whatText, whenText, whoText } from './itrace-line-start.js';
 import { LastBranch } from './itrace-last-branch.js';
 import { ALL_TSC, AddrText, LineHead, lineCallbackOut, timeSpan, utf8, type LineOut } from './itrace-line-bytes.js';
 import { powerSynthText } from './itrace-power.js';
@@ -130,20 +130,6 @@ function lineStart(
   return whoText(f, cpu, task, chained) + whenText(!!o.ns, f, time) + whatText(o.eventWidth, f, event, n, flags);
 }
 
-/** sample__fprintf_sym / perf_sample__fprintf_addr after the address. */
-function symText(o: PerfItraceOptions, addr: bigint, f: ReadonlySet<ItraceLineField> = o.fields): string {
-  let s = '';
-  if (!f.has('sym') && !f.has('dso')) return s;
-  const r = o.symbol(addr);
-  if (f.has('sym')) {
-    s += ' ';
-    if (!r.name) s += '[unknown]';
-    else s += f.has('symoff') ? `${r.name}+0x${(addr - r.start).toString(16)}` : r.name;
-  }
-  if (f.has('dso')) s += ` (${r.dso})`;
-  return s;
-}
-
 /**
  * perf script's line for a sample of another event in the recording (a hardware or software event
  * without callchain): the same default fields as the synthesized samples, from the sample itself.
@@ -161,7 +147,8 @@ export function otherSampleLine(
   let line = lineStart(o, s.cpu, s.time, event, s.period, task, 0, f, late.chain !== undefined);
   // perf lets -F addr through on AUXTRACE files (allow_user_set): a sample without ADDR prints 0
   if (f.has('addr')) line += hex16(0n);
-  if (f.has('ip')) line += late.chain !== undefined ? `\n${late.chain}` : ` ${hex16(s.ip)}${symText(o, s.ip)}`;
+  if (f.has('ip'))
+    line += late.chain !== undefined ? `\n${late.chain}` : ` ${hex16(s.ip)}${symText(o.symbol, s.ip, o.fields)}`;
   return line + (late.brstack ?? '');
 }
 
@@ -224,7 +211,7 @@ export function perfItraceSink(
   const start = (cpu: number, tsc: bigint, event: string, n: bigint, flags = 0, chain = false): void =>
     head.write(b, cpu, taskOf(cpu), chain, tsc, event, n, showFlags ? flags : 0);
   const taskOf = (cpu: number): ItraceTask | undefined => (withTask ? o.task(cpu) : undefined);
-  const addrs = new AddrText((a) => ` ${hex16(a)}${symText(o, a)}`);
+  const addrs = new AddrText((a) => ` ${hex16(a)}${symText(o.symbol, a, f)}`);
   const showIp = f.has('ip');
   const showAddr = f.has('addr');
   const showInsn = f.has('insn') || f.has('insnlen');
@@ -245,7 +232,7 @@ export function perfItraceSink(
     if (!o.callchain || !sf.has('ip')) return undefined;
     const key = keyOf(cpu);
     const rets = key !== undefined && stacks ? stacks.frames(key) : [];
-    return chainLines(sampleChain(rets, ip, o.callchain + 1, ks), maxStack, (a) => symText(o, a, sf));
+    return chainLines(sampleChain(rets, ip, o.callchain + 1, ks), maxStack, (a) => symText(o.symbol, a, sf));
   };
   const insnText = (ip: bigint, len: number, bytes?: Uint8Array): string => {
     let s = '';
@@ -279,7 +266,7 @@ export function perfItraceSink(
       if (o.addCallchain && f.has('ip')) {
         const rets = key !== undefined && stacks ? stacks.frames(key) : [];
         const chain = sampleChainLate(rets, s.ip, o.addCallchain, ks);
-        r.chain = chainLines(chain, maxStack, (a) => symText(o, a));
+        r.chain = chainLines(chain, maxStack, (a) => symText(o.symbol, a, f));
       }
       if (o.addLastBranch && lbr && brShown && key !== undefined)
         r.brstack = lbr.lateText(key, s.ip, ks, brSym, f.has('dso'), o.symbol);
@@ -497,7 +484,7 @@ export function perfItraceSink(
       if (pf.has('synth')) s += powerSynthText(e, power.scale);
       // the state's to_ip (a PSB+ that gave the IP while resyncing: from 0 to there)
       if (pf.has('addr')) s += hex16(e.to ?? 0n);
-      if (pf.has('ip')) s += chain !== undefined ? `\n${chain}` : ` ${hex16(e.ip)}${symText(o, e.ip, pf)}`;
+      if (pf.has('ip')) s += chain !== undefined ? `\n${chain}` : ` ${hex16(e.ip)}${symText(o.symbol, e.ip, pf)}`;
       line(s);
     };
   }
