@@ -22,6 +22,9 @@ export interface LineOut {
 }
 
 const NL = 0x0a;
+export const ARROW = Buffer.from(' =>');
+/** Targets kept per branch source (a return's callers, an indirect jump's targets): the rest are remade. */
+const PAIR_TARGETS = 8;
 
 /** A LineOut that hands each line, without its newline, to `line` (callers that collect strings). */
 export function lineCallbackOut(line: (s: string) => void): LineOut {
@@ -51,7 +54,33 @@ export class AddrText {
   /** As byBlock, each piece with the line's newline: the rest of a plain instruction line. */
   private readonly byBlockNl = new WeakMap<readonly Insn[], Uint8Array[]>();
 
+  /** Per branch source, its last targets and the rest of their lines. */
+  private readonly byFrom = new Map<bigint, { tos: bigint[]; ends: Uint8Array[]; next: number }>();
+
   constructor(private readonly text: (addr: bigint) => string) {}
+
+  /** ` from sym (dso) => to sym (dso)` and the newline: a branch line after its start. */
+  branchEnd(from: bigint, to: bigint): Uint8Array {
+    let p = this.byFrom.get(from);
+    if (p === undefined) {
+      if (this.byFrom.size >= MAX_ADDRS) this.byFrom.clear();
+      p = { tos: [], ends: [], next: 0 };
+      this.byFrom.set(from, p);
+    }
+    const tos = p.tos;
+    for (let i = 0; i < tos.length; i++) if (tos[i] === to) return p.ends[i]!;
+    const a = this.at(from);
+    const c = this.at(to);
+    const x = new Uint8Array(a.length + ARROW.length + c.length + 1);
+    x.set(a);
+    x.set(ARROW, a.length);
+    x.set(c, a.length + ARROW.length);
+    x[x.length - 1] = NL;
+    const k = tos.length < PAIR_TARGETS ? tos.length : p.next++ % PAIR_TARGETS;
+    tos[k] = to;
+    p.ends[k] = x;
+    return x;
+  }
 
   at(addr: bigint): Uint8Array {
     let b = this.byAddr.get(addr);

@@ -21,7 +21,16 @@ import { CallIndent, paddedDso } from './itrace-callindent.js';
 import { branchSampleFlags, IP_FLAG, insnTypeFlags } from './itrace-flags.js';
 import { symText, whatText, whenText, whoText } from './itrace-line-start.js';
 import { LastBranch } from './itrace-last-branch.js';
-import { ALL_TSC, AddrText, LineHead, lineCallbackOut, timeSpan, utf8, type LineOut } from './itrace-line-bytes.js';
+import {
+  ALL_TSC,
+  ARROW,
+  AddrText,
+  LineHead,
+  lineCallbackOut,
+  timeSpan,
+  utf8,
+  type LineOut,
+} from './itrace-line-bytes.js';
 import { powerSynthText } from './itrace-power.js';
 import { chainLines, sampleChain, sampleChainLate } from './itrace-callchain.js';
 import type { CbrScale } from '../intelpt/flow/time-conv.js';
@@ -102,7 +111,6 @@ const hex16 = (v: bigint): string => v.toString(16).padStart(16);
 const NL = 0x0a;
 /** A sample without ADDR: its addr column (perf prints 0). */
 const ZERO_ADDR = utf8(hex16(0n));
-const ARROW = utf8(' =>');
 
 /**
  * The thread whose stacks perf keeps: none for an unknown task; the idle task has one per CPU
@@ -429,6 +437,8 @@ export function perfItraceSink(
   const filter =
     (o.filter.calls ? IP_FLAG.CALL | IP_FLAG.ASYNC | IP_FLAG.TRACE_END : 0) |
     (o.filter.returns ? IP_FLAG.RETURN | IP_FLAG.TRACE_BEGIN : 0);
+  /** Branch lines of `ip => addr` alone after the start (perf's default fields). */
+  const branchPlain = showIp && (showAddr || !o.userSet) && !indent && !showInsn;
   if (o.branches || period.ticks || (o.instructions && f.has('flags')) || stacks || lbr) {
     sink.branch = (cpu, from, to, kind, tsc, op) => {
       if (only !== undefined && cpu !== only) return;
@@ -452,6 +462,11 @@ export function perfItraceSink(
         const dso =
           f.has('dso') && !f.has('ip') && !f.has('addr') ? paddedDso(o.symbol(from).dso, o.dsoPad) : undefined;
         b.str(indent.text(key, flags, from, to, (a) => o.symbol(a).name, dso));
+      }
+      if (branchPlain) {
+        b.append(addrs.branchEnd(from, to));
+        out.wrote();
+        return;
       }
       if (showIp) b.append(addrs.at(from));
       if (showAddr || !o.userSet) {
