@@ -17,8 +17,8 @@ import type { ItraceLineField } from './itrace-fields.js';
 import { perfErrorLine } from './itrace.js';
 import { InsnPeriod } from './itrace-period.js';
 import type { ItracePeriod } from './itrace-options.js';
-import { CallIndent, paddedDso } from './itrace-callindent.js';
-import { branchSampleFlags, IP_FLAG, insnTypeFlags } from './itrace-flags.js';
+import { CallIndent, paddedDso, threadKey } from './itrace-callindent.js';
+import { branchFlagsOf, branchSampleFlags, IP_FLAG, insnTypeFlags } from './itrace-flags.js';
 import { symText, whatText, whenText, whoText } from './itrace-line-start.js';
 import { LastBranch } from './itrace-last-branch.js';
 import {
@@ -112,17 +112,6 @@ const NL = 0x0a;
 /** A sample without ADDR: its addr column (perf prints 0). */
 const ZERO_ADDR = utf8(hex16(0n));
 
-/**
- * The thread whose stacks perf keeps: none for an unknown task; the idle task has one per CPU
- * (thread_stack__per_cpu), found only when it holds a call stack (thread__cpu_stack), which `l` alone does
- * not make.
- */
-function threadKey(pid: number, tid: number, cpu: number, callstack: boolean): string | undefined {
-  if (tid === -1) return undefined;
-  if (pid === 0 && tid === 0) return callstack ? `idle/${cpu}` : undefined;
-  return `${pid}/${tid}`;
-}
-
 /** perf_sample__fprintf_start: comm, tid/pid, cpu, time, period, event, as -F asks; `time` in perf ns. */
 function lineStart(
   o: PerfItraceOptions,
@@ -164,11 +153,6 @@ export function otherSampleLine(
 export type PerfItraceSink = FlowSink & {
   late(s: { cpu: number; pid: number; tid: number; ip: bigint }): { chain?: string; brstack?: string };
 };
-
-/** The flags of a quick-decoding sample: its branch's, else a state with no branch (perf: trace end, no name). */
-function branchFlagsOf(branch: { kind: string; to: bigint } | undefined, ip: bigint): number {
-  return branch ? branchSampleFlags(branch.kind, undefined, ip, branch.to) : 0;
-}
 
 /** A sink printing perf script's default-format itrace lines (samples and errors, as perf interleaves them). */
 export function perfItraceSink(
