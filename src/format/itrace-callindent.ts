@@ -114,3 +114,14 @@ export function paddedDso(d: string, w: number | undefined): string {
   // scnprintf_pad into a buffer of w + 1: at most w - 1 characters of the name, spaces up to w
   return d.slice(0, w - 1).padEnd(w);
 }
+
+/**
+ * The thread whose stacks perf keeps: none for an unknown task; the idle task has one per CPU
+ * (thread_stack__per_cpu), found only when it holds a call stack (thread__cpu_stack), which `l` alone does
+ * not make.
+ */
+export function threadKey(pid: number, tid: number, cpu: number, callstack: boolean): string | undefined {
+  if (tid === -1) return undefined;
+  if (pid === 0 && tid === 0) return callstack ? `idle/${cpu}` : undefined;
+  return `${pid}/${tid}`;
+}

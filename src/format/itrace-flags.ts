@@ -115,3 +115,8 @@ export function flagsText(flags: number): string {
 
 /** perf_sample__fprintf_flags: the column as perf script prints it. */
 export const flagsColumn = (flags: number): string => `  ${flagsText(flags).padEnd(21)} `;
+
+/** The flags of a quick-decoding sample: its branch's, else a state with no branch (perf: trace end, no name). */
+export function branchFlagsOf(branch: { kind: string; to: bigint } | undefined, ip: bigint): number {
+  return branch ? branchSampleFlags(branch.kind, undefined, ip, branch.to) : 0;
+}

@@ -11,94 +11,36 @@
  * the error's estimate after an error and raised again by a later, larger one.
  */
 import type { FlowError, FlowSink, InsnClock } from '../intelpt/flow/cpu-flow.js';
-import { tscToPerfTime, type PtTimeConv } from '../intelpt/flow/time-conv.js';
-import { formatNsTime, formatPerfTime } from '../machine/time-format.js';
+import { perfTimeToTsc, tscToPerfTime, type PtTimeConv } from '../intelpt/flow/time-conv.js';
 import type { Insn } from '../x86/block-cache.js';
-import { FormatOptionError } from './errors.js';
+import type { ItraceLineField } from './itrace-fields.js';
 import { perfErrorLine } from './itrace.js';
 import { InsnPeriod } from './itrace-period.js';
 import type { ItracePeriod } from './itrace-options.js';
-import { zeroPad } from './c-printf.js';
-import { CallIndent, paddedDso } from './itrace-callindent.js';
-import { branchSampleFlags, flagsColumn, IP_FLAG, insnTypeFlags } from './itrace-flags.js';
+import { CallIndent, paddedDso, threadKey } from './itrace-callindent.js';
+import { branchFlagsOf, branchSampleFlags, IP_FLAG, insnTypeFlags } from './itrace-flags.js';
+import { symText, whatText, whenText, whoText } from './itrace-line-start.js';
 import { LastBranch } from './itrace-last-branch.js';
+import {
+  ALL_TSC,
+  ARROW,
+  AddrText,
+  LineHead,
+  lineCallbackOut,
+  timeSpan,
+  utf8,
+  type LineOut,
+} from './itrace-line-bytes.js';
 import { powerSynthText } from './itrace-power.js';
 import { chainLines, sampleChain, sampleChainLate } from './itrace-callchain.js';
 import type { CbrScale } from '../intelpt/flow/time-conv.js';
 
-/** The -F fields an itrace sample line can show (perf script's names). */
-export const ITRACE_LINE_FIELDS = [
-  'comm',
-  'tid',
-  'pid',
-  'cpu',
-  'time',
-  'period',
-  'event',
-  'ip',
-  'sym',
-  'symoff',
-  'dso',
-  'addr',
-  'insn',
-  'insnlen',
-  'flags',
-  'callindent',
-  'brstack',
-  'brstacksym',
-  'synth',
-] as const;
-export type ItraceLineField = (typeof ITRACE_LINE_FIELDS)[number];
-
-/** output[PERF_TYPE_HARDWARE] of builtin-script.c: what perf prints with no -F. */
-const DEFAULT: ItraceLineField[] = ['comm', 'tid', 'cpu', 'time', 'event', 'ip', 'sym', 'symoff', 'dso', 'period'];
-
-/** output[PERF_TYPE_SYNTH]: the power events' fields with no -F (no period; the synth payload). */
-const SYNTH_DEFAULT: ItraceLineField[] = [...DEFAULT.filter((f) => f !== 'period'), 'synth'];
-
-export interface ItraceFields {
-  fields: Set<ItraceLineField>;
-  /** Fields taken off by `-field` edits (perf's user_unset_fields): never turned on for callchains. */
-  unset?: Set<ItraceLineField>;
-  /** The fields of the synthesized power events (perf's PERF_TYPE_SYNTH output type). */
-  synthFields: Set<ItraceLineField>;
-  userSet: boolean;
-}
-
-/**
- * The field set for `-F spec` (a list, or +field/-field edits of the default); `userSet` as perf's user_set.
- * A list without a type applies to every output type, edits edit each type's default.
- */
-export function parseItraceFields(spec: string | undefined): ItraceFields {
-  if (spec === undefined) return { fields: new Set(DEFAULT), synthFields: new Set(SYNTH_DEFAULT), userSet: false };
-  const items = spec
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean);
-  const edit = items.length > 0 && (items[0]!.startsWith('+') || items[0]!.startsWith('-'));
-  const fields = new Set<ItraceLineField>(edit ? DEFAULT : []);
-  const synthFields = new Set<ItraceLineField>(edit ? SYNTH_DEFAULT : []);
-  const unset = new Set<ItraceLineField>();
-  for (const it of items) {
-    const sign = it[0] === '+' || it[0] === '-' ? it[0] : '';
-    if (edit !== (sign !== '')) throw new FormatOptionError(`-F ${spec}: mix of field list and +/- edits`);
-    const name = sign ? it.slice(1) : it;
-    if (name.includes(':'))
-      throw new FormatOptionError(`-F ${it}: per-type field lists ("type:fields") are not supported`);
-    if (!(ITRACE_LINE_FIELDS as readonly string[]).includes(name))
-      throw new FormatOptionError(
-        `-F: field '${name}' is not supported by decode (supported: ${ITRACE_LINE_FIELDS.join(',')})`,
-      );
-    if (sign === '-') unset.add(name as ItraceLineField);
-    for (const set of [fields, synthFields]) {
-      if (sign === '-') set.delete(name as ItraceLineField);
-      else set.add(name as ItraceLineField);
-    }
-  }
-  // perf's parse_output_fields marks the type user_set for edits too (so `-F +insn` drops a branch's `=> addr`),
-  // but not for `-F +flags` alone (measured with perf 6.1: the `=> addr` stays)
-  return { fields, synthFields, unset, userSet: !(items.length === 1 && items[0] === '+flags') };
-}
+export {
+  ITRACE_LINE_FIELDS,
+  parseItraceFields,
+  type ItraceFields,
+  type ItraceLineField,
+} from './itrace-fields.js';
 
 /** Which branches perf samples: `c` calls (and async, trace end), `r` returns (and trace begin); none = all. */
 export interface BranchFilter {
@@ -166,18 +108,9 @@ export interface PerfItraceOptions {
 }
 
 const hex16 = (v: bigint): string => v.toString(16).padStart(16);
-
-/**
- * The thread whose stacks perf keeps: none for an unknown task; the idle task has one per CPU
- * (thread_stack__per_cpu), found only when it holds a call stack (thread__cpu_stack), which `l` alone does
- * not make.
- */
-function threadKey(pid: number, tid: number, cpu: number, callstack: boolean): string | undefined {
-  if (tid === -1) return undefined;
-  if (pid === 0 && tid === 0) return callstack ? `idle/${cpu}` : undefined;
-  return `${pid}/${tid}`;
-}
-const zeroPad3 = (n: number): string => zeroPad(n, 3);
+const NL = 0x0a;
+/** A sample without ADDR: its addr column (perf prints 0). */
+const ZERO_ADDR = utf8(hex16(0n));
 
 /** perf_sample__fprintf_start: comm, tid/pid, cpu, time, period, event, as -F asks; `time` in perf ns. */
 function lineStart(
@@ -191,34 +124,7 @@ function lineStart(
   f: ReadonlySet<ItraceLineField> = o.fields,
   chained = false,
 ): string {
-  let s = '';
-  // a sample printing its callchain below: comm unpadded
-  if (task && f.has('comm')) s += chained ? `${task.comm} ` : `${task.comm.padStart(16)} `;
-  if (task && f.has('pid') && f.has('tid')) s += `${String(task.pid).padStart(5)}/${String(task.tid).padEnd(5)} `;
-  else if (task && f.has('pid')) s += `${String(task.pid).padStart(5)} `;
-  else if (task && f.has('tid')) s += `${String(task.tid).padStart(5)} `;
-  if (f.has('cpu')) s += `[${zeroPad3(cpu)}] `;
-  if (f.has('time') && time !== undefined) {
-    s += o.ns ? `${formatNsTime(time).padStart(15)}: ` : `${formatPerfTime(time).padStart(12)}: `;
-  }
-  if (f.has('period')) s += `${String(n).padStart(10)} `;
-  if (f.has('event')) s += `${event.padStart(o.eventWidth)}: `;
-  if (f.has('flags')) s += flagsColumn(flags);
-  return s;
-}
-
-/** sample__fprintf_sym / perf_sample__fprintf_addr after the address. */
-function symText(o: PerfItraceOptions, addr: bigint, f: ReadonlySet<ItraceLineField> = o.fields): string {
-  let s = '';
-  if (!f.has('sym') && !f.has('dso')) return s;
-  const r = o.symbol(addr);
-  if (f.has('sym')) {
-    s += ' ';
-    if (!r.name) s += '[unknown]';
-    else s += f.has('symoff') ? `${r.name}+0x${(addr - r.start).toString(16)}` : r.name;
-  }
-  if (f.has('dso')) s += ` (${r.dso})`;
-  return s;
+  return whoText(f, cpu, task, chained) + whenText(!!o.ns, f, time) + whatText(o.eventWidth, f, event, n, flags);
 }
 
 /**
@@ -238,7 +144,8 @@ export function otherSampleLine(
   let line = lineStart(o, s.cpu, s.time, event, s.period, task, 0, f, late.chain !== undefined);
   // perf lets -F addr through on AUXTRACE files (allow_user_set): a sample without ADDR prints 0
   if (f.has('addr')) line += hex16(0n);
-  if (f.has('ip')) line += late.chain !== undefined ? `\n${late.chain}` : ` ${hex16(s.ip)}${symText(o, s.ip)}`;
+  if (f.has('ip'))
+    line += late.chain !== undefined ? `\n${late.chain}` : ` ${hex16(s.ip)}${symText(o.symbol, s.ip, o.fields)}`;
   return line + (late.brstack ?? '');
 }
 
@@ -247,18 +154,20 @@ export type PerfItraceSink = FlowSink & {
   late(s: { cpu: number; pid: number; tid: number; ip: bigint }): { chain?: string; brstack?: string };
 };
 
-/** The flags of a quick-decoding sample: its branch's, else a state with no branch (perf: trace end, no name). */
-function branchFlagsOf(branch: { kind: string; to: bigint } | undefined, ip: bigint): number {
-  return branch ? branchSampleFlags(branch.kind, undefined, ip, branch.to) : 0;
-}
-
 /** A sink printing perf script's default-format itrace lines (samples and errors, as perf interleaves them). */
 export function perfItraceSink(
   o: PerfItraceOptions,
-  line: (s: string) => void,
+  to: LineOut | ((s: string) => void),
   errors: TaskError[] = [],
 ): PerfItraceSink {
   const f = o.fields;
+  const out = typeof to === 'function' ? lineCallbackOut(to) : to;
+  const b = out.bytes;
+  const line = (s: string): void => {
+    b.str(s);
+    b.byte(NL);
+    out.wrote();
+  };
   const tc = o.timeConv;
   /** ptq->timestamp per CPU. */
   const now = new Map<number, bigint>();
@@ -274,18 +183,35 @@ export function perfItraceSink(
   const callstack = !!(o.callchain || o.addCallchain || f.has('callindent'));
   const stacks = callstack ? new CallIndent() : undefined;
   const chained = !!o.callchain && f.has('ip');
-  const start = (cpu: number, tsc: bigint, event: string, n: bigint, flags = 0, chain = false): string =>
-    lineStart(
-      o,
-      cpu,
-      tc ? tscToPerfTime(tsc, tc) : o.zeroTime ? 0n : undefined,
-      event,
-      n,
-      f.has('comm') || f.has('tid') || f.has('pid') ? o.task(cpu) : undefined,
-      flags,
-      f,
-      chain,
-    );
+  const withTask = f.has('comm') || f.has('tid') || f.has('pid');
+  const head = new LineHead<ItraceTask | undefined>({
+    who: (cpu, task, chain) => whoText(f, cpu, task, chain),
+    when: (tsc) => whenText(!!o.ns, f, tc ? tscToPerfTime(tsc, tc) : o.zeroTime ? 0n : undefined),
+    whenSpan: (tsc) =>
+      tc && f.has('time')
+        ? timeSpan(
+            tsc,
+            o.ns ? 1n : 1000n,
+            (x) => tscToPerfTime(x, tc),
+            (ns) => perfTimeToTsc(ns, tc),
+          )
+        : ALL_TSC,
+    what: (event, n, flags) => whatText(o.eventWidth, f, event, n, flags),
+  });
+  /** A sample line's start, into the output (`tsc`: the sample's ptq->timestamp). */
+  // flags not shown are not part of the start: lines of any branch class share it
+  const start = (cpu: number, tsc: bigint, event: string, n: bigint, flags = 0, chain = false): void =>
+    head.write(b, cpu, taskOf(cpu), chain, tsc, event, n, showFlags ? flags : 0);
+  const taskOf = (cpu: number): ItraceTask | undefined => (withTask ? o.task(cpu) : undefined);
+  const addrs = new AddrText((a) => ` ${hex16(a)}${symText(o.symbol, a, f)}`);
+  const showIp = f.has('ip');
+  const showAddr = f.has('addr');
+  const showInsn = f.has('insn') || f.has('insnlen');
+  const showFlags = f.has('flags');
+  const end = (): void => {
+    b.byte(NL);
+    out.wrote();
+  };
   const ks = o.kernelStart ?? 1n << 63n;
   // perf script prints at least the synthesized chains' size (scripting_max_stack)
   const maxStack = Math.max(127, o.callchain ?? 0);
@@ -298,9 +224,8 @@ export function perfItraceSink(
     if (!o.callchain || !sf.has('ip')) return undefined;
     const key = keyOf(cpu);
     const rets = key !== undefined && stacks ? stacks.frames(key) : [];
-    return chainLines(sampleChain(rets, ip, o.callchain + 1, ks), maxStack, (a) => symText(o, a, sf));
+    return chainLines(sampleChain(rets, ip, o.callchain + 1, ks), maxStack, (a) => symText(o.symbol, a, sf));
   };
-  const sym = (addr: bigint): string => symText(o, addr);
   const insnText = (ip: bigint, len: number, bytes?: Uint8Array): string => {
     let s = '';
     if (f.has('insnlen')) s += ` ilen: ${len}`;
@@ -318,6 +243,8 @@ export function perfItraceSink(
   const lbr = brSize ? new LastBranch(ring, brSize) : undefined;
   const brSym = f.has('brstacksym') && !f.has('brstack');
   const brShown = f.has('brstack') || f.has('brstacksym');
+  /** Instruction lines of the ip column alone after the start: no addr, insn, flags, callchain or branch stack. */
+  const plain = showIp && !showAddr && !showInsn && !showFlags && !o.callchain && !(lbr && o.lastBranch && brShown);
   /** perf_sample__fprintf_brstack(sym) of an instruction sample on `cpu` (its branch stack as of now). */
   const brstack = (cpu: number): string => {
     if (!lbr || !o.lastBranch || !brShown) return '';
@@ -327,15 +254,15 @@ export function perfItraceSink(
   const sink: PerfItraceSink = {
     late: (s) => {
       const key = threadKey(s.pid, s.tid, s.cpu, callstack);
-      const out: { chain?: string; brstack?: string } = {};
+      const r: { chain?: string; brstack?: string } = {};
       if (o.addCallchain && f.has('ip')) {
         const rets = key !== undefined && stacks ? stacks.frames(key) : [];
         const chain = sampleChainLate(rets, s.ip, o.addCallchain, ks);
-        out.chain = chainLines(chain, maxStack, (a) => symText(o, a));
+        r.chain = chainLines(chain, maxStack, (a) => symText(o.symbol, a, f));
       }
       if (o.addLastBranch && lbr && brShown && key !== undefined)
-        out.brstack = lbr.lateText(key, s.ip, ks, brSym, f.has('dso'), o.symbol);
-      return out;
+        r.brstack = lbr.lateText(key, s.ip, ks, brSym, f.has('dso'), o.symbol);
+      return r;
     },
     error: (e) => {
       if (only !== undefined && e.cpu !== only) return;
@@ -363,18 +290,69 @@ export function perfItraceSink(
   /** Per CPU, the instructions of the samples `s` skipped. */
   const unsampled = new Map<number, bigint>();
   /** An instruction sample of a branch waiting for the decoder's next report, which tells if it ended the trace. */
-  let held: { cpu: number; ip: bigint; flags: number; build: (flags: number) => string } | undefined;
+  let held: { cpu: number; ip: bigint; flags: number; write: (flags: number) => void } | undefined;
   const release = (end = false): void => {
     if (!held) return;
     const h = held;
     held = undefined;
-    line(h.build(end ? h.flags | IP_FLAG.TRACE_END : h.flags));
+    h.write(end ? h.flags | IP_FLAG.TRACE_END : h.flags);
+  };
+  /** An instruction sample's line; `ipText`: its ` ip sym (dso)` piece. */
+  const insnLine = (
+    cpu: number,
+    task: ItraceTask | undefined,
+    t: bigint,
+    n: bigint,
+    insn: Insn,
+    flags: number,
+    ipText: Uint8Array,
+    br: string,
+    chain: string | undefined,
+  ): void => {
+    head.write(b, cpu, task, chained, t, o.insnEvent, n, flags);
+    if (showAddr) b.append(ZERO_ADDR);
+    if (showIp) {
+      if (chain === undefined) b.append(ipText);
+      else b.str(`\n${chain}`);
+    }
+    if (br) b.str(br);
+    if (showInsn) b.str(insnText(insn.ip, insn.length));
+    end();
+  };
+  const everyPlain = plain && period.every && !o.skip;
+  /**
+   * `i0ns` with perf's fields: every instruction a sample, the same decoder state for all (perf yields before
+   * the first or not at all), the same line start, the period of the first carrying the instructions lost.
+   */
+  const everyLines = (cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint, at?: InsnClock) => {
+    if (from >= to) return;
+    if (at?.hold?.(tsc)) return from;
+    const t = timeOf(cpu, tsc);
+    const task = taskOf(cpu);
+    const ends = addrs.blockLines(insns);
+    let i = from;
+    const n = period.everyStep(cpu);
+    if (n !== 1n) {
+      head.write(b, cpu, task, chained, t, o.insnEvent, n, 0);
+      b.append(ends[i++]!);
+    }
+    const s1 = head.bytes(cpu, task, chained, t, o.insnEvent, 0);
+    for (; i < to; i++) {
+      b.append(s1);
+      b.append(ends[i]!);
+    }
+    out.wrote();
   };
   if (o.instructions) {
     sink.insns = (cpu: number, insns: readonly Insn[], from: number, to: number, tsc: bigint, at?: InsnClock) => {
       if (only !== undefined && cpu !== only) return;
       release();
-      let pre: string | undefined;
+      if (everyPlain) return everyLines(cpu, insns, from, to, tsc, at);
+      let t: bigint | undefined;
+      let task: ItraceTask | undefined;
+      let pieces: (Uint8Array | undefined)[] | undefined;
+      /** The start of this call's lines of period 1 (perf's default fields: all but the ip column). */
+      let start1: Uint8Array | undefined;
       for (let i = from; i < to; i++) {
         const insn = insns[i]!;
         let n = period.sample(cpu, tsc, insn.op !== 'other' || (!!at?.end && i === to - 1), at, i - from);
@@ -385,33 +363,37 @@ export function perfItraceSink(
           unsampled.set(cpu, (unsampled.get(cpu) ?? 0n) + n);
           continue;
         }
-        const u = unsampled.get(cpu);
-        if (u) {
-          n += u;
-          unsampled.delete(cpu);
+        if (unsampled.size) {
+          const u = unsampled.get(cpu);
+          if (u) {
+            n += u;
+            unsampled.delete(cpu);
+          }
         }
-        const t = timeOf(cpu, tsc);
-        if (n === 1n && pre === undefined) pre = start(cpu, t, o.insnEvent, 1n, 0, chained);
+        // one decoder state per call: its timestamp and task are the same for every sample of it
+        if (t === undefined) {
+          t = timeOf(cpu, tsc);
+          task = taskOf(cpu);
+          pieces = addrs.block(insns);
+        }
+        const ipText = addrs.insn(pieces!, insns, i);
+        if (plain && n === 1n) {
+          start1 ??= head.bytes(cpu, task, chained, t, o.insnEvent, 0);
+          b.append(start1);
+          b.append(ipText);
+          end();
+          continue;
+        }
         // perf's instruction samples carry the flags of the state they come from: the instruction's branch class
-        const fl = f.has('flags') ? insnTypeFlags(insn.op) : 0;
+        const fl = showFlags ? insnTypeFlags(insn.op) : 0;
         // the branch stack as of this instruction (its own branch is pushed after the sample, as perf does)
         const br = brstack(cpu);
         const chain = chainOf(cpu, insn.ip);
-        const build = (flags: number): string => {
-          let s = flags
-            ? start(cpu, t, o.insnEvent, n, flags, chained)
-            : n === 1n && pre !== undefined
-              ? pre
-              : start(cpu, t, o.insnEvent, n, 0, chained);
-          if (f.has('addr')) s += hex16(0n);
-          if (f.has('ip')) s += chain !== undefined ? `\n${chain}` : ` ${hex16(insn.ip)}${sym(insn.ip)}`;
-          s += br;
-          if (f.has('insn') || f.has('insnlen')) s += insnText(insn.ip, insn.length);
-          return s;
-        };
         // a block's last branch may end the trace (TIP.PGD next): its flags then say `tr end`
-        if (fl && i === insns.length - 1 && insn.op !== 'jcc') held = { cpu, ip: insn.ip, flags: fl, build };
-        else line(build(fl));
+        if (fl && i === insns.length - 1 && insn.op !== 'jcc') {
+          const [tt, nn, tk] = [t, n, task];
+          held = { cpu, ip: insn.ip, flags: fl, write: (x) => insnLine(cpu, tk, tt, nn, insn, x, ipText, br, chain) };
+        } else insnLine(cpu, task, t, n, insn, fl, ipText, br, chain);
       }
     };
   }
@@ -421,21 +403,26 @@ export function perfItraceSink(
       if (only !== undefined && cpu !== only) return;
       release();
       if (skipped()) return;
-      const fl = f.has('flags') ? branchFlagsOf(branch, ip) : 0;
-      let s = start(cpu, timeOf(cpu, tsc), o.insnEvent, 1n, fl, chained);
+      const fl = showFlags ? branchFlagsOf(branch, ip) : 0;
+      start(cpu, timeOf(cpu, tsc), o.insnEvent, 1n, fl, chained);
       // the sample's addr is its state's to_ip: the branch target of a FUP's sample
-      if (f.has('addr')) s += hex16(branch?.to ?? 0n);
+      if (showAddr) b.str(hex16(branch?.to ?? 0n));
       const chain = chainOf(cpu, ip);
-      if (f.has('ip')) s += chain !== undefined ? `\n${chain}` : ` ${hex16(ip)}${sym(ip)}`;
-      s += brstack(cpu);
+      if (showIp) {
+        if (chain === undefined) b.append(addrs.at(ip));
+        else b.str(`\n${chain}`);
+      }
+      b.str(brstack(cpu));
       // no instruction was decoded there: perf's insn_len 0, no bytes
-      if (f.has('insn') || f.has('insnlen')) s += insnText(ip, 0);
-      line(s);
+      if (showInsn) b.str(insnText(ip, 0));
+      end();
     };
   }
   const filter =
     (o.filter.calls ? IP_FLAG.CALL | IP_FLAG.ASYNC | IP_FLAG.TRACE_END : 0) |
     (o.filter.returns ? IP_FLAG.RETURN | IP_FLAG.TRACE_BEGIN : 0);
+  /** Branch lines of `ip => addr` alone after the start (perf's default fields). */
+  const branchPlain = showIp && (showAddr || !o.userSet) && !indent && !showInsn;
   if (o.branches || period.ticks || (o.instructions && f.has('flags')) || stacks || lbr) {
     sink.branch = (cpu, from, to, kind, tsc, op) => {
       if (only !== undefined && cpu !== only) return;
@@ -451,24 +438,32 @@ export function perfItraceSink(
         stacks.event(key, cpu, flags, from, to, len);
       }
       if (!o.branches) return;
-      if (from !== 0n && kind !== 'async') lastInsn.set(cpu, from);
+      if (showInsn && from !== 0n && kind !== 'async') lastInsn.set(cpu, from);
       if (filter && !(filter & flags)) return;
       if (skipped()) return;
-      let s = start(cpu, timeOf(cpu, tsc), o.branchEvent, 1n, flags);
+      start(cpu, timeOf(cpu, tsc), o.branchEvent, 1n, flags);
       if (indent) {
         const dso =
           f.has('dso') && !f.has('ip') && !f.has('addr') ? paddedDso(o.symbol(from).dso, o.dsoPad) : undefined;
-        s += indent.text(key, flags, from, to, (a) => o.symbol(a).name, dso);
+        b.str(indent.text(key, flags, from, to, (a) => o.symbol(a).name, dso));
       }
-      if (f.has('ip')) s += ` ${hex16(from)}${sym(from)}`;
-      if (f.has('addr') || !o.userSet) s += ` => ${hex16(to)}${sym(to)}`;
+      if (branchPlain) {
+        b.append(addrs.branchEnd(from, to));
+        out.wrote();
+        return;
+      }
+      if (showIp) b.append(addrs.at(from));
+      if (showAddr || !o.userSet) {
+        b.append(ARROW);
+        b.append(addrs.at(to));
+      }
       // the branch instruction's bytes (none for a trace begin or an asynchronous branch: perf's insn_len 0)
-      if (f.has('insn') || f.has('insnlen')) {
+      if (showInsn) {
         const at = from !== 0n ? from : lastInsn.get(cpu);
-        const b = at !== undefined && kind !== 'async' ? o.insnAt(at) : new Uint8Array(0);
-        s += insnText(from, b.length, b);
+        const code = at !== undefined && kind !== 'async' ? o.insnAt(at) : new Uint8Array(0);
+        b.str(insnText(from, code.length, code));
       }
-      line(s);
+      end();
     };
   }
   const power = o.power;
@@ -488,7 +483,7 @@ export function perfItraceSink(
       if (pf.has('synth')) s += powerSynthText(e, power.scale);
       // the state's to_ip (a PSB+ that gave the IP while resyncing: from 0 to there)
       if (pf.has('addr')) s += hex16(e.to ?? 0n);
-      if (pf.has('ip')) s += chain !== undefined ? `\n${chain}` : ` ${hex16(e.ip)}${symText(o, e.ip, pf)}`;
+      if (pf.has('ip')) s += chain !== undefined ? `\n${chain}` : ` ${hex16(e.ip)}${symText(o.symbol, e.ip, pf)}`;
       line(s);
     };
   }

@@ -82,6 +82,14 @@ export class InsnPeriod {
    * decoder to walk the instruction again on resume.
    */
   sample(c: number, tsc: bigint, branch: boolean, at?: InsnClock, nth = 0): bigint {
+    if (this.every) {
+      // every-instruction mode keeps no per-CPU state but the lost count: taken back by leaving it
+      const lost = this.lost.size ? this.lost.get(c) : undefined;
+      if (at?.hold?.(tsc)) return -1n;
+      if (lost === undefined) return 1n;
+      this.lost.delete(c);
+      return 1n + lost;
+    }
     const saved = at?.hold ? { s: { ...this.cpu(c) }, lost: this.lost.get(c) } : undefined;
     const n = this.every ? this.everyStep(c) : this.step(c, tsc, branch, false, at, nth);
     if (!n || !saved || !at?.hold?.(tsc)) return n;

@@ -15,6 +15,7 @@ import {
   otherSampleLine,
   type ItraceFields,
   type ItraceLineField,
+  type ItraceTask,
   type PerfItraceOptions,
   type PerfItraceSink,
 } from './itrace-perf.js';
@@ -67,6 +68,7 @@ export function perfItraceOptions(
   // machine__kernel_start: the kernel map's start, else 1 << 63
   let kernelStart = 1n << 63n;
   for (const k of m.kernelMaps) if (k.start < kernelStart) kernelStart = k.start;
+  const taskOf = new Map<number, { changes: number; t: ItraceTask }>();
   return {
     instructions: spec.instructions,
     branches: spec.branches,
@@ -108,9 +110,18 @@ export function perfItraceOptions(
       if (k) return { name: k.name, start: k.start, dso: k.name };
       return { name: undefined, start: 0n, dso: UNKNOWN };
     },
+    // the same object while the queue's pid, tid and comm stay (the sink keeps its line start per task object);
+    // looked up again only after the side band moved (QueueTasks.changes)
     task(cpu) {
-      const t = tasks.task(cpu);
-      return { pid: t.pid, tid: t.tid, comm: tasks.comm(t) };
+      let c = taskOf.get(cpu);
+      if (c !== undefined && c.changes === tasks.changes) return c.t;
+      const q = tasks.task(cpu);
+      const comm = tasks.comm(q);
+      if (c === undefined || c.t.pid !== q.pid || c.t.tid !== q.tid || c.t.comm !== comm)
+        c = { changes: tasks.changes, t: { pid: q.pid, tid: q.tid, comm } };
+      else c.changes = tasks.changes;
+      taskOf.set(cpu, c);
+      return c.t;
     },
     bytes(ip, len) {
       return m.image.read(ip, len, clock.time);

@@ -145,7 +145,7 @@ type U32At = (b: Uint8Array, o: number) => number;
 function chainLines(out: ByteText, b: Uint8Array, o: number, nr: number, u32: U32At, H: number, Lo: number): void {
   for (let i = 0; i < nr; i++, o += 8) {
     if (i >= 100) {
-      out.lit(CHAIN_ENTRY);
+      out.append(CHAIN_ENTRY);
       out.dec(i, 2);
       out.byte(0x3a);
       out.byte(C_SPACE);
@@ -180,7 +180,7 @@ function tailLine(
 ): void {
   const hi = u32(b, o + H);
   const lo = u32(b, o + Lo);
-  out.lit(label);
+  out.append(label);
   if (kind === 0) out.dec64(hi, lo);
   else if (kind === 1) out.hex64(hi, lo);
   else out.str(pageSizeName((BigInt(hi) << 32n) | BigInt(lo)));
@@ -228,13 +228,13 @@ export function fastSampleBytes(
     if (p.cpu >= 0) {
       out.dec(u32(b, p.cpu));
       out.byte(C_SPACE);
-    } else out.lit(NO_CPU);
+    } else out.append(NO_CPU);
   }
   if (prefixTime) {
     if (p.time >= 0) {
       out.dec64(u32(b, p.time + H), u32(b, p.time + Lo));
       out.byte(C_SPACE);
-    } else out.lit(NO_TIME);
+    } else out.append(NO_TIME);
   }
   if (off === 0) out.byte(0x30);
   else {
@@ -242,9 +242,9 @@ export function fastSampleBytes(
     out.byte(0x78);
     out.hex(off);
   }
-  out.lit(OPEN_SIZE);
+  out.append(OPEN_SIZE);
   out.hex(size);
-  out.lit(SAMPLE_IP);
+  out.append(SAMPLE_IP);
   out.hex(raw.misc);
   out.byte(0x29); // ')'
   out.byte(0x3a);
@@ -255,18 +255,18 @@ export function fastSampleBytes(
     out.decSigned(u32(b, p.tid + 4) | 0);
     out.byte(0x3a);
     out.byte(C_SPACE);
-  } else out.lit(NO_TID);
+  } else out.append(NO_TID);
   if (p.ip >= 0) hexAlt64(out, u32(b, p.ip + H), u32(b, p.ip + Lo));
   else out.byte(0x30);
-  out.lit(PERIOD);
+  out.append(PERIOD);
   if (p.period >= 0) out.dec64(u32(b, p.period + H), u32(b, p.period + Lo));
   else out.str(p.attrPeriod);
-  out.lit(ADDR);
+  out.append(ADDR);
   if (p.addr >= 0) hexAlt64(out, u32(b, p.addr + H), u32(b, p.addr + Lo));
   else out.byte(0x30);
   out.byte(C_NL);
   if (p.callchain >= 0) {
-    out.lit(FP_CHAIN);
+    out.append(FP_CHAIN);
     out.dec(nr);
     out.byte(C_NL);
     chainLines(out, b, p.callchain + 8, nr, u32, H, Lo);

@@ -67,8 +67,9 @@ test('ByteText hex16 is "%016lx"', () => {
   );
 });
 
-test('ByteText lit copies its bytes, growing the buffer', () => {
+test('ByteText append copies its bytes, growing the buffer', () => {
   const t = new ByteText(1);
-  for (let i = 0; i < 100; i++) t.lit(Buffer.from('ab c'));
-  assert.equal(t.toString(), 'ab c'.repeat(100));
+  const long = 'x'.repeat(40); // past the byte-by-byte copy
+  for (let i = 0; i < 100; i++) t.append(Buffer.from(i % 2 ? long : 'ab c'));
+  assert.equal(t.toString(), `ab c${long}`.repeat(50));
 });

@@ -94,7 +94,7 @@ export function register(program: Command): void {
       dsoPad: choice.dsoPad,
     });
     if (json) Object.assign(po, { instructions: false, branches: false, errors: false, power: undefined });
-    const sink = perfItraceSink(po, (l) => out.line(l), errors);
+    const sink = perfItraceSink(po, out, errors);
     sink.walkQuiet = itraceWalkQuiet(po);
     let others: ReturnType<typeof otherSampleDeliveries> = [];
     try {

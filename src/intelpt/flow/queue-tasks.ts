@@ -58,11 +58,14 @@ export class QueueTasks {
   private readonly current = new Map<number, number>();
   /** ptq->pid / ptq->tid, per queue (keyed by CPU). */
   private readonly queue = new Map<number, QueueTask>();
+  /** Moves whenever a queue's task or a thread's comm may have changed (formatters keep what they made till then). */
+  changes = 0;
 
   constructor(readonly o: TaskOptions) {}
 
   /** intel_pt_process_event's part for tasks, after the queues were decoded up to the record's time. */
   apply(e: TaskEvent): void {
+    this.changes++;
     switch (e.kind) {
       case 'itrace_start':
         if (this.o.perCpuMmaps) this.setCurrent(e.cpu, e.pid, e.tid);
@@ -81,6 +84,7 @@ export class QueueTasks {
 
   /** intel_pt_set_pid_tid_cpu: before each run of the queue's decoder. `queueTid`: the AUXTRACE buffers' tid. */
   beginRun(cpu: number, queueTid = -1): void {
+    this.changes++;
     const was = this.queue.get(cpu) ?? NONE;
     let tid = was.tid;
     let pid = was.pid;
@@ -125,6 +129,7 @@ export class QueueTasks {
   /** machine__set_current_tid. */
   setCurrent(cpu: number, pid: number, tid: number): void {
     if (cpu < 0) return;
+    this.changes++;
     this.current.set(cpu, tid);
     this.threads.ensure(pid, tid);
   }
