@@ -29,15 +29,19 @@ export class ChunkReader {
   private readPos: number;
   private pending: Promise<number> | undefined;
   private readonly chunk: number;
+  /** Room in front of each chunk for a carried partial record: none when one chunk holds the whole section. */
+  private readonly head: number;
 
   constructor(
     private readonly fd: number,
     start: number,
     private readonly end: number,
   ) {
-    // a small file needs no more than its size
+    // a small file needs no more than its size (nothing is carried over when one chunk holds it all);
+    // a larger one takes buffers of one fixed size, whatever its header says
     this.chunk = Math.max(8, Math.min(CHUNK, end - start));
-    this.bufs = [new Uint8Array(HEAD + this.chunk), new Uint8Array(HEAD + this.chunk)];
+    this.head = end - start > this.chunk ? HEAD : 0;
+    this.bufs = [new Uint8Array(this.head + this.chunk), new Uint8Array(this.head + this.chunk)];
     this.readPos = start;
     this.pending = this.issue();
   }
@@ -47,7 +51,7 @@ export class ChunkReader {
     if (want <= 0) return undefined;
     const b = this.bufs[this.turn]!;
     const r = new Promise<number>((resolve, reject) => {
-      read(this.fd, b, HEAD, want, this.readPos, (err, n) => {
+      read(this.fd, b, this.head, want, this.readPos, (err, n) => {
         if (err) reject(err);
         else if (n !== want) reject(new NotFast());
         else resolve(n);
@@ -65,16 +69,16 @@ export class ChunkReader {
     const pending = this.pending;
     if (!pending) return undefined;
     const keep = to - from;
-    if (keep > HEAD) throw new NotFast();
+    if (keep > this.head) throw new NotFast();
     const n = await pending;
     const b = this.bufs[this.turn]!;
-    b.set(cur.subarray(from, to), HEAD - keep);
-    const fileOff = this.readPos - HEAD;
+    b.set(cur.subarray(from, to), this.head - keep);
+    const fileOff = this.readPos - this.head;
     this.readPos += n;
     // the next read goes into the buffer just walked: its partial record is copied out
     this.turn ^= 1;
     this.pending = this.issue();
-    return { buf: b, fileOff, p: HEAD - keep, have: HEAD + n };
+    return { buf: b, fileOff, p: this.head - keep, have: this.head + n };
   }
 
   /** Wait for a read still in flight (before the fd is closed). */
