@@ -7,29 +7,20 @@
  * (-d adds ADDR so `-F …,addr` is valid; -B skips perf's build-id pass.)
  *
  * Each tool runs as its own process under /usr/bin/time (wall seconds, peak
- * RSS), stdout to /dev/null. perfpoke is compiled first (tsc → bench/out/dist,
- * as `npm run build` would) and measured twice: the CLI (`node dist/cli/main.js
+ * RSS), stdout to /dev/null. perfpoke is built first (tsc and the bundle →
+ * bench/out/dist, as `npm run build` does) and measured twice: the CLI (the bundle
  * stats …`, which loads every command module at start-up) and the library call
  * the command makes in a bare node process (bench/out/child.mjs). Stats runs
  * are repeated and the medians compared (this machine is noisy); `script`
  * with perf's default fields (callchain lines) is paired with perf.
  */
 import { spawnSync } from 'node:child_process';
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  closeSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdirSync, openSync, closeSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { paired } from './lib/paired.js';
 import { recordGoal } from './lib/goals.js';
+import { buildDist, cli, dist } from './lib/build.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -96,20 +87,12 @@ function timed(cmd: string, args: string[]): Run {
   }
 }
 
-const dist = join(outDir, 'dist');
 const childJs = join(outDir, 'child.mjs');
 
-/** Compile perfpoke to bench/out/dist and write the bare library runner. */
+/** Compile and bundle perfpoke into bench/out/dist (bench/lib/build.ts) and write the bare library runner. */
 function build(): boolean {
-  const r = spawnSync(
-    process.execPath,
-    [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', dist],
-    { cwd: root, stdio: 'ignore' },
-  );
-  // the CLI reads its version from ../../package.json, as in the package
-  copyFileSync(join(root, 'package.json'), join(outDir, 'package.json'));
-  if (!existsSync(join(dist, 'cli', 'main.js')) || !existsSync(join(dist, 'session', 'stats.js'))) {
-    console.log(`reader: tsc build failed (${r.status}); measuring through tsx instead`);
+  if (!buildDist() || !existsSync(join(dist, 'session', 'stats.js'))) {
+    console.log('reader: build failed; measuring through tsx instead');
     return false;
   }
   writeFileSync(
@@ -139,7 +122,7 @@ const ours = (what: 'stats' | 'script'): Run =>
   compiled
     ? timed(process.execPath, [childJs, what, big, FIELDS])
     : timed(process.execPath, ['--import', 'tsx', join(here, 'reader.ts'), '--child', what, big]);
-const oursCli = (args: string[]): Run => timed(process.execPath, [join(dist, 'cli', 'main.js'), ...args]);
+const oursCli = (args: string[]): Run => timed(process.execPath, cli(...args).slice(1));
 
 function median(runs: Run[]): Run {
   const s = [...runs].sort((a, b) => a.seconds - b.seconds);
@@ -187,12 +170,7 @@ export async function run(): Promise<void> {
   );
   // the goal (issue 16): the CLI, as a user runs it, against perf in paired runs
   if (compiled) {
-    const p = paired(
-      [process.execPath, join(dist, 'cli', 'main.js'), 'stats', '-i', big],
-      ['/usr/bin/perf', 'report', '--stats', '-i', big],
-      7,
-      root,
-    );
+    const p = paired(cli('stats', '-i', big), ['/usr/bin/perf', 'report', '--stats', '-i', big], 7, root);
     recordGoal({
       what: `stats -i (${(size / 1e6).toFixed(0)} MB perf record -a -g) vs perf report --stats`,
       measured: `${p.speedup.toFixed(2)}x perf (cpu ${p.cpuSpeedup.toFixed(2)}x), median of ${p.pairs} pairs`,
@@ -206,12 +184,7 @@ export async function run(): Promise<void> {
       met: p.a.rssMB < 200,
     });
     // perf's default fields on a -g file: every sample prints its callchain lines with sym+off and dso
-    const sc = paired(
-      [process.execPath, join(dist, 'cli', 'main.js'), 'script', '-i', big],
-      ['/usr/bin/perf', 'script', '-i', big],
-      3,
-      root,
-    );
+    const sc = paired(cli('script', '-i', big), ['/usr/bin/perf', 'script', '-i', big], 3, root);
     recordGoal({
       what: `script -i (${(size / 1e6).toFixed(0)} MB -a -g, default fields: callchains) vs perf script`,
       measured:

@@ -1,6 +1,7 @@
 /**
- * The benches measure perfpoke as users run it: compiled with tsc (what
- * `npm run build` does), into bench/out/dist, once per bench run.
+ * The benches measure perfpoke as users run it: compiled with tsc and
+ * bundled (what `npm run build` does, bin/perfpoke.js then runs the bundle),
+ * into bench/out/dist, once per bench run.
  */
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync } from 'node:fs';
@@ -21,9 +22,10 @@ export function buildDist(): boolean {
   );
   // the CLI reads its version from ../../package.json, as in the package
   copyFileSync(join(root, 'package.json'), join(dist, '..', 'package.json'));
-  built = existsSync(join(dist, 'cli', 'main.js'));
+  spawnSync(process.execPath, [join(root, 'scripts', 'bundle-cli.mjs'), dist], { cwd: root, stdio: 'ignore' });
+  built = existsSync(join(dist, 'bundle', 'main.js'));
   return built;
 }
 
-/** argv for the compiled CLI. */
-export const cli = (...args: string[]): string[] => [process.execPath, join(dist, 'cli', 'main.js'), ...args];
+/** argv for the built CLI (the bundle, as bin/perfpoke.js runs it). */
+export const cli = (...args: string[]): string[] => [process.execPath, join(dist, 'bundle', 'main.js'), ...args];

@@ -1,25 +1,25 @@
 #!/usr/bin/env node
 /**
  * perfpoke command line. Each command is one module in ./commands that
- * exports `register(program)`; they are found at start-up so commands can be
- * added without editing this file.
+ * exports `register(program)`, listed by name in ./command-table.
  *
  * Exit codes, for scripts: 0 success, 1 "the answer is no" (e.g. check found
  * inconsistencies), 2 bad input or usage, 3 internal error.
  */
 import { Command, CommanderError } from 'commander';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
+import { COMMANDS, type CommandModule } from './command-table.js';
 import { reportError } from './errors.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
 /**
- * `only`: the command the user asked for. Each command module is named after
- * its command, so only that module is imported (start-up stays fast however
- * many commands there are); `--help` and unknown names load them all.
+ * `only`: the command the user asked for. Only that command's module is
+ * imported (start-up stays fast however many commands there are); `--help`
+ * and unknown names load them all.
  */
 export async function buildProgram(only?: string): Promise<Command> {
   const program = new Command('perfpoke')
@@ -29,24 +29,17 @@ export async function buildProgram(only?: string): Promise<Command> {
     .version((JSON.parse(readFileSync(join(here, '..', '..', 'package.json'), 'utf8')) as { version: string }).version)
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
-  const dir = join(here, 'commands');
-  let names: string[] = [];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    // no commands built yet
-  }
-  let files = names.filter((f) => /\.(ts|js)$/.test(f) && !f.endsWith('.d.ts') && !f.includes('.test.')).sort();
-  const chosen = files.filter((f) => f.replace(/\.(ts|js)$/, '') === only);
-  if (chosen.length > 0) files = chosen;
-  for (const f of files) {
-    let mod: { register?: (p: Command) => void };
+  // --version needs no command; --help and unknown names list them all
+  const versionOnly = only === '--version' || only === '-V';
+  const asked = only !== undefined && Object.hasOwn(COMMANDS, only) ? [only] : Object.keys(COMMANDS);
+  const chosen = versionOnly ? [] : asked;
+  for (const name of chosen) {
+    let mod: CommandModule;
     try {
-      mod = (await import(pathToFileURL(join(dir, f)).href)) as typeof mod;
+      mod = await COMMANDS[name]!();
     } catch (e) {
       // One broken command module must not take every other command down:
       // register a placeholder that reports the load failure when used.
-      const name = f.replace(/\.(ts|js)$/, '');
       program
         .command(name)
         .description(`(unavailable: failed to load)`)

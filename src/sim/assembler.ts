@@ -4,10 +4,9 @@
  * Each op also carries what the executor needs to run it (kind, static target,
  * indirect targets), so the executor never decodes.
  */
-import iced from 'iced-x86';
+import { Code, Encoder, Instruction, MemoryOperand, Register } from '../x86/iced.js';
 import type { Rng } from './rng.js';
 
-const { Code, Encoder, Instruction, MemoryOperand, Register } = iced;
 export type IcedInstruction = InstanceType<typeof Instruction>;
 
 /** What the executor does at an instruction. */

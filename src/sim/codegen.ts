@@ -15,11 +15,9 @@
  * The generator also records, per instruction, what the executor needs to run
  * it (kind, static target, indirect targets), so the executor never decodes.
  */
-import iced from 'iced-x86';
+import { Code, Instruction, Register } from '../x86/iced.js';
 import { Assembler, enc, Kind, NOP2, NOP5 } from './assembler.js';
 import { Rng } from './rng.js';
-
-const { Code, Instruction, Register } = iced;
 
 export const KERNEL_TEXT_BASE = 0xffffffff81000000n;
 

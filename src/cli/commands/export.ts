@@ -7,7 +7,7 @@
  * Spark or Trino read as one set of tables.
  */
 import type { Command } from 'commander';
-import { exportRecording, type ExportFormat } from '../../export/export.js';
+import type { ExportFormat } from '../../export/export.js';
 import { recordingName } from '../../export/collect.js';
 import { UsageError } from '../errors.js';
 
@@ -53,6 +53,8 @@ Example:
         throw new UsageError(`two inputs would both be recording '${dup}': export them one at a time with --name`);
       for (const input of o.input) {
         const t0 = performance.now();
+        // DuckDB (a native library) loads only when an export runs: --help stays fast
+        const { exportRecording } = await import('../../export/export.js');
         const r = await exportRecording(input, o.output, {
           format: o.format as ExportFormat,
           branches: o.branches,

@@ -7,7 +7,6 @@
  */
 import type { Command } from 'commander';
 import { resolveSqlInputs, SqlInputError } from '../../export/inputs.js';
-import { formatCsv, formatJsonLines, formatTable, openSqlSession, runSql } from '../../export/sql.js';
 import { UsageError } from '../errors.js';
 
 interface SqlCliOptions {
@@ -16,7 +15,14 @@ interface SqlCliOptions {
   branches?: boolean;
 }
 
-const FORMATS = { table: formatTable, csv: formatCsv, jsonl: formatJsonLines } as const;
+// DuckDB (a native library) loads only when a query runs: --help stays fast.
+const loadSql = () => import('../../export/sql.js');
+type SqlModule = Awaited<ReturnType<typeof loadSql>>;
+const FORMATS = {
+  table: (m: SqlModule) => m.formatTable,
+  csv: (m: SqlModule) => m.formatCsv,
+  jsonl: (m: SqlModule) => m.formatJsonLines,
+} as const;
 
 /** DuckDB's errors are one paragraph ("Parser Error: syntax error at …\n\nLINE 1: …"): keep the first line. */
 function duckMessage(e: unknown): string | undefined {
@@ -46,8 +52,8 @@ Example: which sites were poked, how often, by kind, in each recording
       // -i takes every word up to the next option, so `-i a b "SELECT …"` hands the query to -i: take it back
       const query = q ?? (o.input.length > 1 ? o.input.pop() : undefined);
       if (query === undefined) throw new UsageError('sql: give the query after the -i paths: sql -i REC "SELECT …"');
-      const format = FORMATS[o.format as keyof typeof FORMATS];
-      if (!format) throw new UsageError(`--format: expected table, csv or jsonl, got '${o.format}'`);
+      const pick = FORMATS[o.format as keyof typeof FORMATS];
+      if (!pick) throw new UsageError(`--format: expected table, csv or jsonl, got '${o.format}'`);
       let inputs: ReturnType<typeof resolveSqlInputs>;
       try {
         inputs = resolveSqlInputs(o.input);
@@ -55,9 +61,11 @@ Example: which sites were poked, how often, by kind, in each recording
         if (e instanceof SqlInputError) throw new UsageError(e.message);
         throw e;
       }
-      const conn = await openSqlSession(inputs, { branches: o.branches });
+      const sql = await loadSql();
+      const format = pick(sql);
+      const conn = await sql.openSqlSession(inputs, { branches: o.branches });
       try {
-        const r = await runSql(conn, query);
+        const r = await sql.runSql(conn, query);
         process.stdout.write(format(r));
       } catch (e) {
         const m = duckMessage(e);
