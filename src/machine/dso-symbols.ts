@@ -8,10 +8,13 @@
  *   mode); else the build-id cache's
  *   `~/.debug/[kernel.kallsyms]/<id>/kallsyms`. Symbols of modules without
  *   a module map are dropped, as dso__split_kallsyms does.
- * - user files: the first of `~/.debug/<path>/<id>/elf`, `…/debug` and the
- *   path itself that has a `.symtab`, else the first ELF there (`.dynsym`);
- *   a file at the path whose build-id differs from the recorded one is not
- *   used (perf: "build id mismatch"). A file the header names no build-id
+ * - user files: perf's candidates in its order (symbol-sources.ts: the
+ *   debuglink file, the build-id cache's `elf` and `debug`, the
+ *   `/usr/lib/debug` files that -dbg and dbgsym packages install, then the
+ *   path itself): symbols from the first that has a `.symtab`, else from
+ *   the first ELF there (`.dynsym`), and the PLT from the first with a real
+ *   `.dynsym`; a candidate whose build-id differs from the recorded one is
+ *   not used (perf: "build id mismatch"). A file the header names no build-id
  *   for takes the build-id of the file at its path, as perf's dso__load does.
  *   `[vdso]`: `~/.debug/[vdso]/<id>/vdso`.
  */
@@ -28,7 +31,8 @@ import { type LoadSegment, loadSegments, readElfSymbols } from './elf-symbols.js
 import { parseKallsyms } from './kallsyms.js';
 import { type KernelSymbol, SymbolTable } from './symbols.js';
 import { DsoUnwindTables } from './unwind-elf.js';
-import { pltSymbols } from './elf-plt.js';
+import { hasRealDynsym, pltSymbols } from './elf-plt.js';
+import { type SymbolSource, symbolSources } from './symbol-sources.js';
 
 /**
  * The file's symbols and perf's synthesized `name@plt` ones, sorted by start.
@@ -122,42 +126,38 @@ export class DsoSymbols {
       const elf = own ? readElfSymbols(own) : undefined;
       return elf ? SymbolTable.of(elf.symbols) : undefined;
     }
-    const paths: string[] = [];
-    if (bid !== undefined) {
-      // perf's DSO_BINARY_TYPE__BUILD_ID_CACHE: the .build-id link, which may name another path's copy
-      const base = filename === '[vdso]' ? 'vdso' : 'elf';
-      const link = join(this.cacheDir, '.build-id', bid.slice(0, 2), bid.slice(2));
-      const dir = join(this.cacheDir, filename, bid);
-      paths.push(join(link, base), join(link, 'debug'), join(dir, base), join(dir, 'debug'));
-    }
-    if (filename.startsWith('/')) paths.push(filename);
-    const runtime = runtimeSegments(paths);
-    let fallback: SymbolTable | undefined;
+    const sources = symbolSources(filename, bid, this.cacheDir).filter((c) => existsSync(c.path));
+    const runtime = runtimeSegments(sources);
+    // dso__load: symbols from the first candidate with a .symtab, the PLT from the first runtime file
+    // (one with a real .dynsym); it stops once it has both
+    let syms: KernelSymbol[] | undefined;
+    let fallback: KernelSymbol[] | undefined;
     let plt: KernelSymbol[] | undefined;
-    for (const p of paths) {
-      if (!existsSync(p)) continue;
+    let runtimeSeen = false;
+    for (const { path: p } of sources) {
       let bytes: Buffer;
       try {
         bytes = readFileSync(p);
       } catch {
         continue;
       }
-      const elf = readElfSymbols(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), runtime);
+      const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      const elf = readElfSymbols(view, runtime);
       if (!elf) continue;
       if (bid !== undefined && elf.buildId !== undefined && elf.buildId !== bid) continue;
-      // dso__synthesize_plt_symbols runs on the runtime file (the first with a real .dynsym)
-      if (plt === undefined) {
-        const p2 = pltSymbols(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      if (!runtimeSeen && hasRealDynsym(view)) {
+        runtimeSeen = true;
+        const p2 = pltSymbols(view);
         if (p2.length > 0) plt = p2;
       }
-      const table = withPlt(demangle(elf.symbols), plt);
-      if (elf.fromSymtab) {
+      if (syms === undefined && elf.fromSymtab) {
         this.symsrc.set(filename, p);
-        return table;
-      }
-      fallback ??= table;
+        syms = elf.symbols;
+      } else fallback ??= elf.symbols;
+      if (syms !== undefined && runtimeSeen) break;
     }
-    return fallback;
+    const chosen = syms ?? fallback;
+    return chosen ? withPlt(demangle(chosen), plt) : undefined;
   }
 }
 
@@ -227,9 +227,10 @@ export function perfMapSymbols(path: string): SymbolTable | undefined {
 }
 
 /** The PT_LOAD segments of the mapped file itself: the first candidate that is not a debug file. */
-function runtimeSegments(paths: readonly string[]): LoadSegment[] | undefined {
-  for (const p of paths) {
-    if (p.endsWith('/debug') || !existsSync(p)) continue;
+/** The PT_LOAD segments of the first candidate that is not a debug-info file: the file that was mapped. */
+function runtimeSegments(sources: readonly SymbolSource[]): LoadSegment[] | undefined {
+  for (const { path: p, debug } of sources) {
+    if (debug) continue;
     try {
       const b = readFileSync(p);
       return loadSegments(new Uint8Array(b.buffer, b.byteOffset, b.byteLength));

@@ -10,6 +10,8 @@
  * symbols (types T, W, D, B in either case; tools/perf/util/symbol.c
  * symbol_type__filter) and so do we.
  */
+import { hexToBigInt } from '../io/hex.js';
+
 export interface KallsymsEntry {
   addr: bigint;
   type: string;
@@ -38,7 +40,7 @@ export function parseKallsyms(text: string): KallsymsEntry[] {
       module = m ? m[1] : name.slice(tab + 1).trim();
       name = name.slice(0, tab);
     }
-    out.push({ addr: BigInt(`0x${hex}`), type, name, module, line: i });
+    out.push({ addr: hexToBigInt(hex), type, name, module, line: i });
   }
   return out;
 }
