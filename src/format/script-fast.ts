@@ -52,8 +52,8 @@ export interface FastPlan extends Omit<FixedSampleOffsets, 'end'> {
   size: number;
   /** Where the callchain's nr sits (right after the fixed fields), -1 without CALLCHAIN. */
   callchain: number;
-  /** attr.sample_period as perf prints it (samples without PERIOD). */
-  attrPeriod: string;
+  /** attr.sample_period as perf prints it (samples without PERIOD): "%10s " in bytes, made once per attr. */
+  attrPeriod: Uint8Array;
 }
 
 const plans = new WeakMap<AttrLayout, FastPlan | null>();
@@ -87,7 +87,17 @@ export function fastPlan(L: AttrLayout): FastPlan | null {
     const callchain = (t & SampleType.CALLCHAIN) !== 0n ? end : -1;
     const trailing = TRAILING_U64S.filter((bits) => (t & bits) !== 0n).length * 8;
     const size = (callchain < 0 ? end : end + 8) + trailing;
-    p = { ip, tid, time, addr, cpu, period, size, callchain, attrPeriod: `${L.attr.samplePeriod}` };
+    p = {
+      ip,
+      tid,
+      time,
+      addr,
+      cpu,
+      period,
+      size,
+      callchain,
+      attrPeriod: Buffer.from(`${`${L.attr.samplePeriod}`.padStart(10)} `, 'latin1'),
+    };
   }
   plans.set(L, p);
   return p;
@@ -210,9 +220,10 @@ export class FastLines {
     }
     if (f.has('time')) this.time(out, time, ctx.ns);
     if (f.has('period')) {
-      if (period >= 0) out.dec(period, 10);
-      else out.str(plan.attrPeriod.padStart(10));
-      out.byte(SPACE);
+      if (period >= 0) {
+        out.dec(period, 10);
+        out.byte(SPACE);
+      } else putBytes(out, plan.attrPeriod);
     }
     if (f.has('event')) {
       let e = this.events.get(ctx.event);
