@@ -21,6 +21,7 @@ import {
   type InsnClock,
 } from './flow-types.js';
 import type { PacketReader } from './packet-reader.js';
+import { MEMO } from '../packets/last-ip.js';
 import type { PerfClock } from './perf-clock.js';
 
 /**
@@ -59,6 +60,12 @@ export class FlowWalker {
   protected linkTaken = false;
   /** The block at this.ip, looked up by replayTnt for the walk that follows it at once (else undefined). */
   private ipBlock: Block | undefined;
+  /**
+   * Blocks at recent IPs given by packets (TIP targets mostly), by the last IP's memo entry (LastIp.slot), valid
+   * in the cache's epoch `packetEpoch`: a recurring target needs no lookup by bigint address.
+   */
+  private readonly packetBlocks: (Block | undefined)[] = new Array<Block | undefined>(MEMO).fill(undefined);
+  private packetEpoch = -1;
   /** The block whose last instruction (the branch a walk stopped at) is not reported yet. */
   protected pending: readonly Insn[] | undefined;
   /**
@@ -157,7 +164,7 @@ export class FlowWalker {
         this.walkOp = undefined;
         return WalkStop.Reached;
       }
-      const b = this.ipBlock ?? linkedBlock(this.blocks, this.linkFrom, this.linkTaken, this.ip);
+      const b = this.ipBlock ?? this.nextBlock();
       this.ipBlock = undefined;
       this.linkFrom = undefined;
       const insns = b.insns;
@@ -252,7 +259,7 @@ export class FlowWalker {
     const epoch = this.blocks.epoch;
     // a chain of direct jumps walked before counts towards the loop check: the walk goes on with it
     if (epoch === undefined || this.noProgress !== 0) return 0;
-    const start = linkedBlock(this.blocks, this.linkFrom, this.linkTaken, this.ip);
+    const start = this.nextBlock();
     const p = cachedPattern(this.blocks, epoch, start, bits, k);
     const last = p.last;
     if (last === undefined) {
@@ -292,6 +299,26 @@ export class FlowWalker {
       this.ip = p.taken ? br.target! : last.end;
     }
     return p.bits;
+  }
+
+  /** The block at this.ip: through the link of the branch that led there, or the block of a packet's IP. */
+  private nextBlock(): Block {
+    const ip = this.ip;
+    if (this.linkFrom !== undefined) return linkedBlock(this.blocks, this.linkFrom, this.linkTaken, ip);
+    const last = this.reader.last;
+    const epoch = this.blocks.epoch;
+    if (epoch === undefined || ip !== last.ip) return this.blocks.get(ip);
+    if (epoch !== this.packetEpoch) {
+      this.packetBlocks.fill(undefined);
+      this.packetEpoch = epoch;
+    }
+    const k = last.slot;
+    let b = this.packetBlocks[k];
+    if (b === undefined || b.start !== ip) {
+      b = this.blocks.get(ip);
+      this.packetBlocks[k] = b;
+    }
+    return b;
   }
 
   /**

@@ -5,7 +5,7 @@ const M32 = 0xffffffffn;
 const M48 = 0xffffffffffffn;
 const M64 = 0xffffffffffffffffn;
 /** Entries of LastIp's memo of recent IPs (a power of two). */
-const MEMO = 4096;
+export const MEMO = 4096;
 
 /** An IPBytes-3 payload: 48 bits, bit 47 sign-extended to 64. */
 export function signExtend48(v: bigint): bigint {
@@ -26,6 +26,11 @@ export class LastIp {
   /** The last IP packet had ipc 0. */
   suppressed = false;
 
+  /**
+   * The memo entry updateHalves last used (its index, 0 … MEMO-1): a hash of `ip` while `ip` is still the one
+   * updateHalves made, for callers that keep something per recent IP (the flow walker's blocks of TIP targets).
+   */
+  slot = 0;
   /** `ip` as two u32 halves, valid while `ip` is still `halvesOf` (updateHalves keeps them; writing ip voids them). */
   private hi = 0;
   private lo = 0;
@@ -115,6 +120,7 @@ export class LastIp {
       this.memoLo[k] = lo;
       this.memoIp[k] = ip;
     }
+    this.slot = k;
     this.hi = hi;
     this.lo = lo;
     this.ip = ip;
