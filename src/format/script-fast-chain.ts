@@ -43,8 +43,15 @@ export function putBytes(out: ByteText, a: Uint8Array): void {
 /** The space of kernel addresses in `invalidate` (pids are 32-bit: never this). */
 export const KERNEL_SPACE = -(2 ** 40);
 
-/** Past this many cached bytes the caches start again (a bound on memory). */
-const ARENA_MAX = 32 << 20;
+/**
+ * Past this many cached bytes or texts the caches start again (a bound on
+ * memory: each text also costs an entry in a space's Map and 12 bytes of
+ * index). A system-wide recording meets new addresses all along: 32 MiB and
+ * no bound on texts held 56 MiB of buffers and ~2 M Map entries at the end of
+ * a 358 MB file, and ran no faster than these bounds.
+ */
+const ARENA_MAX = 8 << 20;
+const ENTRIES_MAX = 1 << 18;
 
 /**
  * Cached texts of addresses, per address space (the kernel, or a process's
@@ -108,6 +115,10 @@ export class TextCache {
 
   /** Keep `text` for the address (h, l) in `m` (m from `space`, asked again after this call). */
   add(m: Map<number, number>, h: number, l: number, text: string): void {
+    if (this.count >= ENTRIES_MAX) {
+      this.clear();
+      return;
+    }
     const need = text.length * 3;
     if (this.pos + need > this.arena.length) {
       if (this.pos + need > ARENA_MAX) {
