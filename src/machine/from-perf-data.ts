@@ -56,6 +56,8 @@ export interface LoadOptions {
   noFastPath?: boolean;
   /** Stop at damage in the data section and keep what was read (evidence.truncated says where) instead of throwing. */
   partial?: boolean;
+  /** The reader's window in bytes (default: PerfFile's). */
+  windowSize?: number;
 }
 
 /**
@@ -187,7 +189,7 @@ function firstPokeIn(image: CodeImage, start: bigint, end: bigint): Poke | undef
 export async function loadMachine(input: string, opts: LoadOptions = {}): Promise<Machine> {
   const { dataFile, kcoreDir } = resolveInput(input);
   const kcore = kcoreDir ? loadKcoreDir(kcoreDir) : undefined;
-  const f = await PerfFile.open(dataFile, { textPokeAbi: opts.textPokeAbi });
+  const f = await PerfFile.open(dataFile, { textPokeAbi: opts.textPokeAbi, windowSize: opts.windowSize });
   let store = new PokeStore();
   const ksymbols: KernelSymbolEvent[] = [];
   const kernelMaps: KernelMap[] = [];
@@ -203,8 +205,9 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
       message: `${dataFile}: perf_file_header.data.size is 0 with records after it: perf record did not finish`,
     };
   try {
-    // batches: one promise per batch, not per record (a million pokes)
-    for await (const batch of f.recordBatches())
+    // batches: one promise per batch, not per record (a million pokes); the AUX data is not read (the
+    // image needs none of it, and a copy per buffer grew the peak RSS with the trace)
+    for await (const batch of f.recordBatches({ auxData: false }))
       for (const raw of batch) {
         const t = raw.type;
         if (opts.onProgress && (++n & 0xfff) === 0) opts.onProgress(raw.fileOffset);

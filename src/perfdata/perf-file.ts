@@ -8,13 +8,13 @@ import { decodeEventAttr } from './event-attr-codec.js';
 import { decodeFileHeader, PERF_FILE_HEADER_SIZE, type FileHeader, type FileSection } from './file-header.js';
 import { attrLayout, type AttrLayout } from './layout.js';
 import { RawRecord } from './raw-record.js';
-import { Window, streamFill, type FillFn, DEFAULT_WINDOW } from './window.js';
+import { Window, streamFill, fileFill, DEFAULT_WINDOW } from './window.js';
 import { decodeHeaderAttr, decodeIdIndex, structureName } from './records/index.js';
 import { featureName, Feature } from '../abi/feature.js';
 import { decodeFeature } from './features/codec.js';
 import { describeFsError, perfDataPath } from './input-path.js';
 import { Decompressor } from './decompressor.js';
-import { BATCH_RECORDS, changesReading, readTrailingPayload } from './record-batches.js';
+import { BATCH_RECORDS, changesReading, readTrailingPayload, skipTrailingPayload } from './record-batches.js';
 
 export interface ReaderOptions {
   /** How to read type 19: 'final' (upstream: CGROUP) or 'rfc' (the seed's TEXT_POKE). Default 'final'. */
@@ -33,12 +33,13 @@ export interface RecordsOptions {
   /** Start at this absolute offset instead of the data section start (file mode; must be a record boundary). */
   from?: number;
   /**
-   * 'expand' (default): deliver the records inside COMPRESSED records in place of it;
-   * 'raw': deliver COMPRESSED records as they are;
-   * 'both': deliver each COMPRESSED record, then the records inside it (a
-   * record that straddles two comes after the second).
+   * 'expand' (default): deliver the records inside COMPRESSED records in place of it; 'raw': deliver COMPRESSED
+   * records as they are; 'both': each COMPRESSED record, then the records inside it (a record that straddles two
+   * comes after the second).
    */
   compressed?: 'expand' | 'raw' | 'both';
+  /** false: AUXTRACE data is stepped over, not read (a file seeks past it), and `auxData` stays undefined. */
+  auxData?: boolean;
 }
 
 export interface AttrEntry {
@@ -345,16 +346,6 @@ export class PerfFile {
     return i === undefined ? first : L[i];
   }
 
-  private makeFill(from: number): FillFn {
-    const fh = this.fh!;
-    let pos = from;
-    return async (buf, off, len) => {
-      const { bytesRead } = await fh.read(buf, off, len, pos);
-      pos += bytesRead;
-      return bytesRead;
-    };
-  }
-
   /**
    * Records in file order, streamed through a fixed window (never the whole file).
    * Pipe mode also fills `attrs` (HEADER_ATTR), features (HEADER_FEATURE) and ids (ID_INDEX) as they
@@ -378,13 +369,19 @@ export class PerfFile {
       w = this.pipeWindow!;
     } else if (this.pipe) {
       const from = opts.from ?? 16;
-      w = new Window(this.makeFill(from), from, this.fileSize, this.windowSize, 'perf_event_header');
+      w = new Window(
+        fileFill(this.fh!, from, this.fileSize),
+        from,
+        this.fileSize,
+        this.windowSize,
+        'perf_event_header',
+      );
       w.region = 'file';
     } else {
       const h = this.header;
       const end = h.data.offset + h.data.size;
       const from = opts.from ?? h.data.offset;
-      w = new Window(this.makeFill(from), from, end, this.windowSize, 'perf_event_header');
+      w = new Window(fileFill(this.fh!, from, this.fileSize), from, end, this.windowSize, 'perf_event_header');
     }
     const mode = opts.compressed ?? 'expand';
     const expand = mode !== 'raw';
@@ -424,7 +421,8 @@ export class PerfFile {
           // reading the payload slides the window under raw.bytes: detach it first
           raw = raw.copy();
           if (batch.length) yield batch.splice(0);
-          raw.auxData = await readTrailingPayload(w, raw);
+          if (opts.auxData === false && type === RecordType.AUXTRACE) await skipTrailingPayload(w, raw);
+          else raw.auxData = await readTrailingPayload(w, raw);
         }
         if ((type === RecordType.COMPRESSED || type === RecordType.COMPRESSED2) && expand) {
           this.compressedCounts.set(type, (this.compressedCounts.get(type) ?? 0) + 1);

@@ -1,6 +1,6 @@
 /**
  * Helpers of PerfFile.recordBatches(): how big a batch grows, which records end
- * one, and the payload read that follows AUXTRACE / HEADER_TRACING_DATA.
+ * one, and the payload read (or skipped) that follows AUXTRACE / HEADER_TRACING_DATA.
  */
 import { ByteReader } from '../io/byte-reader.js';
 import { RecordType } from '../abi/record-type.js';
@@ -23,15 +23,21 @@ export function changesReading(type: number): boolean {
 
 /** The payload after an AUXTRACE or HEADER_TRACING_DATA record (its size is in the record). */
 export async function readTrailingPayload(w: Window, raw: RawRecord): Promise<Uint8Array> {
+  return w.readPayload(trailingSize(raw), `${structureName(raw.type)} payload`);
+}
+
+/** Step over that payload unread (a file seeks past it): for readers that want the records only. */
+export async function skipTrailingPayload(w: Window, raw: RawRecord): Promise<void> {
+  await w.skip(trailingSize(raw), `${structureName(raw.type)} payload`);
+}
+
+function trailingSize(raw: RawRecord): number {
   const r = new ByteReader(raw.bytes, raw.le, raw.fileOffset, structureName(raw.type));
   r.skip(8);
-  let n: number;
   if (raw.type === RecordType.AUXTRACE) {
     r.need(8, 'AUXTRACE (71) size');
-    n = r.u64n('AUXTRACE (71) size');
-  } else {
-    r.need(4, 'HEADER_TRACING_DATA (66) size');
-    n = r.u32();
+    return r.u64n('AUXTRACE (71) size');
   }
-  return w.readPayload(n, `${structureName(raw.type)} payload`);
+  r.need(4, 'HEADER_TRACING_DATA (66) size');
+  return r.u32();
 }

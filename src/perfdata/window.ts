@@ -1,7 +1,13 @@
+import type { FileHandle } from 'node:fs/promises';
 import { FormatError } from '../io/errors.js';
 
-/** Reads up to `len` bytes into buf[off..]; returns how many (0 = end of input). */
-export type FillFn = (buf: Uint8Array, off: number, len: number) => Promise<number>;
+/**
+ * Reads up to `len` bytes into buf[off..]; returns how many (0 = end of input). A fill over a file may also
+ * `seek`: continue at absolute offset `pos` (false, nothing moved, when `pos` is past the file's end).
+ */
+export type FillFn = ((buf: Uint8Array, off: number, len: number) => Promise<number>) & {
+  seek?: (pos: number) => boolean;
+};
 
 /** Default window: records are ≤ 64 KiB, so a few MiB keeps reads large and memory fixed. */
 export const DEFAULT_WINDOW = 4 << 20;
@@ -103,33 +109,38 @@ export class Window {
   }
 
   /**
+   * Step over the next n bytes without keeping them (a payload nobody reads). A fill that can seek moves
+   * past them without reading; otherwise, or when the input ends inside them (the error readPayload gives),
+   * they pass through the window.
+   */
+  async skip(n: number, what: string): Promise<void> {
+    const past = this.pos + n;
+    if (n > this.available && !this.eof && past <= this.limit && this.fill.seek?.(past)) {
+      this.pos = past;
+      this.start = this.end = 0;
+      return;
+    }
+    this.checkPayload(n, what);
+    let left = n;
+    while (left > 0) {
+      if (!(await this.ensure(1, what))) this.payloadEnded(left, what);
+      const take = Math.min(left, this.available);
+      this.advance(take);
+      left -= take;
+    }
+  }
+
+  /**
    * Read exactly n bytes into a new array (a payload after a record: AUXTRACE
    * data, tracing data). The array grows as data arrives, so a bogus size in a
    * pipe costs no more memory than the input really holds.
    */
   async readPayload(n: number, what: string): Promise<Uint8Array> {
-    const at = this.pos;
-    if (this.limit !== Infinity && at + n > this.limit) {
-      throw new FormatError({
-        kind: 'bad-size',
-        offset: at,
-        structure: what,
-        actual: n,
-        expected: `≤ ${this.limit - at} bytes left in the ${this.region}`,
-      });
-    }
+    this.checkPayload(n, what);
     const chunks: Uint8Array[] = [];
     let left = n;
     while (left > 0) {
-      const step = Math.min(left, this.buf.length);
-      if (!(await this.ensure(Math.min(step, 1), what)) || this.available === 0) {
-        throw new FormatError({
-          kind: 'truncated',
-          offset: this.pos,
-          structure: what,
-          expected: `${left} more payload bytes`,
-        });
-      }
+      if (!(await this.ensure(1, what)) || this.available === 0) this.payloadEnded(left, what);
       const take = Math.min(left, this.available);
       chunks.push(this.peek(take).slice());
       this.advance(take);
@@ -144,6 +155,44 @@ export class Window {
     }
     return out;
   }
+
+  /** A payload of n bytes must fit in the region. */
+  private checkPayload(n: number, what: string): void {
+    if (this.limit !== Infinity && this.pos + n > this.limit) {
+      throw new FormatError({
+        kind: 'bad-size',
+        offset: this.pos,
+        structure: what,
+        actual: n,
+        expected: `≤ ${this.limit - this.pos} bytes left in the ${this.region}`,
+      });
+    }
+  }
+
+  private payloadEnded(left: number, what: string): never {
+    throw new FormatError({
+      kind: 'truncated',
+      offset: this.pos,
+      structure: what,
+      expected: `${left} more payload bytes`,
+    });
+  }
+}
+
+/** A seekable FillFn reading a file from absolute offset `from` on; `size`: the file's size (seeks stop there). */
+export function fileFill(fh: FileHandle, from: number, size: number): FillFn {
+  let pos = from;
+  const fill: FillFn = async (buf, off, len) => {
+    const { bytesRead } = await fh.read(buf, off, len, pos);
+    pos += bytesRead;
+    return bytesRead;
+  };
+  fill.seek = (to) => {
+    if (to > size) return false;
+    pos = to;
+    return true;
+  };
+  return fill;
 }
 
 /** A FillFn over a Node readable stream (pipe mode, stdin). */

@@ -68,9 +68,17 @@ export interface PtRecording {
   attrs: EventAttr[];
 }
 
+/**
+ * The record readers' window here. PerfFile's default (4 MiB) made the peak RSS grow with the trace: glibc
+ * serves a freed block's size from the heap from then on, so whether the second pass's window landed there
+ * (and stayed, untrimmed) depended on when the GC freed the first one, i.e. on how long the first pass ran.
+ * Windows this size cost a few MiB at most, whatever the trace; the records are read as fast.
+ */
+const READ_WINDOW = 256 << 10;
+
 export async function loadPtRecording(input: string): Promise<PtRecording> {
-  const machine = await loadMachine(input);
-  const f = await PerfFile.open(machine.dataFile);
+  const machine = await loadMachine(input, { windowSize: READ_WINDOW });
+  const f = await PerfFile.open(machine.dataFile, { windowSize: READ_WINDOW });
   let priv: bigint[] | undefined;
   // Queues by CPU (by thread for cpu -1), as the decoder always keyed them.
   const queues = new AuxQueues(true);
@@ -100,7 +108,8 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
     // as perf queues them (auxtrace_queues__process_index); the record pass still collects the side-band
     // records' times (decoding in time order stops at each, as perf does).
     const indexed = !keep && (await queueFromIndex(f, add));
-    for await (const raw of f.records()) {
+    // the AUX data itself is read only from a pipe (it cannot be read again): a file's buffers are read when decoded
+    for await (const raw of f.records({ auxData: keep })) {
       if (raw.type === RecordType.AUXTRACE_INFO) {
         const r = raw.decode();
         if (r.kind === 'auxtrace_info' && r.auxType === 1) priv = r.priv;
@@ -116,9 +125,9 @@ export async function loadPtRecording(input: string): Promise<PtRecording> {
         }
       } else if (raw.type === RecordType.AUXTRACE && !indexed) {
         const r = raw.decode();
-        if (r.kind !== 'auxtrace' || !raw.auxData) continue;
-        const data = keep ? raw.auxData.slice() : undefined;
-        add({ ...r, dataSize: BigInt(raw.auxData.length) }, raw.fileOffset, raw.fileOffset + raw.size, data);
+        if (r.kind !== 'auxtrace') continue;
+        const data = raw.auxData?.slice();
+        add(r, raw.fileOffset, raw.fileOffset + raw.size, data);
       }
     }
   } finally {
