@@ -7,54 +7,11 @@
  * file: one whose `.dynsym` is a real SHT_DYNSYM section linked from
  * `.rela.plt` (a separate debug file's are NOBITS).
  */
+import { cstr, elfSections } from './elf-sections.js';
 import type { KernelSymbol } from './symbols.js';
 
 const SHT_RELA = 4;
 const SHT_DYNSYM = 11;
-
-interface Section {
-  name: string;
-  type: number;
-  offset: number;
-  size: number;
-  link: number;
-  entsize: number;
-}
-
-/** The section headers of a little-endian ELF64 file, named; undefined when it is not one. */
-function elfSections(buf: Uint8Array): { dv: DataView; secs: Section[] } | undefined {
-  if (buf.length < 64 || buf[0] !== 0x7f || buf[1] !== 0x45 || buf[4] !== 2 || buf[5] !== 1) return undefined;
-  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
-  const shoff = Number(dv.getBigUint64(40, true));
-  const shentsize = dv.getUint16(58, true);
-  const shnum = dv.getUint16(60, true);
-  const shstrndx = dv.getUint16(62, true);
-  if (shoff === 0 || shentsize < 64 || shoff + shnum * shentsize > buf.length || shstrndx >= shnum) return undefined;
-  const raw = (i: number) => {
-    const o = shoff + i * shentsize;
-    return {
-      nameOff: dv.getUint32(o, true),
-      type: dv.getUint32(o + 4, true),
-      offset: Number(dv.getBigUint64(o + 24, true)),
-      size: Number(dv.getBigUint64(o + 32, true)),
-      link: dv.getUint32(o + 40, true),
-      entsize: Number(dv.getBigUint64(o + 56, true)),
-    };
-  };
-  const strs = raw(shstrndx);
-  const secs: Section[] = [];
-  for (let i = 0; i < shnum; i++) {
-    const { nameOff, ...rest } = raw(i);
-    secs.push({ name: cstr(buf, strs.offset + nameOff), ...rest });
-  }
-  return { dv, secs };
-}
-
-function cstr(buf: Uint8Array, at: number): string {
-  let e = at;
-  while (e < buf.length && buf[e] !== 0) e++;
-  return Buffer.from(buf.subarray(at, e)).toString('latin1');
-}
 
 /**
  * perf's symsrc__possibly_runtime on x86: the file has a `.dynsym` section of
@@ -70,7 +27,7 @@ export function pltSymbols(buf: Uint8Array): KernelSymbol[] {
   if (!elf) return [];
   const { dv, secs } = elf;
   const shnum = secs.length;
-  const sec = (i: number): Section => secs[i]!;
+  const sec = (i: number) => secs[i]!;
   const rela = secs.find((s) => s.name === '.rela.plt');
   const plt = secs.find((s) => s.name === '.plt');
   if (!rela || !plt || rela.type !== SHT_RELA || rela.entsize < 24 || rela.link >= shnum) return [];

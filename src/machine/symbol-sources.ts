@@ -18,8 +18,9 @@
  * dso__load takes its symbols from the first candidate with a `.symtab`
  * and its PLT from the first with a real `.dynsym` (the runtime file).
  */
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { cstr, elfSections } from './elf-sections.js';
 
 const SHT_NOBITS = 8;
 
@@ -31,60 +32,22 @@ function isRegularFile(p: string): boolean {
   }
 }
 
-function readAt(fd: number, pos: number, len: number): Uint8Array {
-  const b = new Uint8Array(len);
-  const n = readSync(fd, b, 0, len, pos);
-  return b.subarray(0, n);
-}
-
 /**
  * The file name in an ELF64 little-endian file's `.gnu_debuglink` section
  * (a NUL-terminated name, then a CRC perf does not check), or undefined.
- * Reads only the section headers and the two sections it needs.
  */
 export function readDebuglink(path: string): string | undefined {
-  let fd: number;
+  let buf: Buffer;
   try {
-    fd = openSync(path, 'r');
+    buf = readFileSync(path);
   } catch {
     return undefined;
   }
-  try {
-    const eh = readAt(fd, 0, 64);
-    if (eh.length < 64 || eh[0] !== 0x7f || eh[1] !== 0x45 || eh[2] !== 0x4c || eh[3] !== 0x46) return undefined;
-    if (eh[4] !== 2 || eh[5] !== 1) return undefined;
-    const dv = new DataView(eh.buffer, eh.byteOffset, eh.byteLength);
-    const shoff = Number(dv.getBigUint64(40, true));
-    const shentsize = dv.getUint16(58, true);
-    const shnum = dv.getUint16(60, true);
-    const shstrndx = dv.getUint16(62, true);
-    if (shoff === 0 || shentsize < 64 || shstrndx >= shnum || shnum > 0xff00) return undefined;
-    const sh = readAt(fd, shoff, shnum * shentsize);
-    if (sh.length < shnum * shentsize) return undefined;
-    const sv = new DataView(sh.buffer, sh.byteOffset, sh.byteLength);
-    const sec = (i: number) => ({
-      name: sv.getUint32(i * shentsize, true),
-      type: sv.getUint32(i * shentsize + 4, true),
-      offset: Number(sv.getBigUint64(i * shentsize + 24, true)),
-      size: Number(sv.getBigUint64(i * shentsize + 32, true)),
-    });
-    const strs = sec(shstrndx);
-    if (strs.size > 1 << 24) return undefined;
-    const names = readAt(fd, strs.offset, strs.size);
-    const want = Buffer.from('.gnu_debuglink\0', 'latin1');
-    for (let i = 0; i < shnum; i++) {
-      const s = sec(i);
-      if (s.type === SHT_NOBITS || s.size === 0 || s.size > 4096) continue;
-      if (Buffer.compare(names.subarray(s.name, s.name + want.length), want) !== 0) continue;
-      const body = readAt(fd, s.offset, s.size);
-      const end = body.indexOf(0);
-      const name = Buffer.from(body.subarray(0, end < 0 ? body.length : end)).toString('latin1');
-      return name.length > 0 ? name : undefined;
-    }
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
+  const view = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  const s = elfSections(view)?.secs.find((x) => x.name === '.gnu_debuglink' && x.type !== SHT_NOBITS);
+  if (!s || s.size === 0 || s.offset + s.size > view.length) return undefined;
+  const name = cstr(view, s.offset);
+  return name.length > 0 ? name : undefined;
 }
 
 /** DEBUGLINK's candidate: the first existing of perf's debuglink_paths[] for the dso's link name. */
