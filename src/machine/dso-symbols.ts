@@ -32,7 +32,7 @@ import { parseKallsyms } from './kallsyms.js';
 import { type KernelSymbol, SymbolTable } from './symbols.js';
 import { DsoUnwindTables } from './unwind-elf.js';
 import { hasRealDynsym, pltSymbols } from './elf-plt.js';
-import { type SymbolSource, symbolSources } from './symbol-sources.js';
+import { type ReadFile, readBytes, type SymbolSource, symbolSources } from './symbol-sources.js';
 
 /**
  * The file's symbols and perf's synthesized `name@plt` ones, sorted by start.
@@ -119,15 +119,23 @@ export class DsoSymbols {
 
   private loadUser(filename: string): SymbolTable | undefined {
     // dso__load: a dso the header gives no build-id takes the one of the file at its path
-    const bid = this.opts.buildIds.get(filename) ?? (filename.startsWith('/') ? fileBuildId(filename) : undefined);
+    // a file is read once here, however many of the steps below look at it (the dso itself: build-id,
+    // debuglink, PT_LOADs and symbols)
+    const files = new Map<string, Uint8Array | undefined>();
+    const read = (p: string): Uint8Array | undefined => {
+      if (!files.has(p)) files.set(p, readBytes(p));
+      return files.get(p);
+    };
+    const own = filename.startsWith('/') ? read(filename) : undefined;
+    const bid = this.opts.buildIds.get(filename) ?? (own ? readElfSymbols(own)?.buildId : undefined);
     if (filename === '[vdso]' && bid === undefined) {
       // no recorded build-id (pipe mode): perf takes the host's vDSO, a copy of its own [vdso] mapping
       const own = ownVdso();
       const elf = own ? readElfSymbols(own) : undefined;
       return elf ? SymbolTable.of(elf.symbols) : undefined;
     }
-    const sources = symbolSources(filename, bid, this.cacheDir).filter((c) => existsSync(c.path));
-    const runtime = runtimeSegments(sources);
+    const sources = symbolSources(filename, bid, this.cacheDir, read).filter((c) => existsSync(c.path));
+    const runtime = runtimeSegments(sources, read);
     // dso__load: symbols from the first candidate with a .symtab, the PLT from the first runtime file
     // (one with a real .dynsym); it stops once it has both
     let syms: KernelSymbol[] | undefined;
@@ -135,13 +143,8 @@ export class DsoSymbols {
     let plt: KernelSymbol[] | undefined;
     let runtimeSeen = false;
     for (const { path: p } of sources) {
-      let bytes: Buffer;
-      try {
-        bytes = readFileSync(p);
-      } catch {
-        continue;
-      }
-      const view = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      const view = read(p);
+      if (!view) continue;
       const elf = readElfSymbols(view, runtime);
       if (!elf) continue;
       if (bid !== undefined && elf.buildId !== undefined && elf.buildId !== bid) continue;
@@ -226,28 +229,14 @@ export function perfMapSymbols(path: string): SymbolTable | undefined {
   return SymbolTable.of(syms);
 }
 
-/** The PT_LOAD segments of the mapped file itself: the first candidate that is not a debug file. */
 /** The PT_LOAD segments of the first candidate that is not a debug-info file: the file that was mapped. */
-function runtimeSegments(sources: readonly SymbolSource[]): LoadSegment[] | undefined {
+function runtimeSegments(sources: readonly SymbolSource[], read: ReadFile): LoadSegment[] | undefined {
   for (const { path: p, debug } of sources) {
     if (debug) continue;
-    try {
-      const b = readFileSync(p);
-      return loadSegments(new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
-    } catch {
-      // unreadable: the next candidate
-    }
+    const b = read(p); // unreadable: the next candidate
+    if (b) return loadSegments(b);
   }
   return undefined;
-}
-
-function fileBuildId(path: string): string | undefined {
-  try {
-    const b = readFileSync(path);
-    return readElfSymbols(new Uint8Array(b.buffer, b.byteOffset, b.byteLength))?.buildId;
-  } catch {
-    return undefined;
-  }
 }
 
 function tryRead(path: string): string | undefined {

@@ -32,18 +32,24 @@ function isRegularFile(p: string): boolean {
   }
 }
 
+/** A file's bytes, or undefined when it cannot be read (the caller may keep them for the next step). */
+export type ReadFile = (path: string) => Uint8Array | undefined;
+
+export function readBytes(path: string): Uint8Array | undefined {
+  try {
+    const b = readFileSync(path);
+    return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * The file name in an ELF64 little-endian file's `.gnu_debuglink` section
  * (a NUL-terminated name, then a CRC perf does not check), or undefined.
  */
-export function readDebuglink(path: string): string | undefined {
-  let buf: Buffer;
-  try {
-    buf = readFileSync(path);
-  } catch {
-    return undefined;
-  }
-  const view = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+export function debuglinkName(view: Uint8Array | undefined): string | undefined {
+  if (!view) return undefined;
   const s = elfSections(view)?.secs.find((x) => x.name === '.gnu_debuglink' && x.type !== SHT_NOBITS);
   if (!s || s.size === 0 || s.offset + s.size > view.length) return undefined;
   const name = cstr(view, s.offset);
@@ -51,9 +57,9 @@ export function readDebuglink(path: string): string | undefined {
 }
 
 /** DEBUGLINK's candidate: the first existing of perf's debuglink_paths[] for the dso's link name. */
-function debuglinkCandidate(filename: string): string | undefined {
+function debuglinkCandidate(filename: string, read: ReadFile): string | undefined {
   if (!isRegularFile(filename)) return undefined;
-  const link = readDebuglink(filename);
+  const link = debuglinkName(read(filename));
   if (link === undefined) return undefined;
   const dir = dirname(filename);
   for (const p of [link, join(dir, link), join(dir, '.debug', link), `/usr/lib/debug${dir}/${link}`])
@@ -70,15 +76,21 @@ export interface SymbolSource {
 /**
  * Candidate files for a user dso's symbols, in perf's order (see above).
  * `bid`: the dso's build-id (hex), when it has one; `cacheDir`: ~/.debug.
- * Files that do not exist are left in: the caller skips them.
+ * Files that do not exist are left in: the caller skips them. `read`: how
+ * the dso itself is read for its debuglink (the caller's, to read it once).
  */
-export function symbolSources(filename: string, bid: string | undefined, cacheDir: string): SymbolSource[] {
+export function symbolSources(
+  filename: string,
+  bid: string | undefined,
+  cacheDir: string,
+  read: ReadFile = readBytes,
+): SymbolSource[] {
   const out: SymbolSource[] = [];
   const add = (path: string, debug: boolean): void => {
     out.push({ path, debug });
   };
   const abs = filename.startsWith('/');
-  const link = abs ? debuglinkCandidate(filename) : undefined;
+  const link = abs ? debuglinkCandidate(filename, read) : undefined;
   if (link !== undefined) add(link, true);
   if (bid !== undefined) {
     // the .build-id link may name another path's copy
