@@ -14,7 +14,7 @@ import {
 } from '../abi/record-type.js';
 import { SampleType } from '../abi/sample-format.js';
 import { callchainEntries } from './script-callchain.js';
-import type { PerfRecord, RawRecord, SampleRecord } from '../perfdata/index.js';
+import type { AttrLayout, PerfRecord, RawRecord, SampleRecord } from '../perfdata/index.js';
 import type { Session } from '../session/session.js';
 import { formatPerfEvent } from './perf-event-text.js';
 import { ThreadComms } from '../session/threads.js';
@@ -52,12 +52,12 @@ import {
   scriptStart,
   type StartColumns,
 } from './script-sample-text.js';
-import { type FastContext, FastLines, fastPlan, fastPrintable } from './script-fast.js';
+import { type FastAttr, type FastContext, FastLines, fastAttr } from './script-fast.js';
 import { KERNEL_SPACE } from './script-fast-chain.js';
 import type { TextSink } from './text-sink.js';
 import { extrasJson, miscColumn, SampleExtras } from './script-sample-extra.js';
 import { ScriptTimes } from './script-time.js';
-import { brstackText } from './script-brstack.js';
+import { branchKind, brstackText } from './script-brstack.js';
 
 export { callchainEntries, resolveCallchain } from './script-callchain.js';
 
@@ -348,7 +348,6 @@ export class ScriptPrinter {
 
   /** Plain samples printed from their bytes (script-fast.ts); false: the general path must print it. */
   private readonly fast = new FastLines();
-  private readonly fastFields = new WeakMap<FieldSet, { ok: boolean; cols: FastContext['cols'] }>();
   private readonly fastCtx: FastContext = {
     kernel: false,
     event: '',
@@ -363,35 +362,42 @@ export class ScriptPrinter {
     maxStack: 127,
     printed: (pid: number, ip: bigint): bigint => this.maps.printedAddress(pid, ip),
   };
+  /** Per attr index: what fastSample works out once (the plan, the fields as bits), or null: general path. */
+  private fastByAttr: (FastAttr | null | undefined)[] = [];
+  private fastAttrAt(L: AttrLayout, attrIndex: number): FastAttr | null {
+    if (this.checked < this.s.file.attrs.length) {
+      this.checkNewAttrs();
+      this.fastByAttr = [];
+    }
+    const known = this.fastByAttr[attrIndex];
+    if (known !== undefined && (known === null || known.layout === L)) return known;
+    const entry = this.s.file.attrs[attrIndex];
+    const fs = entry ? this.fieldsByType.get(outputType(entry.attr.type)) : undefined;
+    const fa = fastAttr(L, fs, entry?.attr, this.opts.hideCallGraph === true);
+    if (attrIndex >= 0) this.fastByAttr[attrIndex] = fa;
+    // the options and filters are fixed once samples flow
+    const c = this.fastCtx;
+    c.withChain = this.opts.hideCallGraph !== true;
+    c.maxStack = this.opts.maxStack ?? 127;
+    c.ns = this.opts.ns === true;
+    c.skip = this.filter.idSkip;
+    return fa;
+  }
   private fastSample(raw: RawRecord, attrIndex: number): boolean {
     const L = raw.layout;
     if (!L || this.opts.json || this.filter.ranges.length || this.times.shifted) return false;
-    const plan = fastPlan(L);
-    if (!plan) return false;
-    if (this.checked < this.s.file.attrs.length) this.checkNewAttrs();
-    const entry = this.s.file.attrs[attrIndex];
-    const fs = entry ? this.fieldsByType.get(outputType(entry.attr.type)) : undefined;
-    if (!fs || fs.has.size === 0 || fs.unprintable || addrColumns(fs.has, entry?.attr)) return false;
-    let ff = this.fastFields.get(fs);
-    if (!ff) {
-      ff = { ok: fastPrintable(fs.has), cols: fs.has.has('ip') ? symbolColumns(fs.has) : undefined };
-      this.fastFields.set(fs, ff);
-    }
-    if (!ff.ok) return false;
+    const fa = this.fastAttrAt(L, attrIndex);
+    if (!fa) return false;
     const c = this.fastCtx;
     const cpumode = raw.misc & PERF_RECORD_MISC_CPUMODE_MASK;
     if (guestMode(cpumode)) return true;
     c.kernel = cpumode === PERF_RECORD_MISC_KERNEL || cpumode === PERF_RECORD_MISC_GUEST_KERNEL;
     c.event = this.s.eventNameAt(attrIndex);
     c.eventWidth = this.width();
-    c.unpaddedComm = fs.has.has('ip') && fs.callchain && this.opts.hideCallGraph !== true;
-    c.withChain = this.opts.hideCallGraph !== true;
-    c.maxStack = this.opts.maxStack ?? 127;
-    c.ns = this.opts.ns === true;
-    c.skip = this.filter.idSkip;
-    c.cols = ff.cols;
-    c.syms = ff.cols ? this.symbols() : undefined;
-    if (!this.fast.line(raw.bytes, raw.le, plan, fs, c, this.sink.bytes)) return false;
+    c.unpaddedComm = fa.unpaddedComm;
+    c.cols = fa.cols;
+    c.syms = fa.cols ? this.symbols() : undefined;
+    if (!this.fast.line(raw.buf, raw.off, raw.length, raw.le, fa.plan, fa.fields, c, this.sink.bytes)) return false;
     this.sink.wrote();
     return true;
   }
@@ -409,13 +415,7 @@ export class ScriptPrinter {
     return false;
   }
   private brstack(f: ReadonlySet<ScriptField>, pid: number, rec: SampleRecord, kernelIp: boolean): string | undefined {
-    const kind = f.has('brstack')
-      ? 'brstack'
-      : f.has('brstacksym')
-        ? 'brstacksym'
-        : f.has('brstackoff')
-          ? 'brstackoff'
-          : undefined;
+    const kind = branchKind(f);
     if (!kind || !rec.branchStack) return undefined;
     const syms = this.symbols();
     // machine__resolve looks the sample's ip up by its cpumode, loading that file's symbols

@@ -55,6 +55,17 @@ export interface BranchAddr {
 
 export type BranchKind = 'brstack' | 'brstacksym' | 'brstackoff';
 
+/** The branch-stack field printed of `f` (perf prints one: brstack before brstacksym before brstackoff). */
+export function branchKind(f: ReadonlySet<string>): BranchKind | undefined {
+  return f.has('brstack')
+    ? 'brstack'
+    : f.has('brstacksym')
+      ? 'brstacksym'
+      : f.has('brstackoff')
+        ? 'brstackoff'
+        : undefined;
+}
+
 export function brstackText(
   kind: BranchKind,
   entries: readonly { from: bigint; to: bigint; flags: bigint }[],

@@ -18,11 +18,12 @@
  * path, which raises the FormatErrors. The text is the general path's byte for byte: test/script-fast.test.ts and
  * test/script-options.test.ts compare it with perf on live recordings.
  */
+import type { EventAttr } from '../abi/event-attr.js';
 import type { AttrLayout } from '../perfdata/layout.js';
 import { type ByteText, PAD_ZERO } from '../io/byte-text.js';
 import { SampleType } from '../abi/sample-format.js';
 import type { FieldSet, ScriptField } from './perf-script-fields.js';
-import type { SymbolColumns } from './script-symbols.js';
+import { addrColumns, type SymbolColumns, symbolColumns } from './script-symbols.js';
 import { zeroPad } from './c-printf.js';
 import { FIXED_SAMPLE_FIELDS, type FixedSampleOffsets, fixedSampleOffsets } from './sample-offsets.js';
 import { type ChainContext, ChainLines, putBytes, TextCache } from './script-fast-chain.js';
@@ -103,10 +104,61 @@ export function fastPlan(L: AttrLayout): FastPlan | null {
   return p;
 }
 
+/** The fields a fast line prints, as bits (a Set lookup per field and sample cost a tenth of script's time). */
+export const FastField = {
+  comm: 1,
+  pid: 2,
+  tid: 4,
+  cpu: 8,
+  time: 16,
+  period: 32,
+  event: 64,
+  addr: 128,
+  ip: 256,
+} as const;
+
+/** `f`'s FastField bits. */
+export function fastFieldBits(f: ReadonlySet<ScriptField>): number {
+  let bits = 0;
+  for (const [name, bit] of Object.entries(FastField)) if (f.has(name as ScriptField)) bits |= bit;
+  return bits;
+}
+
 /** Whether a field set prints only what a fast line can. */
 export function fastPrintable(f: ReadonlySet<ScriptField>): boolean {
   for (const x of f) if (!FAST_PRINTED.has(x)) return false;
   return true;
+}
+
+/** What script works out once per attr for its fast lines. */
+export interface FastAttr {
+  layout: AttrLayout;
+  plan: FastPlan;
+  /** The printed fields (FastField bits). */
+  fields: number;
+  cols: SymbolColumns | undefined;
+  /** perf prints comm unpadded when ip and a callchain are printed. */
+  unpaddedComm: boolean;
+}
+
+/** What fast lines print for samples of layout L with fields `fs`, or null when they take the general path. */
+export function fastAttr(
+  L: AttrLayout,
+  fs: FieldSet | undefined,
+  attr: EventAttr | undefined,
+  hideCallGraph: boolean,
+): FastAttr | null {
+  const plan = fastPlan(L);
+  if (!plan || !fs || fs.has.size === 0 || fs.unprintable || addrColumns(fs.has, attr) || !fastPrintable(fs.has))
+    return null;
+  const ip = fs.has.has('ip');
+  return {
+    layout: L,
+    plan,
+    fields: fastFieldBits(fs.has),
+    cols: ip ? symbolColumns(fs.has) : undefined,
+    unpaddedComm: ip && fs.callchain && !hideCallGraph,
+  };
 }
 
 /** What a fast line needs beside the sample: the printer's state at this record. */
@@ -151,20 +203,29 @@ export class FastLines {
   }
 
   /**
-   * Append the sample's line (and its callchain lines) to `out`; a sample the
-   * filter (`skip`: cpu, pid, tid, comm) drops writes nothing. false: nothing
+   * Append the line of the sample at b[at …] of `len` bytes (and its callchain
+   * lines) to `out`; a sample the filter (`skip`: cpu, pid, tid, comm) drops
+   * writes nothing. `f`: the printed fields as FastField bits. false: nothing
    * written, the general path must print it.
    */
-  line(b: Uint8Array, le: boolean, plan: FastPlan, fs: FieldSet, ctx: FastContext, out: ByteText): boolean {
+  line(
+    b: Uint8Array,
+    at: number,
+    len: number,
+    le: boolean,
+    plan: FastPlan,
+    f: number,
+    ctx: FastContext,
+    out: ByteText,
+  ): boolean {
     let nr = 0;
     if (plan.callchain >= 0) {
-      if (b.length < plan.size || this.u32(b, plan.callchain + (le ? 4 : 0), le) !== 0) return false;
-      nr = this.u32(b, plan.callchain + (le ? 0 : 4), le);
-      if (b.length !== plan.size + nr * 8) return false;
-    } else if (b.length !== plan.size) return false;
-    const lo = le ? 0 : 4;
-    const hi = le ? 4 : 0;
-    const f = fs.has;
+      if (len < plan.size || this.u32(b, at + plan.callchain + (le ? 4 : 0), le) !== 0) return false;
+      nr = this.u32(b, at + plan.callchain + (le ? 0 : 4), le);
+      if (len !== plan.size + nr * 8) return false;
+    } else if (len !== plan.size) return false;
+    const lo = at + (le ? 0 : 4);
+    const hi = at + (le ? 4 : 0);
     let pid = -1;
     let tid = -1;
     if (plan.tid >= 0) {
@@ -177,9 +238,9 @@ export class FastLines {
       const th = this.u32(b, plan.time + hi, le);
       if (th >= 0x200000) return false; // past 2^53 ns: BigInt arithmetic, general path
       time = th * 0x100000000 + this.u32(b, plan.time + lo, le);
-    } else if (f.has('time')) return false;
+    } else if (f & FastField.time) return false;
     let period = -1;
-    if (plan.period >= 0 && f.has('period')) {
+    if (plan.period >= 0 && f & FastField.period) {
       const ph = this.u32(b, plan.period + hi, le);
       if (ph >= 0x200000) return false;
       period = ph * 0x100000000 + this.u32(b, plan.period + lo, le);
@@ -187,30 +248,18 @@ export class FastLines {
     const comm = ctx.comm(pid, tid);
     if (ctx.skip?.(cpu, pid, tid, comm)) return true;
     const start = out.length;
-    if (f.has('comm')) {
-      if (ctx.unpaddedComm) {
-        out.str(comm);
-        out.byte(SPACE);
-      } else {
-        let c = this.comms.get(comm);
-        if (c === undefined) {
-          c = this.enc.encode(`${comm.padStart(16)} `);
-          this.comms.set(comm, c);
-        }
-        putBytes(out, c);
-      }
-    }
-    if (f.has('pid') && f.has('tid')) {
+    if (f & FastField.comm) this.comm(out, comm, ctx.unpaddedComm);
+    if ((f & (FastField.pid | FastField.tid)) === (FastField.pid | FastField.tid)) {
       out.decSigned(pid, 5);
       out.byte(0x2f); // '/'
-      const at = out.length;
+      const col = out.length;
       out.decSigned(tid);
-      out.fill(SPACE, Math.max(1, 6 - (out.length - at))); // "%-5d "
-    } else if (f.has('pid') || f.has('tid')) {
-      out.decSigned(f.has('pid') ? pid : tid, 5);
+      out.fill(SPACE, Math.max(1, 6 - (out.length - col))); // "%-5d "
+    } else if (f & (FastField.pid | FastField.tid)) {
+      out.decSigned(f & FastField.pid ? pid : tid, 5);
       out.byte(SPACE);
     }
-    if (f.has('cpu')) {
+    if (f & FastField.cpu) {
       if (cpu >= 0) {
         out.byte(0x5b); // '['
         out.dec(cpu, 3, PAD_ZERO);
@@ -218,29 +267,22 @@ export class FastLines {
         out.byte(SPACE);
       } else out.str(`[${zeroPad(cpu, 3)}] `);
     }
-    if (f.has('time')) this.time(out, time, ctx.ns);
-    if (f.has('period')) {
+    if (f & FastField.time) this.time(out, time, ctx.ns);
+    if (f & FastField.period) {
       if (period >= 0) {
         out.dec(period, 10);
         out.byte(SPACE);
       } else putBytes(out, plan.attrPeriod);
     }
-    if (f.has('event')) {
-      let e = this.events.get(ctx.event);
-      if (e === undefined) {
-        e = this.enc.encode(`${ctx.event.padStart(ctx.eventWidth)}: `);
-        this.events.set(ctx.event, e);
-      }
-      putBytes(out, e);
-    }
-    if (f.has('addr')) {
+    if (f & FastField.event) this.event(out, ctx);
+    if (f & FastField.addr) {
       if (plan.addr >= 0) out.hex64(this.u32(b, plan.addr + hi, le), this.u32(b, plan.addr + lo, le), 16);
       else out.hex64(0, 0, 16);
     }
-    if (f.has('ip')) {
+    if (f & FastField.ip) {
       if (ctx.withChain && plan.callchain >= 0) {
         out.byte(0x0a);
-        if (!this.chainLines(ctx.cols).write(out, b, plan.callchain + 8, nr, le, pid, ctx)) {
+        if (!this.chainLines(ctx.cols).write(out, b, at + plan.callchain + 8, nr, le, pid, ctx)) {
           out.length = start;
           return false;
         }
@@ -249,6 +291,29 @@ export class FastLines {
     }
     out.byte(0x0a);
     return true;
+  }
+
+  private comm(out: ByteText, comm: string, unpadded: boolean): void {
+    if (unpadded) {
+      out.str(comm);
+      out.byte(SPACE);
+      return;
+    }
+    let c = this.comms.get(comm);
+    if (c === undefined) {
+      c = this.enc.encode(`${comm.padStart(16)} `);
+      this.comms.set(comm, c);
+    }
+    putBytes(out, c);
+  }
+
+  private event(out: ByteText, ctx: FastContext): void {
+    let e = this.events.get(ctx.event);
+    if (e === undefined) {
+      e = this.enc.encode(`${ctx.event.padStart(ctx.eventWidth)}: `);
+      this.events.set(ctx.event, e);
+    }
+    putBytes(out, e);
   }
 
   /** perf's "%12s: " of secs.usecs, or with --ns "%5lu.%09llu: ", for a time below 2^53 ns. */

@@ -27,7 +27,7 @@ export function loadFzstd(): typeof import('fzstd') {
 export interface RecordFraming {
   readonly le: boolean;
   readonly textPokeAbi: 'final' | 'rfc';
-  layoutFor(bytes: Uint8Array, type: number, size: number): AttrLayout | undefined;
+  layoutFor(bytes: Uint8Array, type: number, size: number, at?: number): AttrLayout | undefined;
 }
 
 /**
@@ -105,10 +105,8 @@ export class Decompressor {
         });
       }
       if (buf.length - p < size) break;
-      const bytes = buf.subarray(p, p + size);
-      recs.push(
-        new RawRecord(bytes, raw.fileOffset, le, this.f.layoutFor(bytes, type, size), this.f.textPokeAbi, raw.type),
-      );
+      const layout = this.f.layoutFor(buf, type, size, p);
+      recs.push(new RawRecord(buf, raw.fileOffset, le, layout, this.f.textPokeAbi, raw.type, p, size));
       p += size;
     }
     this.tail = buf.slice(p);

@@ -312,8 +312,9 @@ export class PerfFile {
    * perf's evlist__event2evsel: which attr a record belongs to. One attr: it.
    * Otherwise the id at the first attr's id_pos (SAMPLE) or is_pos counted from
    * the end (other kernel records with sample_id_all); id 0 or unknown: the first.
+   * The record is bytes[at .. at + size).
    */
-  layoutFor(bytes: Uint8Array, type: number, size: number): AttrLayout | undefined {
+  layoutFor(bytes: Uint8Array, type: number, size: number, at = 0): AttrLayout | undefined {
     const L = this.layouts;
     if (L.length <= 1) return L[0];
     const first = L[0]!;
@@ -323,10 +324,10 @@ export class PerfFile {
     let off: number;
     if (type === RecordType.SAMPLE) {
       if (first.idPos < 0 || first.idPos >= n) return first;
-      off = 8 + first.idPos * 8;
+      off = at + 8 + first.idPos * 8;
     } else {
       if (first.isPos < 0 || first.isPos > n) return first;
-      off = 8 + (n - first.isPos) * 8;
+      off = at + 8 + (n - first.isPos) * 8;
     }
     // ids are small in practice: look them up by number, without a DataView or a bigint per record
     const b = bytes;
@@ -414,8 +415,10 @@ export class PerfFile {
           if (batch.length) yield batch.splice(0);
           await w.ensure(size, structureName(type));
         }
-        const bytes = w.peek(size);
-        let raw = new RawRecord(bytes, at, this.le, this.layoutFor(bytes, type, size), this.textPokeAbi);
+        const buf = w.array;
+        const off = w.offset;
+        const layout = this.layoutFor(buf, type, size, off);
+        let raw = new RawRecord(buf, at, this.le, layout, this.textPokeAbi, 0, off, size);
         w.advance(size);
         if (type === RecordType.AUXTRACE || type === RecordType.HEADER_TRACING_DATA) {
           // reading the payload slides the window under raw.bytes: detach it first

@@ -6,6 +6,11 @@ import { decodeRecord, hasSampleIdTrailer, trailerEndOf, type PerfRecord } from 
  * A zero-copy view of one record in the reader's window. `bytes` (and
  * `auxData`) are valid only until the iterator advances — call `copy()` to
  * keep one. Typed fields are decoded only when `decode()` is called.
+ *
+ * The record is `buf[off .. off + length)`. `bytes` is that range as its own
+ * view, made on first use: a typed-array view costs 40–100 ns and ~100 bytes
+ * of heap, and the hot paths (the reorder queue, script's plain sample lines)
+ * read `buf` at `off` instead, so most records never get one.
  */
 export class RawRecord {
   readonly type: number;
@@ -13,8 +18,12 @@ export class RawRecord {
   readonly size: number;
   /** Absolute offset of the record (records from a COMPRESSED record: that record's offset, as perf). */
   readonly fileOffset: number;
-  /** The whole record, 8-byte header included. */
-  readonly bytes: Uint8Array;
+  /** The array the record lies in, and where in it: the record is buf[off .. off + length). */
+  readonly buf: Uint8Array;
+  readonly off: number;
+  /** Byte length of the record, 8-byte header included. */
+  readonly length: number;
+  private view: Uint8Array | undefined;
   /** Payload that follows the record in the file: AUXTRACE trace data, HEADER_TRACING_DATA data. */
   auxData?: Uint8Array;
   /** The attr layout this record resolved to (perf's evlist__event2evsel), if any. */
@@ -31,19 +40,25 @@ export class RawRecord {
     layout: AttrLayout | undefined,
     textPokeAbi: 'final' | 'rfc',
     compressedIn = 0,
+    off = 0,
+    length = bytes.length - off,
   ) {
     // byte loads, not a DataView: one object less per record on the reader's hot path
     const b = bytes;
+    const o = off;
     if (le) {
-      this.type = (b[0]! | (b[1]! << 8) | (b[2]! << 16) | (b[3]! << 24)) >>> 0;
-      this.misc = b[4]! | (b[5]! << 8);
-      this.size = b[6]! | (b[7]! << 8);
+      this.type = (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0;
+      this.misc = b[o + 4]! | (b[o + 5]! << 8);
+      this.size = b[o + 6]! | (b[o + 7]! << 8);
     } else {
-      this.type = ((b[0]! << 24) | (b[1]! << 16) | (b[2]! << 8) | b[3]!) >>> 0;
-      this.misc = (b[4]! << 8) | b[5]!;
-      this.size = (b[6]! << 8) | b[7]!;
+      this.type = ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
+      this.misc = (b[o + 4]! << 8) | b[o + 5]!;
+      this.size = (b[o + 6]! << 8) | b[o + 7]!;
     }
-    this.bytes = bytes;
+    this.buf = bytes;
+    this.off = off;
+    this.length = length;
+    this.view = off === 0 && length === bytes.length ? bytes : undefined;
     this.fileOffset = fileOffset;
     this.le = le;
     this.layout = layout;
@@ -51,8 +66,15 @@ export class RawRecord {
     this.compressedIn = compressedIn;
   }
 
+  /** The whole record, 8-byte header included (a view made on first use). */
+  get bytes(): Uint8Array {
+    if (this.view === undefined) this.view = this.buf.subarray(this.off, this.off + this.length);
+    return this.view;
+  }
+
   private u64At(off: number): bigint {
-    return new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength).getBigUint64(off, this.le);
+    const b = this.buf;
+    return new DataView(b.buffer, b.byteOffset + this.off, this.length).getBigUint64(off, this.le);
   }
 
   /**
@@ -73,7 +95,7 @@ export class RawRecord {
       return o >= 0 && o + 8 <= this.size ? o : -1;
     }
     if (L.trailerTimeFromEnd > 0 && hasSampleIdTrailer(this.type) && this.size - L.trailerSize >= 8) {
-      return trailerEndOf(this.type, this.bytes, this.le, L.trailerSize) - L.trailerTimeFromEnd;
+      return this.trailerEnd(L.trailerSize) - L.trailerTimeFromEnd;
     }
     return -1;
   }
@@ -93,14 +115,22 @@ export class RawRecord {
     const L = this.layout;
     if (!L || this.type === RecordType.SAMPLE) return this.timeOffset();
     if (L.trailerTimeFromEnd > 0 && hasSampleIdTrailer(this.type) && this.size - L.trailerSize >= 8) {
-      return this.bytes.length - L.trailerTimeFromEnd;
+      return this.length - L.trailerTimeFromEnd;
     }
     return -1;
   }
 
-  /** The u32 at `off` in `bytes` (record byte order): what the reorder queue reads a time by, as two halves. */
-  u32At(off: number): number {
-    const b = this.bytes;
+  /** trailerEndOf without a view for the records whose sample_id is always at the end. */
+  private trailerEnd(trailerSize: number): number {
+    const t = this.type;
+    if (t !== RecordType.TEXT_POKE && t !== RecordType.KSYMBOL && t !== RecordType.BPF_EVENT) return this.length;
+    return trailerEndOf(t, this.bytes, this.le, trailerSize);
+  }
+
+  /** The u32 at `at` in `bytes` (record byte order): what the reorder queue reads a time by, as two halves. */
+  u32At(at: number): number {
+    const b = this.buf;
+    const off = this.off + at;
     return this.le
       ? (b[off]! | (b[off + 1]! << 8) | (b[off + 2]! << 16) | (b[off + 3]! << 24)) >>> 0
       : ((b[off]! << 24) | (b[off + 1]! << 16) | (b[off + 2]! << 8) | b[off + 3]!) >>> 0;

@@ -98,6 +98,14 @@ export class Window {
     return le ? b[h]! | (b[h + 1]! << 8) : (b[h]! << 8) | b[h + 1]!;
   }
 
+  /** The window's array and where the next byte is in it: the same bytes as `peek`, with no view made. */
+  get array(): Uint8Array {
+    return this.buf;
+  }
+  get offset(): number {
+    return this.start;
+  }
+
   /** A view of the next n bytes (call ensure first). */
   peek(n: number): Uint8Array {
     return this.buf.subarray(this.start, this.start + n);

@@ -15,6 +15,7 @@ import { RawRecord } from '../perfdata/raw-record.js';
 const SLAB = 1 << 20;
 /** Records larger than this, or with a payload (auxData), are kept as copied objects. */
 const MAX_SLAB_RECORD = 65536;
+const MAX_SPARE_SLABS = 4;
 
 export class QueuedRecords {
   // per handle
@@ -35,6 +36,9 @@ export class QueuedRecords {
   private readonly bufs: (Uint8Array | undefined)[] = [];
   private readonly refs: number[] = [];
   private readonly freeBufs: number[] = [];
+  /** Emptied slabs, for reuse (never an unpacker's buffer: records not queued may still point into it). */
+  private readonly spareSlabs: Uint8Array[] = [];
+  private readonly slabs = new WeakSet<Uint8Array>();
 
   /** The slab copies go into, and the unpacker's buffer seen last: released once empty and replaced. */
   private slab = -1;
@@ -54,7 +58,7 @@ export class QueuedRecords {
   /** Queue a record that must outlive the reader's window; returns its handle. */
   add(raw: RawRecord): number {
     const h = this.handle();
-    const n = raw.bytes.byteLength;
+    const n = raw.length;
     if (raw.auxData || n > MAX_SLAB_RECORD || raw.le !== this.le || raw.textPokeAbi !== this.textPokeAbi) {
       this.bufOf[h] = -1;
       // unpacked COMPRESSED contents have a buffer of their own, never reused: no copy needed
@@ -63,24 +67,26 @@ export class QueuedRecords {
     }
     let id: number;
     let off: number;
+    const src = raw.buf;
     if (raw.compressedIn !== 0) {
-      const ab = raw.bytes.buffer;
+      // unpacked COMPRESSED contents have a buffer of their own, never reused: kept, not copied
+      const ab = src.buffer;
       if (ab !== this.unpackedBuffer) {
         this.retire(this.unpacked);
         this.unpacked = this.newBuffer(new Uint8Array(ab));
         this.unpackedBuffer = ab;
       }
       id = this.unpacked;
-      off = raw.bytes.byteOffset;
+      off = src.byteOffset + raw.off;
     } else {
       if (this.slab < 0 || this.slabPos + n > SLAB) {
         this.retire(this.slab);
-        this.slab = this.newBuffer(new Uint8Array(SLAB));
+        this.slab = this.newBuffer(this.spareSlabs.pop() ?? this.newSlab());
         this.slabPos = 0;
       }
       id = this.slab;
       off = this.slabPos;
-      this.bufs[id]!.set(raw.bytes, off);
+      copyBytes(this.bufs[id]!, off, src, raw.off, n);
       this.slabPos += (n + 7) & ~7;
     }
     this.refs[id]!++;
@@ -101,10 +107,18 @@ export class QueuedRecords {
       r = this.objs[h]!;
       this.objs[h] = undefined;
     } else {
-      const o = this.offOf[h]!;
-      const b = this.bufs[id]!.subarray(o, o + this.lenOf[h]!);
       const L = this.layouts[this.layoutOf[h]!];
-      r = new RawRecord(b, this.fileOffOf[h]!, this.le, L, this.textPokeAbi, this.cinOf[h]!);
+      const b = this.bufs[id]!;
+      r = new RawRecord(
+        b,
+        this.fileOffOf[h]!,
+        this.le,
+        L,
+        this.textPokeAbi,
+        this.cinOf[h]!,
+        this.offOf[h]!,
+        this.lenOf[h]!,
+      );
       if (--this.refs[id]! === 0 && id !== this.slab && id !== this.unpacked) this.release(id);
     }
     if (this.freeTop === this.free.length) this.free = grow(this.free, this.free.length * 2);
@@ -136,6 +150,12 @@ export class QueuedRecords {
     return i;
   }
 
+  private newSlab(): Uint8Array {
+    const b = new Uint8Array(SLAB);
+    this.slabs.add(b);
+    return b;
+  }
+
   private newBuffer(b: Uint8Array): number {
     const id = this.freeBufs.length ? this.freeBufs.pop()! : this.bufs.length;
     this.bufs[id] = b;
@@ -149,6 +169,9 @@ export class QueuedRecords {
   }
 
   private release(id: number): void {
+    const b = this.bufs[id]!;
+    // an emptied slab is filled again: a new one each MiB was a page fault per 4 KiB queued
+    if (this.slabs.has(b) && this.spareSlabs.length < MAX_SPARE_SLABS) this.spareSlabs.push(b);
     this.bufs[id] = undefined;
     this.freeBufs.push(id);
   }
@@ -158,4 +181,13 @@ function grow<A extends Int32Array | Float64Array>(a: A, n: number): A {
   const b = new (a.constructor as new (n: number) => A)(n);
   b.set(a);
   return b;
+}
+
+/** dst[at..] = src[from .. from + n): a byte loop for the small records most are (set() wants a view of src). */
+function copyBytes(dst: Uint8Array, at: number, src: Uint8Array, from: number, n: number): void {
+  if (n > 256) {
+    dst.set(src.subarray(from, from + n), at);
+    return;
+  }
+  for (let i = 0; i < n; i++) dst[at + i] = src[from + i]!;
 }
