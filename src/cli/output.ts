@@ -1,13 +1,14 @@
 /**
  * perfpoke's one output sink: text for stdout or a file, buffered (one write
  * per ~64 KiB). Two ways to hand it on: `flush()` for async loops (script,
- * dump) returns a promise while stdout is full, so reading goes on while the
- * reader catches up; `{ sync: true }` (the synchronous decoders) writes with
- * writeSync as the buffer fills. A reader that goes away (`perfpoke script |
+ * dump) returns a promise while stdout, a pipe, is full, so reading goes on
+ * while the reader catches up; `{ sync: true }` (the synchronous decoders),
+ * a file, or stdout redirected to a file are written with writeSync as the
+ * buffer fills. A reader that goes away (`perfpoke script |
  * head`) ends the process quietly with the exit code so far, as perf does; a
  * file appears whole or not at all (a temp file, renamed at close).
  */
-import { closeSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import type { TextSink } from '../format/text-sink.js';
 import { ByteText } from '../io/byte-text.js';
 
@@ -23,6 +24,15 @@ function quietOnEpipe(): void {
   });
 }
 
+function stdoutIsPipe(): boolean {
+  try {
+    const st = fstatSync(1);
+    return st.isFIFO() || st.isSocket();
+  } catch {
+    return true;
+  }
+}
+
 export class OutputSink implements TextSink {
   /** The text not yet handed on, as bytes (formatters may append to it directly). */
   readonly bytes = new ByteText(CHUNK * 2);
@@ -36,7 +46,9 @@ export class OutputSink implements TextSink {
     private readonly path?: string,
     opts: { sync?: boolean } = {},
   ) {
-    this.sync = opts.sync === true || (path !== undefined && path !== '-');
+    // stdout redirected to a file (or /dev/null): written in place, as a file output is; only a pipe or
+    // socket, whose reader may lag, gets the async hand-over (a copy per chunk)
+    this.sync = opts.sync === true || (path !== undefined && path !== '-') || !stdoutIsPipe();
     if (path === undefined || path === '-') {
       this.fd = 1;
       quietOnEpipe();

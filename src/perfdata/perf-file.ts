@@ -415,8 +415,7 @@ export class PerfFile {
           if (batch.length) yield batch.splice(0);
           await w.ensure(size, structureName(type));
         }
-        const buf = w.array;
-        const off = w.offset;
+        const { array: buf, offset: off } = w;
         const layout = this.layoutFor(buf, type, size, off);
         let raw = new RawRecord(buf, at, this.le, layout, this.textPokeAbi, 0, off, size);
         w.advance(size);

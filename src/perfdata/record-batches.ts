@@ -9,7 +9,7 @@ import { structureName } from './records/index.js';
 import type { Window } from './window.js';
 
 /** Most records in one batch (bounds what a batch of unpacked COMPRESSED contents holds). */
-export const BATCH_RECORDS = 4096;
+export const BATCH_RECORDS = 512;
 
 /** Record types PerfFile learns from (attrs, ids, names, features): the records after them may read differently. */
 export function changesReading(type: number): boolean {

@@ -42,6 +42,9 @@ import { defaultEventName } from './event-names.js';
 import { OrderedEvents, type OrderedEventsStats } from './ordered-events.js';
 import { QueuedRecords } from './queued-records.js';
 
+/** Most records in a batch of released records (see Session.released). */
+const RELEASE_BATCH = 512;
+
 export interface SessionOptions extends ReaderOptions {
   /** Deliver in time order (default true). false: file order, as `perf script --show-round-events` does. */
   ordered?: boolean;
@@ -247,9 +250,6 @@ export class Session {
 
   private async *deliverOrdered(oe: OrderedEvents<number>, q: QueuedRecords): AsyncGenerator<RawRecord[]> {
     let out: RawRecord[] = [];
-    const take = (ready: number[]): void => {
-      for (const h of ready) out.push(q.take(h));
-    };
     for await (const batch of this.file.recordBatches()) {
       try {
         for (const raw of batch) {
@@ -265,7 +265,7 @@ export class Session {
             if (raw.type === RecordType.FINISHED_ROUND) {
               if (this.roundBeforeFlush) out.push(raw);
               oe.finishedRound();
-              if (oe.ready.length) take(oe.drain());
+              if (oe.ready.length) yield* this.released(oe.drain(), q, out);
               if (this.roundBeforeFlush) continue;
             }
             out.push(raw);
@@ -280,7 +280,7 @@ export class Session {
             continue;
           }
           oe.queueHalves(th, tl, raw.size, q.add(raw));
-          if (oe.ready.length) take(oe.drain());
+          if (oe.ready.length) yield* this.released(oe.drain(), q, out);
         }
       } catch (e) {
         if (out.length) yield out; // delivered before the error, as one record at a time would be
@@ -295,6 +295,23 @@ export class Session {
     oe.finish();
     const rest = oe.drain().map((h) => q.take(h));
     if (rest.length) yield rest;
+  }
+
+  /**
+   * Records the queue released (handles), after those in `out` (emptied): in
+   * batches of RELEASE_BATCH. A round is thousands of records; made into
+   * RawRecords all at once they outlived young-generation GCs, each of which
+   * then copied them (a tenth of `script`'s time).
+   */
+  private *released(ready: number[], q: QueuedRecords, out: RawRecord[]): Generator<RawRecord[]> {
+    let i = 0;
+    while (out.length + ready.length - i > RELEASE_BATCH) {
+      const batch = out.splice(0);
+      const end = i + RELEASE_BATCH - batch.length;
+      for (; i < end; i++) batch.push(q.take(ready[i]!));
+      yield batch;
+    }
+    for (; i < ready.length; i++) out.push(q.take(ready[i]!));
   }
 
   close(): Promise<void> {
