@@ -115,14 +115,25 @@ export class ByteText {
    * columns with `pad` (' ' or '0'): printf's "%*lu" / "%0*lu".
    */
   dec(v: number, width = 0, pad = SPACE): void {
+    this.put(this.digitsOf(v), width, pad);
+  }
+
+  /** v's decimal digits into digits[k..]; returns k. Below 2^31 in int32 steps (a division by 10 is a multiply). */
+  private digitsOf(v: number): number {
     const d = this.digits;
     let k = d.length;
-    do {
+    while (v > 0x7fffffff) {
       const q = Math.floor(v / 10);
       d[--k] = ZERO + (v - q * 10);
       v = q;
-    } while (v > 0);
-    this.put(k, width, pad);
+    }
+    let x = v | 0;
+    do {
+      const q = (x / 10) | 0;
+      d[--k] = ZERO + (x - q * 10);
+      x = q;
+    } while (x > 0);
+    return k;
   }
 
   /** A signed integer (|v| below 2^53) in decimal: printf's "%*ld". */
@@ -131,15 +142,8 @@ export class ByteText {
       this.dec(v, width);
       return;
     }
-    const d = this.digits;
-    let k = d.length;
-    let a = -v;
-    do {
-      const q = Math.floor(a / 10);
-      d[--k] = ZERO + (a - q * 10);
-      a = q;
-    } while (a > 0);
-    d[--k] = 0x2d;
+    let k = this.digitsOf(-v);
+    this.digits[--k] = 0x2d;
     this.put(k, width, SPACE);
   }
 

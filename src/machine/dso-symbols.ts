@@ -32,7 +32,8 @@ import { parseKallsyms } from './kallsyms.js';
 import { type KernelSymbol, SymbolTable } from './symbols.js';
 import { DsoUnwindTables } from './unwind-elf.js';
 import { hasRealDynsym, pltSymbols } from './elf-plt.js';
-import { type ReadFile, readBytes, type SymbolSource, symbolSources } from './symbol-sources.js';
+import { type ReadFile, type SymbolSource, symbolSources } from './symbol-sources.js';
+import { readElfParts } from './elf-parts.js';
 
 /**
  * The file's symbols and perf's synthesized `name@plt` ones, sorted by start.
@@ -123,7 +124,7 @@ export class DsoSymbols {
     // debuglink, PT_LOADs and symbols)
     const files = new Map<string, Uint8Array | undefined>();
     const read = (p: string): Uint8Array | undefined => {
-      if (!files.has(p)) files.set(p, readBytes(p));
+      if (!files.has(p)) files.set(p, readElfParts(p));
       return files.get(p);
     };
     const own = filename.startsWith('/') ? read(filename) : undefined;
