@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { openSession } from '../../session/session.js';
 import { FormatOptionError } from '../../format/errors.js';
+import { isFormatError } from '../../io/errors.js';
 import { ScriptPrinter } from '../../format/perf-script.js';
 import { ScriptFilter } from '../../format/script-filters.js';
 import { ScriptWarnings } from '../../format/script-warnings.js';
@@ -74,6 +75,8 @@ export async function runScript(
     await out.flush();
     if (!opts.quiet) process.stderr.write(warnings.text(opts)); // perf's warnings (lost events, out of order)
   } catch (e) {
+    // damaged input: perf has printed every record before the damage when it stops; so do we
+    if (isFormatError(e)) await out.flush();
     throw e instanceof FormatOptionError ? new UsageError(e.message) : e;
   } finally {
     progress.stop();
