@@ -42,7 +42,7 @@ export function resolveAddr(m: Machine, text: string): bigint {
   if (hex !== undefined) return hex;
   const mm = /^([^+]+)(?:\+(0x[0-9a-fA-F]+|\d+))?$/.exec(t);
   if (mm && m.kcore) {
-    const sym = m.kcore.symbols.symbols.find((s) => s.name === mm[1]);
+    const sym = m.kcore.symbols.findName(mm[1]!, false);
     if (sym) return sym.start + (mm[2] ? BigInt(mm[2]) : 0n);
   }
   const a = parseAddr(t); // bare hex (ffffffff81000000) when no symbol has that name

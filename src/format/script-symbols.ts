@@ -73,8 +73,8 @@ export class ScriptSymbols {
    */
   private fixupKernelMap(km: { start: bigint; end: bigint }, table: SymbolTable | undefined): void {
     this.kernelLoaded = true;
-    const first = table?.symbols[0];
-    const last = table?.symbols[table.symbols.length - 1];
+    const first = table?.first();
+    const last = table?.last();
     if (!first || !last || this.dsos.kernelFromKcore) return;
     km.start = first.start;
     km.end = last.end;

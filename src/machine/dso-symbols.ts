@@ -28,7 +28,8 @@ import type { FeatureData } from '../perfdata/features/types.js';
 import { isFormatError } from '../io/errors.js';
 import type { PerfFile } from '../perfdata/perf-file.js';
 import { type LoadSegment, loadSegments, readElfSymbols } from './elf-symbols.js';
-import { parseKallsyms } from './kallsyms.js';
+import { parseKallsyms, readKallsymsText } from './kallsyms.js';
+import { kallsymsTable } from './kallsyms-table.js';
 import { type KernelSymbol, SymbolTable } from './symbols.js';
 import { DsoUnwindTables } from './unwind-elf.js';
 import { hasRealDynsym, pltSymbols } from './elf-plt.js';
@@ -100,12 +101,11 @@ export class DsoSymbols {
     const bid = this.opts.buildIds.get('[kernel.kallsyms]');
     let text: string | undefined;
     // dso__find_kallsyms: a kernel without a recorded build-id (pipe mode, --no-buildid) is taken as this host's
-    if (bid === undefined || hostKernelBuildId() === bid) text = tryRead('/proc/kallsyms');
+    if (bid === undefined || hostKernelBuildId() === bid) text = tryReadKallsyms('/proc/kallsyms');
     if (text === undefined && bid !== undefined)
-      text = tryRead(join(this.cacheDir, '[kernel.kallsyms]', bid, 'kallsyms'));
+      text = tryReadKallsyms(join(this.cacheDir, '[kernel.kallsyms]', bid, 'kallsyms'));
     if (text === undefined) return undefined;
-    const all = SymbolTable.fromKallsyms(parseKallsyms(text), []);
-    return SymbolTable.of(all.symbols.filter((s) => s.module === undefined));
+    return kallsymsTable(parseKallsyms(text), [], { kernelOnly: true });
   }
 
   /** Symbols of a user-space file (perf's dso long name), or undefined. */
@@ -238,6 +238,14 @@ function runtimeSegments(sources: readonly SymbolSource[], read: ReadFile): Load
     if (b) return loadSegments(b);
   }
   return undefined;
+}
+
+function tryReadKallsyms(path: string): string | undefined {
+  try {
+    return readKallsymsText(path);
+  } catch {
+    return undefined;
+  }
 }
 
 function tryRead(path: string): string | undefined {

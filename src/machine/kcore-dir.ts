@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readElfCore, PF_X, type CoreSegment } from './elf-core.js';
-import { findKallsym, parseKallsyms, type KallsymsEntry } from './kallsyms.js';
+import { type Kallsyms, parseKallsyms, readKallsymsText } from './kallsyms.js';
 import { parseModules, type ModuleEntry } from './modules.js';
-import { SymbolTable } from './symbols.js';
+import type { SymbolTable } from './symbols.js';
+import { kallsymsTable } from './kallsyms-table.js';
 import { perfDataPath } from '../perfdata/input-path.js';
 
 /**
@@ -22,7 +23,7 @@ export interface KcoreDir {
   dir: string;
   /** Executable PT_LOAD segments (perf maps only those for kernel text). */
   segments: CoreSegment[];
-  kallsyms: KallsymsEntry[];
+  kallsyms: Kallsyms;
   modules: ModuleEntry[];
   symbols: SymbolTable;
   /** Address of `_text`, which must equal the kernel MMAP's pgoff. */
@@ -48,8 +49,8 @@ export function loadKcoreDir(kcoreDir: string): KcoreDir {
     (s) => s.flags & PF_X,
   );
   const kallsyms = existsSync(join(kcoreDir, 'kallsyms'))
-    ? parseKallsyms(readFileSync(join(kcoreDir, 'kallsyms'), 'utf8'))
-    : [];
+    ? parseKallsyms(readKallsymsText(join(kcoreDir, 'kallsyms')))
+    : parseKallsyms('');
   const modules = existsSync(join(kcoreDir, 'modules'))
     ? parseModules(readFileSync(join(kcoreDir, 'modules'), 'utf8'))
     : [];
@@ -59,7 +60,7 @@ export function loadKcoreDir(kcoreDir: string): KcoreDir {
     segments,
     kallsyms,
     modules,
-    symbols: SymbolTable.fromKallsyms(kallsyms, maps),
-    textAddr: findKallsym(kallsyms, '_text'),
+    symbols: kallsymsTable(kallsyms, maps),
+    textAddr: kallsyms.find('_text'),
   };
 }

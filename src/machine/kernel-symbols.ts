@@ -15,7 +15,8 @@
  * programs, trampolines), which the caller tracks in event order.
  */
 import type { KcoreDir } from './kcore-dir.js';
-import { SymbolTable } from './symbols.js';
+import type { SymbolTable } from './symbols.js';
+import { kallsymsTable } from './kallsyms-table.js';
 
 export interface KernelMapRecord {
   start: bigint;
@@ -60,7 +61,7 @@ export function kernelSymbolModel(kcore: KcoreDir, kernelMaps: readonly KernelMa
   const usesKcore = perfUsesKcore(kcore, kernelMaps);
   return {
     usesKcore,
-    symbols: usesKcore ? kcore.symbols : SymbolTable.fromKallsyms(kcore.kallsyms, []),
+    symbols: usesKcore ? kcore.symbols : kallsymsTable(kcore.kallsyms, []),
     segments,
     kernelMap: k ? { start: k.start, end: k.end } : undefined,
     moduleMaps,

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseKallsyms } from './kallsyms.js';
 import { parseModules } from './modules.js';
-import { SymbolTable } from './symbols.js';
+import { kallsymsTable } from './kallsyms-table.js';
 import { readElfCore } from './elf-core.js';
 import { writeElfCore } from './elf-core-writer.js';
 import { FormatError } from '../io/errors.js';
@@ -12,7 +12,7 @@ const K = 0xffffffff81000000n;
 test('kallsyms: kernel and module lines, junk skipped', () => {
   const e = parseKallsyms('ffffffff81000000 T _text\nnot a line\nffffffffc0001000 t mod_fn\t[mymod]\n\nzz T bad\n');
   assert.deepEqual(
-    e.map((x) => [x.addr, x.type, x.name, x.module]),
+    e.entries().map((x) => [x.addr, x.type, x.name, x.module]),
     [
       [K, 'T', '_text', undefined],
       [0xffffffffc0001000n, 't', 'mod_fn', 'mymod'],
@@ -47,7 +47,7 @@ test('symbols follow perf: filtered types, duplicates, ends, clipping to the kco
     { start: K, end: K + 0x1800n },
     { start: 0xffffffffc0000000n, end: 0xffffffffc0001000n },
   ];
-  const s = SymbolTable.fromKallsyms(parseKallsyms(text), maps);
+  const s = kallsymsTable(parseKallsyms(text), maps);
   assert.equal(s.symOff(K + 5n), 'startup_64+0x5');
   assert.equal(s.symOff(K + 0x100n), 'strong_one+0x0');
   assert.equal(s.symOff(K + 0x250n), 'strong_one+0x150', 'the r symbol is dropped, so strong_one runs to last');

@@ -278,7 +278,7 @@ export function recordingSwitchIps(rec: PtRecording): SwitchIps | undefined {
   const k = m.kernelMaps.find((x) => x.filename.startsWith('[kernel.kallsyms]'));
   const symbol = (name: string): bigint | undefined => {
     if (!k) return undefined;
-    const s = m.symbolizer.symbols.symbols.find((x) => x.name === name && x.module === undefined);
+    const s = m.symbolizer.symbols.findName(name, true);
     return s && s.start >= k.start && s.start < k.end ? s.start : undefined;
   };
   // HAVE_SCHED_SWITCH 1 (sched:sched_switch samples name the next task) is not modelled: no sync_switch
