@@ -47,7 +47,8 @@ export async function runScript(
     out.write(`${headerLines(await readFileFeatures(dataFile), mtime, false).join('\n')}\n`);
     if (opts.headerOnly) return void (await out.flush());
   }
-  const s = await openSession(dataFile, { ordered: !opts.showRoundEvents, perfTimes: true });
+  // a damaged feature table does not stop perf from printing the samples: reported after them
+  const s = await openSession(dataFile, { ordered: !opts.showRoundEvents, perfTimes: true, damage: 'defer' });
   const progress = startProgress('script', s.file.pipe ? 0 : s.file.header.data.offset + s.file.header.data.size, opts);
   try {
     const p = new ScriptPrinter(s, opts, out);
@@ -74,6 +75,7 @@ export async function runScript(
     }
     await out.flush();
     if (!opts.quiet) process.stderr.write(warnings.text(opts)); // perf's warnings (lost events, out of order)
+    if (s.file.damage) throw s.file.damage;
   } catch (e) {
     // damaged input: perf has printed every record before the damage when it stops; so do we
     if (isFormatError(e)) await out.flush();
