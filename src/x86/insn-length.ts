@@ -1,4 +1,5 @@
-import { Decoder, DecoderOptions, Instruction } from './iced.js';
+import type { Instruction } from './iced.js';
+import { icedModule } from './iced-lazy.js';
 
 let shared: Instruction | undefined;
 
@@ -9,6 +10,7 @@ let shared: Instruction | undefined;
  */
 export function insnLength(bytes: Uint8Array, bitness: 32 | 64): number {
   if (bytes.length === 0) return 0;
+  const { Decoder, DecoderOptions, Instruction } = icedModule();
   const d = new Decoder(bitness, bytes, DecoderOptions.None);
   try {
     shared ??= new Instruction();
