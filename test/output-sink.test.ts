@@ -2,7 +2,8 @@
  * The one output sink (src/cli/output.ts): a reader that goes away ends the
  * command quietly with exit 0 (as `perf script | head` does), for the async
  * writers (dump, script) and the synchronous one (decode); a file output
- * appears whole, and not at all after a failure.
+ * appears whole, and not at all after a failure; stdout redirected to a file
+ * (written in place) carries the same bytes as a pipe.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import { simulate } from '../src/sim/simulate.js';
 import { withOutput } from '../src/cli/output.js';
 import { repoRoot } from './cli.js';
+import { needTool } from './require-tool.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'perfpoke-output-sink-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -68,4 +70,35 @@ test('a file output appears whole at close, and not at all after a failure', asy
     [],
     'no temp file left',
   );
+});
+
+test('stdout redirected to a file is written in place: the same bytes as through a pipe, and as perf', (t) => {
+  if (!needTool(t, 'perf')) return;
+  // a live recording with callchains: several 64 KiB chunks of output (the fixtures print less than one)
+  const input = join(dir, 'live.data');
+  const rec = spawnSync(
+    '/usr/bin/perf',
+    ['record', '-q', '-g', '-e', 'cpu-clock', '-c', '20000', '-o', input, '--', 'find', '/usr/lib', '-name', '*.so*'],
+    { encoding: 'utf8', stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  assert.equal(rec.status, 0, rec.stderr);
+  const file = join(dir, 'script.txt');
+  const q = (s: string): string => `'${s.replace(/'/g, "'\\''")}'`;
+  const toFile = spawnSync(
+    'bash',
+    ['-c', `${q(process.execPath)} --import tsx ${q(main)} script -i ${q(input)} > ${q(file)}`],
+    { cwd: repoRoot, encoding: 'utf8' },
+  );
+  assert.equal(toFile.status, 0, toFile.stderr);
+  const piped = spawnSync(process.execPath, ['--import', 'tsx', main, 'script', '-i', input], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  });
+  assert.equal(piped.status, 0, piped.stderr);
+  const written = readFileSync(file, 'utf8');
+  assert.ok(written.length > 100_000, `a few chunks of output (${written.length} bytes)`);
+  assert.equal(written, piped.stdout);
+  const perf = spawnSync('/usr/bin/perf', ['script', '-i', input], { encoding: 'utf8', maxBuffer: 1 << 28 });
+  assert.equal(written, perf.stdout);
 });
