@@ -27,15 +27,15 @@ export interface Site {
   /** Pokes of this site in apply order (built on first use: see members). */
   readonly pokes: PlacedPoke[];
   /** The apply-order positions (seq) of the site's pokes, in apply order. */
-  members: Int32Array;
+  readonly members: Int32Array;
   /** time of pokes[k] at k (sorted; made on first use from the store: searches read timesF). */
   readonly times: BigInt64Array;
   /** The same times as doubles (rounded, still sorted): searched first, so reads allocate no bigints. */
-  timesF: Float64Array;
+  readonly timesF: Float64Array;
   /** (pokes.length + 1) rows of (end - start) bytes: row k = after k pokes. */
-  states: Uint8Array;
+  readonly states: Uint8Array;
   /** Same shape, 1 = byte exists; null when every byte always exists. */
-  live: Uint8Array | null;
+  readonly live: Uint8Array | null;
 }
 
 /** What a site needs of its image: its pokes as objects, and their exact times. */
@@ -45,23 +45,59 @@ export interface SiteImage {
   readonly order: Int32Array;
 }
 
+/** The buffers the sites' arrays are views into: a site holds its range of each. */
+export interface SiteColumns {
+  /** Every site's members, site after site. */
+  members: Int32Array;
+  /** Their times as doubles, in the same places. */
+  timesF: Float64Array;
+  /** Rows of states (see Site.states). */
+  rows: Uint8Array;
+}
+
 /**
- * A site of the image: its pokes as PlacedPoke objects and their bigint
- * times are made on first use (the times only settle ties between times
- * past 2^53 ns and serve time-bounded pokesIn: 8 bytes a poke otherwise).
+ * A site of the image: its arrays are views made on first use (three typed
+ * array objects per site otherwise: ~6 MB on 16 k sites, and enough to grow
+ * the young generation to its largest while the image is built), its pokes
+ * as PlacedPoke objects and their bigint times too (the times only settle
+ * ties between times past 2^53 ns and serve time-bounded pokesIn: 8 bytes a
+ * poke otherwise).
  */
 export class ImageSite implements Site {
   private placed: PlacedPoke[] | undefined;
   private exactTimes: BigInt64Array | undefined;
+  private membersView: Int32Array | undefined;
+  private timesView: Float64Array | undefined;
+  private statesView: Uint8Array | undefined;
+  /**
+   * `first`, `count`: the site's range of cols.members and cols.timesF;
+   * `rowsAt`: where its (count + 1) rows start in cols.rows.
+   */
   constructor(
     private readonly image: SiteImage,
     readonly start: bigint,
     readonly end: bigint,
-    readonly members: Int32Array,
-    readonly states: Uint8Array,
+    private readonly cols: SiteColumns,
+    private readonly first: number,
+    private readonly count: number,
+    private readonly rowsAt: number,
     readonly live: Uint8Array | null,
-    readonly timesF: Float64Array,
   ) {}
+  get members(): Int32Array {
+    this.membersView ??= this.cols.members.subarray(this.first, this.first + this.count);
+    return this.membersView;
+  }
+  get timesF(): Float64Array {
+    this.timesView ??= this.cols.timesF.subarray(this.first, this.first + this.count);
+    return this.timesView;
+  }
+  get states(): Uint8Array {
+    this.statesView ??= this.cols.rows.subarray(
+      this.rowsAt,
+      this.rowsAt + (this.count + 1) * Number(this.end - this.start),
+    );
+    return this.statesView;
+  }
   get pokes(): PlacedPoke[] {
     this.placed ??= Array.from(this.members, (q) => this.image.placedAt(q));
     return this.placed;
@@ -69,10 +105,10 @@ export class ImageSite implements Site {
   get times(): BigInt64Array {
     if (!this.exactTimes) {
       const { store, order } = this.image;
-      const t = new BigInt64Array(this.members.length);
+      const t = new BigInt64Array(this.count);
       const halves = new Uint32Array(t.buffer);
       for (let k = 0; k < t.length; k++) {
-        const i = order[this.members[k]!]!;
+        const i = order[this.cols.members[this.first + k]!]!;
         halves[2 * k + LO_AT] = store.timeLo[i]!;
         halves[2 * k + 1 - LO_AT] = store.timeHi[i]!;
       }

@@ -198,23 +198,23 @@ export class CodeImage implements CodeReader {
     fillTimes(st, order, g.posOf, timesF);
     const sites: Site[] = [];
     const known = new Uint8Array(width.reduce((m, w) => Math.max(m, w), 0));
+    const cols = { members: g.members, timesF, rows };
     for (let s = 0; s < nSites; s++) {
-      const members = g.members.subarray(g.first[s]!, g.first[s + 1]!);
       const start = g.starts[s]!;
       const w = width[s]!;
-      const tf = timesF.subarray(g.first[s]!, g.first[s + 1]!);
-      const states = rows.subarray(base[s]!, base[s + 1]!);
+      const first = g.first[s]!;
+      const n = g.first[s + 1]! - first;
       if (!slow[s]) {
         // kcore must hold every byte of the site: else fillSite decides them
         known.fill(0, 0, w);
-        img.copyBase(start, w, states, known);
+        img.copyBase(start, w, rows.subarray(base[s]!, base[s]! + w), known);
         if (known.subarray(0, w).every((x) => x === 1)) {
-          sites.push(new ImageSite(img, start, g.ends[s]!, members, states, null, tf));
+          sites.push(new ImageSite(img, start, g.ends[s]!, cols, first, n, base[s]!, null));
           continue;
         }
         slow[s] = 1;
       }
-      sites.push(img.fillSite(start, g.ends[s]!, members, tf));
+      sites.push(img.fillSite(start, g.ends[s]!, { members: g.members, timesF }, first, n));
     }
     (img as { sites: readonly Site[] }).sites = sites;
     img.siteStarts = g.starts;
@@ -266,10 +266,17 @@ export class CodeImage implements CodeReader {
   /** End of the recording for queries: after every poke. */
   static readonly END = NO_TIME_LIMIT;
 
-  private fillSite(start: bigint, end: bigint, members: Int32Array, timesF: Float64Array): Site {
+  /** A site whose pokes are cols.members[first, first + n), with rows of its own. */
+  private fillSite(
+    start: bigint,
+    end: bigint,
+    cols: { members: Int32Array; timesF: Float64Array },
+    first: number,
+    n: number,
+  ): Site {
     const st = this.store;
     const width = Number(end - start);
-    const n = members.length;
+    const members = cols.members.subarray(first, first + n);
     const states = new Uint8Array((n + 1) * width);
     const known = new Uint8Array(width);
     // base from kcore
@@ -302,7 +309,7 @@ export class CodeImage implements CodeReader {
       liveRows.set(known);
       for (const j of deadAtStart) liveRows[j] = 0;
     }
-    const site = new ImageSite(this, start, end, members, states, liveRows, timesF);
+    const site = new ImageSite(this, start, end, { ...cols, rows: states }, first, n, 0, liveRows);
     for (let k = 0; k < n; k++) {
       const q = members[k]!;
       const i = this.order[q]!;
