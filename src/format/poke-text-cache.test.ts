@@ -78,6 +78,9 @@ test('kept texts equal fresh ones: across KSYMBOLs, the kernel load, copies and 
           assert.equal(cache.copyOf(copy), fresh(s, copy));
         }
         assert.ok(made <= 2 * image.order.length);
+        // out of order too (--site walks one site; a library caller may go back)
+        for (let q = image.order.length - 1; q >= 0; q -= 2)
+          assert.equal(cache.applied(q), fresh(s, image.store.peek(image.order[q]!)));
       },
     ),
     { numRuns: 300 },

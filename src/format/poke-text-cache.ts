@@ -46,6 +46,7 @@ export class PokeTextCache<V> {
   /** For copies, whose points need not follow the walk's order. */
   private readonly copyEpochs: NamingEpochs;
   private epoch = -1;
+  private lastSeq = -1;
   /** Open addressing: entry + 1 per slot, 0 = empty; at most half full. */
   private slots = new Int32Array(1 << 10);
   private keys = new Uint32Array(K * 256);
@@ -65,7 +66,10 @@ export class PokeTextCache<V> {
   applied(seq: number, p?: Poke): V {
     const st = this.image.store;
     const i = this.image.order[seq]!;
-    if (!this.epochs.settled) {
+    // a settled walk keeps its number only for the points after it
+    const back = seq < this.lastSeq;
+    this.lastSeq = seq;
+    if (back || !this.epochs.settled) {
       const e = this.epochs.at({ time: st.time(i), fileOffset: st.fileOffset[i]! });
       if (e !== this.epoch) {
         // the names may differ from here on
