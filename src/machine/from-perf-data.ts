@@ -185,13 +185,6 @@ function firstPokeIn(image: CodeImage, start: bigint, end: bigint): Poke | undef
   return undefined;
 }
 
-/**
- * Records per reader batch while loading: the loop keeps nothing per record,
- * and V8 grows the young generation by what outlives its collections (a
- * batch is alive while it is walked).
- */
-const LOAD_BATCH = 256;
-
 /** Throws FormatError for a malformed file, a Node fs error for a missing one. */
 export async function loadMachine(input: string, opts: LoadOptions = {}): Promise<Machine> {
   const { dataFile, kcoreDir } = resolveInput(input);
@@ -214,7 +207,7 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
   try {
     // batches: one promise per batch, not per record (a million pokes); the AUX data is not read (the
     // image needs none of it, and a copy per buffer grew the peak RSS with the trace)
-    for await (const batch of f.recordBatches({ auxData: false, batchRecords: LOAD_BATCH }))
+    for await (const batch of f.recordBatches({ auxData: false }))
       for (const raw of batch) {
         const t = raw.type;
         if (opts.onProgress && (++n & 0xfff) === 0) opts.onProgress(raw.fileOffset);

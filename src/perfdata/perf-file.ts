@@ -40,8 +40,6 @@ export interface RecordsOptions {
   compressed?: 'expand' | 'raw' | 'both';
   /** false: AUXTRACE data is stepped over, not read (a file seeks past it), and `auxData` stays undefined. */
   auxData?: boolean;
-  /** Most records per batch (default BATCH_RECORDS): fewer keep fewer alive through a young collection. */
-  batchRecords?: number;
 }
 
 export interface AttrEntry {
@@ -447,7 +445,7 @@ export class PerfFile {
             this.observe(raw);
           }
         }
-        if (batch.length >= (opts.batchRecords ?? BATCH_RECORDS)) yield batch.splice(0);
+        if (batch.length >= BATCH_RECORDS) yield batch.splice(0);
       }
       if (batch.length) yield batch.splice(0);
       unpack.finish();
