@@ -4,13 +4,16 @@
  * before -> after, what kind of poke it looks like), or one JSON Lines
  * object per poke (`type: "poke"`, docs/json/poke.schema.json).
  */
-import { disassembleLine } from '../x86/disasm.js';
+import { decodeUnmemoized, insnsLine } from '../x86/disasm.js';
 import type { Machine } from '../machine/from-perf-data.js';
 import { classifyPoke } from '../x86/poke-kind.js';
 import { hexBytes } from '../io/hex.js';
 import type { Poke } from '../machine/poke.js';
-import { formatPerfTime } from '../machine/time-format.js';
+import { formatPerfTime, formatPerfTimeTo } from '../machine/time-format.js';
+import { PAD_ZERO } from '../io/byte-text.js';
 import { jsonBytes, jsonHex, jsonLine, jsonTime } from './json-lines.js';
+import { PokeTextCache } from './poke-text-cache.js';
+import type { TextSink } from './text-sink.js';
 
 export interface PokeView {
   poke: Poke;
@@ -26,9 +29,29 @@ export interface PokeView {
   consistent: boolean;
   /** Set on Linux 6.1's extra copy of a poke (shown with --all-copies): the copy kept. */
   copyOf?: Poke;
+  /** The text these fields came from, which other pokes may share (it keeps formatPokeLine's middle). */
+  text?: PokeText;
 }
 
-export function viewPoke(m: Machine, p: Poke, consistent: boolean, copyOf?: Poke): PokeView {
+/** What a poke's line says besides its time, cpu and consistency (pokeText makes it). */
+export interface PokeText {
+  addr: string;
+  sym: string;
+  /** The KSYMBOL naming this address, when it differs from perf's `sym` (trampolines, BPF). */
+  ksym?: string;
+  kind: string;
+  before: string;
+  after: string;
+  /** The text line's part from the address to the instructions, made on first use. */
+  middle?: string;
+}
+
+/**
+ * The address, names, kind and instructions of poke p, as perf names them at
+ * its point of the recording. Decoded outside the disassembler's memo: a
+ * caller that prints many pokes keeps the result (PokeTextCache).
+ */
+export function pokeText(m: Machine, p: Poke): PokeText {
   const at = { time: p.time, fileOffset: p.fileOffset };
   const symbolize = (a: bigint): string => m.symbolizer.symOff(a, at);
   const sym = m.symbolizer.find(p.addr, at);
@@ -36,25 +59,49 @@ export function viewPoke(m: Machine, p: Poke, consistent: boolean, copyOf?: Poke
   // branch targets: the code's own KSYMBOL name first (a BPF trampoline says so), else perf's
   const nameTarget = (a: bigint): string => m.symbolizer.ksymbolAt(a, at) ?? symbolize(a);
   const ksym = m.symbolizer.ksymbolAt(p.addr, at);
-  let kind: string = classifyPoke(p, sym ? p.addr - sym.start : undefined);
+  const decoded = { old: decodeUnmemoized(p.oldBytes, p.addr), new: decodeUnmemoized(p.newBytes, p.addr) };
+  let kind: string = classifyPoke(p, sym ? p.addr - sym.start : undefined, decoded);
   // an fentry nop <-> call whose call goes to a BPF trampoline is a BPF attach/detach, not ftrace
   const call = kind === 'ftrace' ? [p.newBytes, p.oldBytes].find((b) => b.length === 5 && b[0] === 0xe8) : undefined;
   if (call) {
     const target = p.addr + 5n + BigInt(new DataView(call.buffer, call.byteOffset, 5).getInt32(1, true));
     if (m.symbolizer.ksymbolAt(target, at)?.startsWith('bpf_trampoline')) kind = 'bpf-trampoline';
   }
+  // flat strings: the text is kept (PokeTextCache; see pokeLineMiddle)
+  return {
+    addr: p.addr.toString(16),
+    sym: flat(perfSym),
+    ...(ksym && ksym !== perfSym ? { ksym: flat(ksym) } : {}),
+    kind,
+    before: flat(insnsLine(decoded.old, nameTarget)),
+    after: flat(insnsLine(decoded.new, nameTarget)),
+  };
+}
+
+/**
+ * s as one flat string: V8 builds a concatenation as a tree of its pieces,
+ * and reading a character flattens it in place (the pieces become garbage).
+ */
+function flat(s: string): string {
+  s.charCodeAt(0);
+  return s;
+}
+
+/** `text`: the poke's pokeText when the caller has it. */
+export function viewPoke(m: Machine, p: Poke, consistent: boolean, copyOf?: Poke, text = pokeText(m, p)): PokeView {
   return {
     poke: p,
     time: formatPerfTime(p.time),
     cpu: p.cpu,
-    addr: p.addr.toString(16),
-    sym: perfSym,
-    ...(ksym && ksym !== perfSym ? { ksym } : {}),
-    before: disassembleLine(p.oldBytes, p.addr, nameTarget),
-    after: disassembleLine(p.newBytes, p.addr, nameTarget),
-    kind,
+    addr: text.addr,
+    sym: text.sym,
+    ...(text.ksym ? { ksym: text.ksym } : {}),
+    before: text.before,
+    after: text.after,
+    kind: text.kind,
     consistent,
     ...(copyOf ? { copyOf } : {}),
+    text,
   };
 }
 
@@ -63,7 +110,10 @@ export function pokeViews(m: Machine, opts: { site?: bigint; allCopies?: boolean
   return [...eachPokeView(m, opts)];
 }
 
-/** pokeViews one at a time, so a caller can print a million pokes without holding their text. */
+/**
+ * pokeViews one at a time, so a caller can print a million pokes without
+ * holding their text; the texts they share are made once (PokeTextCache).
+ */
 export function* eachPokeView(m: Machine, opts: { site?: bigint; allCopies?: boolean } = {}): Generator<PokeView> {
   const copiesOf = new Map<Poke, Poke[]>();
   if (opts.allCopies)
@@ -72,17 +122,18 @@ export function* eachPokeView(m: Machine, opts: { site?: bigint; allCopies?: boo
       if (l) l.push(c.copy);
       else copiesOf.set(c.of, [c.copy]);
     }
-  const one = function* (p: Poke, consistent: boolean): Generator<PokeView> {
-    yield viewPoke(m, p, consistent);
-    for (const c of copiesOf.get(p) ?? []) yield viewPoke(m, c, consistent, p);
+  const texts = new PokeTextCache(m.image, m.symbolizer, (p) => pokeText(m, p));
+  const one = function* (seq: number, p: Poke, consistent: boolean): Generator<PokeView> {
+    yield viewPoke(m, p, consistent, undefined, texts.applied(seq, p));
+    for (const c of copiesOf.get(p) ?? []) yield viewPoke(m, c, consistent, p, texts.copyOf(c));
   };
   if (opts.site !== undefined)
-    for (const pp of m.image.pokesIn(opts.site, opts.site + 1n)) yield* one(pp.poke, pp.consistent);
+    for (const pp of m.image.pokesIn(opts.site, opts.site + 1n)) yield* one(pp.seq, pp.poke, pp.consistent);
   else {
     // every poke, from the image's columns: one transient object per poke, none kept (a poke with
     // copies is the store's own object, so copiesOf finds it)
     const { order, store, consistentAt } = m.image;
-    for (let q = 0; q < order.length; q++) yield* one(store.peek(order[q]!), consistentAt[q] === 1);
+    for (let q = 0; q < order.length; q++) yield* one(q, store.peek(order[q]!), consistentAt[q] === 1);
   }
   if (opts.site === undefined) for (const p of m.image.ignoredPokes) yield viewPoke(m, p, false);
 }
@@ -101,18 +152,62 @@ export function pokesNotes(m: Machine, allCopies: boolean): string[] {
 }
 
 export function formatPokeLine(v: PokeView): string {
-  const p = v.poke;
   const cpu = v.cpu >= 0 ? v.cpu.toString().padStart(3, '0') : '---';
-  const bytes = `${hexBytes(p.oldBytes) || '(none)'} -> ${hexBytes(p.newBytes) || '(none)'}`;
-  const insns = `${v.before || '(no code)'} -> ${v.after || '(no code)'}`;
   const tail = v.copyOf
     ? `  (copy: the same poke as at ${formatPerfTime(v.copyOf.time)}, from another text_poke event)`
     : v.consistent
       ? ''
-      : '  STALE (old bytes differ from the image)';
-  const where = `${v.addr} ${v.sym || '?'}${v.ksym ? ` (ksymbol ${v.ksym})` : ''}`;
+      : STALE;
+  // the pokes of one text share address, bytes and names: their middle is made once
+  const t = v.text;
+  let middle = t?.middle;
+  if (middle === undefined) {
+    middle = pokeLineMiddle(v.poke, t ?? v);
+    if (t) t.middle = middle;
+  }
+  return `${v.time.padStart(16)} [${cpu}] ${middle}${tail}`;
+}
+
+const STALE = '  STALE (old bytes differ from the image)';
+
+/**
+ * A line's part from the address to the instructions, as one flat string
+ * (it is kept: a concatenation keeps its pieces, ~350 bytes where the flat
+ * text takes ~160).
+ */
+function pokeLineMiddle(p: Poke, t: PokeText): string {
+  const bytes = `${hexBytes(p.oldBytes) || '(none)'} -> ${hexBytes(p.newBytes) || '(none)'}`;
+  const insns = `${t.before || '(no code)'} -> ${t.after || '(no code)'}`;
+  const where = `${t.addr} ${t.sym || '?'}${t.ksym ? ` (ksymbol ${t.ksym})` : ''}`;
   const lens = `${p.oldBytes.length}/${p.newBytes.length}`;
-  return `${v.time.padStart(16)} [${cpu}] ${where} ${v.kind} len ${lens}: ${bytes} | ${insns}${tail}`;
+  return flat(`${where} ${t.kind} len ${lens}: ${bytes} | ${insns}`);
+}
+
+/**
+ * The lines of `pokes` without --site or --all-copies (formatPokeLine's
+ * bytes), written straight into the sink: per poke only its time, cpu and
+ * consistency are formatted, the rest is made once per (address, bytes)
+ * (PokeTextCache) and no object is made.
+ */
+export function writePokeLines(m: Machine, sink: TextSink): void {
+  const { order, store: st, consistentAt } = m.image;
+  const middles = new PokeTextCache(m.image, m.symbolizer, (p) => pokeLineMiddle(p, pokeText(m, p)));
+  const out = sink.bytes;
+  for (let q = 0; q < order.length; q++) {
+    const i = order[q]!;
+    const middle = middles.applied(q);
+    formatPerfTimeTo(out, st.timeHi[i]!, st.timeLo[i]!, 16);
+    out.str(' [');
+    const cpu = st.cpu[i]!;
+    if (cpu >= 0) out.dec(cpu, 3, PAD_ZERO);
+    else out.str('---');
+    out.str('] ');
+    out.str(middle);
+    if (consistentAt[q] !== 1) out.str(STALE);
+    out.byte(0x0a);
+    sink.wrote();
+  }
+  for (const p of m.image.ignoredPokes) sink.write(`${formatPokeLine(viewPoke(m, p, false))}\n`);
 }
 
 /** The text lines of `pokes`, with its closing notes. */

@@ -27,62 +27,107 @@ export interface Site {
   /** Pokes of this site in apply order (built on first use: see members). */
   readonly pokes: PlacedPoke[];
   /** The apply-order positions (seq) of the site's pokes, in apply order. */
-  members: Int32Array;
-  /** time of pokes[k] at k (sorted). */
-  times: BigInt64Array;
+  readonly members: Int32Array;
+  /** time of pokes[k] at k (sorted; made on first use from the store: searches read timesF). */
+  readonly times: BigInt64Array;
   /** The same times as doubles (rounded, still sorted): searched first, so reads allocate no bigints. */
-  timesF: Float64Array;
+  readonly timesF: Float64Array;
   /** (pokes.length + 1) rows of (end - start) bytes: row k = after k pokes. */
-  states: Uint8Array;
+  readonly states: Uint8Array;
   /** Same shape, 1 = byte exists; null when every byte always exists. */
-  live: Uint8Array | null;
+  readonly live: Uint8Array | null;
 }
 
-/** A site of the image: its pokes as PlacedPoke objects are made on first use. */
+/** What a site needs of its image: its pokes as objects, and their exact times. */
+export interface SiteImage {
+  placedAt(seq: number): PlacedPoke;
+  readonly store: PokeStore;
+  readonly order: Int32Array;
+}
+
+/** The buffers the sites' arrays are views into: a site holds its range of each. */
+export interface SiteColumns {
+  /** Every site's members, site after site. */
+  members: Int32Array;
+  /** Their times as doubles, in the same places. */
+  timesF: Float64Array;
+  /** Rows of states (see Site.states). */
+  rows: Uint8Array;
+}
+
+/**
+ * A site of the image: its arrays are views made on first use (three typed
+ * array objects per site otherwise: ~6 MB on 16 k sites, and enough to grow
+ * the young generation to its largest while the image is built), its pokes
+ * as PlacedPoke objects and their bigint times too (the times only settle
+ * ties between times past 2^53 ns and serve time-bounded pokesIn: 8 bytes a
+ * poke otherwise).
+ */
 export class ImageSite implements Site {
   private placed: PlacedPoke[] | undefined;
+  private exactTimes: BigInt64Array | undefined;
+  private membersView: Int32Array | undefined;
+  private timesView: Float64Array | undefined;
+  private statesView: Uint8Array | undefined;
+  /**
+   * `first`, `count`: the site's range of cols.members and cols.timesF;
+   * `rowsAt`: where its (count + 1) rows start in cols.rows.
+   */
   constructor(
-    private readonly image: { placedAt(seq: number): PlacedPoke },
+    private readonly image: SiteImage,
     readonly start: bigint,
     readonly end: bigint,
-    readonly members: Int32Array,
-    readonly states: Uint8Array,
+    private readonly cols: SiteColumns,
+    private readonly first: number,
+    private readonly count: number,
+    private readonly rowsAt: number,
     readonly live: Uint8Array | null,
-    readonly times: BigInt64Array,
-    readonly timesF: Float64Array,
   ) {}
+  get members(): Int32Array {
+    this.membersView ??= this.cols.members.subarray(this.first, this.first + this.count);
+    return this.membersView;
+  }
+  get timesF(): Float64Array {
+    this.timesView ??= this.cols.timesF.subarray(this.first, this.first + this.count);
+    return this.timesView;
+  }
+  get states(): Uint8Array {
+    this.statesView ??= this.cols.rows.subarray(
+      this.rowsAt,
+      this.rowsAt + (this.count + 1) * Number(this.end - this.start),
+    );
+    return this.statesView;
+  }
   get pokes(): PlacedPoke[] {
     this.placed ??= Array.from(this.members, (q) => this.image.placedAt(q));
     return this.placed;
   }
+  get times(): BigInt64Array {
+    if (!this.exactTimes) {
+      const { store, order } = this.image;
+      const t = new BigInt64Array(this.count);
+      const halves = new Uint32Array(t.buffer);
+      for (let k = 0; k < t.length; k++) {
+        const i = order[this.cols.members[this.first + k]!]!;
+        halves[2 * k + LO_AT] = store.timeLo[i]!;
+        halves[2 * k + 1 - LO_AT] = store.timeHi[i]!;
+      }
+      this.exactTimes = t;
+    }
+    return this.exactTimes;
+  }
 }
 
-const HOST_LE = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+/** Where a u64's low u32 half sits in memory. */
+const LO_AT = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1 ? 0 : 1;
 
 /**
- * Every site's times (both copies) from the store's halves, no bigint per
- * poke, and each seq's kOf. Walks the pokes in apply order (the columns'
- * order) and writes each at its place: posOf[q] = q's index in members.
+ * Every site's times as doubles from the store's halves, no bigint per poke.
+ * Walks the pokes in apply order (the columns' order) and writes each at its
+ * place: posOf[q] = q's index in members.
  */
-export function fillTimes(
-  st: PokeStore,
-  order: Int32Array,
-  g: { siteOf: Int32Array; first: Int32Array; posOf: Int32Array },
-  times: BigInt64Array,
-  timesF: Float64Array,
-  kOf: Int32Array,
-): void {
-  const halves = new Uint32Array(times.buffer, times.byteOffset, times.length * 2);
-  const loAt = HOST_LE ? 0 : 1;
-  const hiAt = 1 - loAt;
-  for (let q = 0; q < order.length; q++) {
-    const i = order[q]!;
-    const x = g.posOf[q]!;
-    halves[2 * x + loAt] = st.timeLo[i]!;
-    halves[2 * x + hiAt] = st.timeHi[i]!;
-    timesF[x] = st.timeF(i);
-    kOf[q] = x - g.first[g.siteOf[q]!]!;
-  }
+export function fillTimes(st: PokeStore, order: Int32Array, posOf: Int32Array, timesF: Float64Array): void {
+  for (let q = 0; q < order.length; q++) timesF[posOf[q]!] = st.timeF(order[q]!);
 }
 
 export const EMPTY = new Uint8Array(0);
@@ -107,6 +152,8 @@ export function versionAt(s: Site, t: bigint, tf: number = Number(t)): number {
     if (a[mid]! <= tf) lo = mid + 1;
     else hi = mid;
   }
+  // below 2^53 a double is exact: equal doubles are equal times
+  if (tf < 2 ** 53 && tf > -(2 ** 53)) return lo;
   while (lo > 0 && a[lo - 1] === tf && s.times[lo - 1]! > t) lo--;
   return lo;
 }

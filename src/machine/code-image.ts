@@ -63,6 +63,18 @@ export type { PlacedPoke, Site } from './code-image-sites.js';
 
 const NO_TIME_LIMIT = (1n << 63n) - 1n;
 
+/** Index of x in the sorted a (present). */
+function indexOf(a: Int32Array, x: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** Bound on the image's version tables (see build). */
 export const MAX_IMAGE_BYTES = 1 << 30;
 
@@ -73,9 +85,8 @@ export class CodeImage implements CodeReader {
   readonly store: PokeStore;
   /** Apply order (time, then file order): order[seq] = the store index of the seq-th applied poke. */
   readonly order: Int32Array;
-  /** Per seq: index of its site in `sites`, its position in the site, whether it is consistent (1). */
+  /** Per seq: index of its site in `sites`, and whether it is consistent (1). */
   readonly siteOf: Int32Array;
-  readonly kOf: Int32Array;
   readonly consistentAt: Uint8Array;
   /** Store indices of the pokes perf would not apply (non-kernel cpumode), in input order. */
   readonly ignored: Int32Array;
@@ -96,7 +107,6 @@ export class CodeImage implements CodeReader {
     this.order = order;
     this.ignored = ignored;
     this.siteOf = siteOf;
-    this.kOf = new Int32Array(order.length);
     this.consistentAt = new Uint8Array(order.length);
     this.segStarts = segments.map((s) => s.vaddr);
   }
@@ -120,11 +130,12 @@ export class CodeImage implements CodeReader {
   placedAt(seq: number): PlacedPoke {
     const hit = this.placed[seq];
     if (hit) return hit;
+    const site = this.sites[this.siteOf[seq]!]!;
     const pp: PlacedPoke = {
       poke: this.store.poke(this.order[seq]!),
       seq,
-      site: this.sites[this.siteOf[seq]!]!,
-      k: this.kOf[seq]!,
+      site,
+      k: indexOf(site.members, seq),
       consistent: this.consistentAt[seq] === 1,
     };
     this.placed[seq] = pp;
@@ -183,29 +194,27 @@ export class CodeImage implements CodeReader {
       base[s + 1] = base[s]! + (slow[s] ? 0 : (g.first[s + 1]! - g.first[s]! + 1) * width[s]!);
     }
     const rows = new Uint8Array(base[nSites]!);
-    const times = new BigInt64Array(order.length);
     const timesF = new Float64Array(order.length);
-    fillTimes(st, order, g, times, timesF, img.kOf);
+    fillTimes(st, order, g.posOf, timesF);
     const sites: Site[] = [];
     const known = new Uint8Array(width.reduce((m, w) => Math.max(m, w), 0));
+    const cols = { members: g.members, timesF, rows };
     for (let s = 0; s < nSites; s++) {
-      const members = g.members.subarray(g.first[s]!, g.first[s + 1]!);
       const start = g.starts[s]!;
       const w = width[s]!;
-      const ts = times.subarray(g.first[s]!, g.first[s + 1]!);
-      const tf = timesF.subarray(g.first[s]!, g.first[s + 1]!);
-      const states = rows.subarray(base[s]!, base[s + 1]!);
+      const first = g.first[s]!;
+      const n = g.first[s + 1]! - first;
       if (!slow[s]) {
         // kcore must hold every byte of the site: else fillSite decides them
         known.fill(0, 0, w);
-        img.copyBase(start, w, states, known);
+        img.copyBase(start, w, rows.subarray(base[s]!, base[s]! + w), known);
         if (known.subarray(0, w).every((x) => x === 1)) {
-          sites.push(new ImageSite(img, start, g.ends[s]!, members, states, null, ts, tf));
+          sites.push(new ImageSite(img, start, g.ends[s]!, cols, first, n, base[s]!, null));
           continue;
         }
         slow[s] = 1;
       }
-      sites.push(img.fillSite(start, g.ends[s]!, members, ts, tf));
+      sites.push(img.fillSite(start, g.ends[s]!, { members: g.members, timesF }, first, n));
     }
     (img as { sites: readonly Site[] }).sites = sites;
     img.siteStarts = g.starts;
@@ -224,6 +233,8 @@ export class CodeImage implements CodeReader {
     // site starts as u32 halves, so a poke's offset in its site needs no bigint
     const sHi = new Float64Array(this.sites.length);
     const sLo = new Float64Array(this.sites.length);
+    // how many of each site's pokes are applied so far: the row the next one starts from
+    const kNext = new Int32Array(this.sites.length);
     this.sites.forEach((s, si) => {
       sHi[si] = Number(s.start >> 32n);
       sLo[si] = Number(s.start & 0xffffffffn);
@@ -233,7 +244,7 @@ export class CodeImage implements CodeReader {
       if (slow[si]) continue;
       const i = this.order[q]!;
       const w = width[si]!;
-      const prev = base[si]! + this.kOf[q]! * w;
+      const prev = base[si]! + kNext[si]!++ * w;
       const row = prev + w;
       // small sites (the usual 2–5 bytes) copy in JS: cheaper than a native call
       if (w <= 32) for (let j = 0; j < w; j++) rows[row + j] = rows[prev + j]!;
@@ -255,10 +266,17 @@ export class CodeImage implements CodeReader {
   /** End of the recording for queries: after every poke. */
   static readonly END = NO_TIME_LIMIT;
 
-  private fillSite(start: bigint, end: bigint, members: Int32Array, times: BigInt64Array, timesF: Float64Array): Site {
+  /** A site whose pokes are cols.members[first, first + n), with rows of its own. */
+  private fillSite(
+    start: bigint,
+    end: bigint,
+    cols: { members: Int32Array; timesF: Float64Array },
+    first: number,
+    n: number,
+  ): Site {
     const st = this.store;
     const width = Number(end - start);
-    const n = members.length;
+    const members = cols.members.subarray(first, first + n);
     const states = new Uint8Array((n + 1) * width);
     const known = new Uint8Array(width);
     // base from kcore
@@ -291,7 +309,7 @@ export class CodeImage implements CodeReader {
       liveRows.set(known);
       for (const j of deadAtStart) liveRows[j] = 0;
     }
-    const site = new ImageSite(this, start, end, members, states, liveRows, times, timesF);
+    const site = new ImageSite(this, start, end, { ...cols, rows: states }, first, n, 0, liveRows);
     for (let k = 0; k < n; k++) {
       const q = members[k]!;
       const i = this.order[q]!;

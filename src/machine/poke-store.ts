@@ -4,10 +4,11 @@
  *
  * A million pokes as objects (two bigints, two byte arrays, a placed-poke
  * object beside each) cost ~430 MB and most of `check`'s time in the garbage
- * collector; as columns they cost ~55 bytes each and no allocation. 64-bit
- * values are kept as two u32 halves, so reading a record allocates no bigint;
- * `poke(i)` builds the plain Poke object (poke.ts) on demand, once per index,
- * for the code that wants objects (formatting, the decoder, tests).
+ * collector; as columns they cost ~34 bytes each (plus their bytes, short
+ * ones stored once) and no allocation. 64-bit values are kept as two u32
+ * halves, so reading a record allocates no bigint; `poke(i)` builds the plain
+ * Poke object (poke.ts) on demand, once per index, for the code that wants
+ * objects (formatting, the decoder, tests).
  */
 import type { Poke } from './poke.js';
 
@@ -15,8 +16,10 @@ const TWO32 = 4294967296;
 /** Interning table size: at most half full (65 536 distinct short strings, then new ones are just stored). */
 const INTERN_SLOTS = 1 << 17;
 
+type Column = Float64Array | Uint32Array | Uint16Array | Uint8Array | Int16Array;
+
 /** Grow a typed array to hold at least n elements (doubling: amortized O(1) per append). */
-function grow<T extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(a: T, n: number): T {
+function grow<T extends Column>(a: T, n: number): T {
   if (n <= a.length) return a;
   const b = new (a.constructor as new (len: number) => T)(Math.max(n, a.length * 2));
   b.set(a);
@@ -40,20 +43,26 @@ export class PokeStore {
   timeLo = new Uint32Array(1024);
   addrHi = new Uint32Array(1024);
   addrLo = new Uint32Array(1024);
+  /*
+   * The columns below start at the narrowest type their usual values fit
+   * (cpus below 32 768, files below 4 GiB, short pokes, a few ids) and are
+   * widened, once, by the first value that does not fit (widen): ~18
+   * bytes a poke less than the widest types.
+   */
   /** cpu as read (u32), -1 when absent. */
-  cpu = new Float64Array(1024);
-  fileOffset = new Float64Array(1024);
-  misc = new Uint16Array(1024);
+  cpu: Int16Array | Float64Array = new Int16Array(1024);
+  fileOffset: Uint32Array | Float64Array = new Uint32Array(1024);
+  misc: Uint8Array | Uint16Array = new Uint8Array(1024);
   /** The poke's sample id as an index into the file's few ids (idHis, idLos), plus one; 0: none. */
-  idIndex: Uint16Array | Uint32Array = new Uint16Array(1024);
+  idIndex: Uint8Array | Uint16Array | Uint32Array = new Uint8Array(1024);
   private readonly idHis: number[] = [];
   private readonly idLos: number[] = [];
   private readonly idIndexOf = new Map<number, Map<number, number>>();
   oldOff = new Uint32Array(1024);
   /** TEXT_POKE's lengths are u16. */
-  oldLen = new Uint16Array(1024);
+  oldLen: Uint8Array | Uint16Array = new Uint8Array(1024);
   newOff = new Uint32Array(1024);
-  newLen = new Uint16Array(1024);
+  newLen: Uint8Array | Uint16Array = new Uint8Array(1024);
   /** The pokes' bytes; offsets above point into it. Short strings are stored once (interned). */
   bytes = new Uint8Array(1 << 16);
   private used = 0;
@@ -183,6 +192,11 @@ export class PokeStore {
   ): number {
     const i = this.length;
     this.reserve(i + 1);
+    if (cpu > 0x7fff && this.cpu instanceof Int16Array) this.cpu = Float64Array.from(this.cpu);
+    if (fileOffset > 0xffffffff && this.fileOffset instanceof Uint32Array)
+      this.fileOffset = Float64Array.from(this.fileOffset);
+    if (misc > 0xff && this.misc instanceof Uint8Array) this.misc = Uint16Array.from(this.misc);
+    this.widenLengths(oldLen, newLen);
     this.timeHi[i] = timeHi;
     this.timeLo[i] = timeLo;
     this.cpu[i] = cpu;
@@ -194,9 +208,19 @@ export class PokeStore {
     this.newLen[i] = newLen;
     this.fileOffset[i] = fileOffset;
     this.misc[i] = misc;
-    this.idIndex[i] = hasId ? this.idSlot(idHi, idLo) : 0;
+    // idSlot may widen the column: take its answer before naming the column to write to
+    const id = hasId ? this.idSlot(idHi, idLo) : 0;
+    this.idIndex[i] = id;
     this.length = i + 1;
     return i;
+  }
+
+  /** Widen the length columns to u16 for a poke's lengths past 255. */
+  private widenLengths(oldLen: number, newLen: number): void {
+    if ((oldLen > 0xff || newLen > 0xff) && this.oldLen instanceof Uint8Array) {
+      this.oldLen = Uint16Array.from(this.oldLen);
+      this.newLen = Uint16Array.from(this.newLen);
+    }
   }
 
   /** The index (plus one) of id (hi, lo) among the ids seen: a file has one id per event and CPU. */
@@ -212,6 +236,7 @@ export class PokeStore {
       this.idLos.push(lo);
       k = this.idHis.length;
       byLo.set(lo, k);
+      if (k > 0xff && this.idIndex instanceof Uint8Array) this.idIndex = Uint16Array.from(this.idIndex);
       if (k > 0xffff && this.idIndex instanceof Uint16Array) this.idIndex = Uint32Array.from(this.idIndex);
     }
     return k;
@@ -251,6 +276,7 @@ export class PokeStore {
       p.id === undefined ? 0 : loOf(p.id),
     );
     // the bytes come from the caller's arrays, which may be shared between pokes
+    this.widenLengths(p.oldBytes.length, p.newBytes.length);
     this.oldOff[i] = this.takeArray(p.oldBytes);
     this.oldLen[i] = p.oldBytes.length;
     this.newOff[i] = this.takeArray(p.newBytes);

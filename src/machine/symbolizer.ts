@@ -41,7 +41,7 @@ export class Symbolizer {
   }
 
   find(addr: bigint, at?: EventPoint): { name: string; start: bigint } | undefined {
-    const loaded = !at || !this.kernelMap || (this.kernelLoadedAt !== undefined && !before(at, this.kernelLoadedAt));
+    const loaded = !at || this.loadedAt(at);
     if (!loaded && !(addr >= this.kernelMap!.start && addr < this.kernelMap!.end)) return this.findKsymbol(addr, at);
     const r = this.model ? loadedKernelSymbol(this.model, addr) : 'no-map';
     return r === 'no-map' ? this.findKsymbol(addr, at) : r;
@@ -58,6 +58,11 @@ export class Symbolizer {
     return k ? `${k.name}+0x${(addr - k.start).toString(16)}` : undefined;
   }
 
+  /** Whether perf has loaded kcore_dir at that point (see kernelLoadedAt). */
+  loadedAt(at: EventPoint): boolean {
+    return !this.kernelMap || (this.kernelLoadedAt !== undefined && !before(at, this.kernelLoadedAt));
+  }
+
   private findKsymbol(addr: bigint, at?: EventPoint): { name: string; start: bigint } | undefined {
     let found: KernelSymbolEvent | undefined;
     for (const k of this.ksymbols) {
@@ -69,6 +74,43 @@ export class Symbolizer {
       if (addr >= k.addr && addr < k.addr + BigInt(k.len)) found = k;
     }
     return found ? { name: found.name, start: found.addr } : undefined;
+  }
+}
+
+/**
+ * Walks points in file order and numbers the stretches between the events
+ * that change the symbolizer's answers (each KSYMBOL, the load of
+ * kcore_dir): two points with the same number get the same find, symOff and
+ * ksymbolAt for every address. A caller that names a million pokes can then
+ * keep names across a stretch. Points should come in order (time, then file
+ * offset); one that goes back restarts the walk, so any order stays correct.
+ */
+export class NamingEpochs {
+  /** KSYMBOLs at or before the last point: the prefix findKsymbol reads. */
+  private seen = 0;
+  private last: EventPoint | undefined;
+  private loaded = false;
+
+  constructor(private readonly s: Symbolizer) {}
+
+  /** True when no later point can start a new stretch (the number stays as it is from here on). */
+  get settled(): boolean {
+    return (
+      this.last !== undefined &&
+      this.seen === this.s.ksymbols.length &&
+      (this.loaded || this.s.kernelLoadedAt === undefined)
+    );
+  }
+
+  /** The stretch `at` falls in. */
+  at(at: EventPoint): number {
+    if (this.last && before(at, this.last)) this.seen = 0;
+    this.last = at;
+    // findKsymbol stops at the first KSYMBOL after the point: its prefix only grows along the walk
+    const ks = this.s.ksymbols;
+    while (this.seen < ks.length && !before(at, ks[this.seen]!)) this.seen++;
+    this.loaded = this.s.loadedAt(at);
+    return this.seen * 2 + (this.loaded ? 1 : 0);
   }
 }
 

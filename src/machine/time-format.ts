@@ -5,6 +5,8 @@
  * form), and back. perf script, dump, decode, pokes, check and the JSON
  * `time` field all print through here.
  */
+import { PAD_SPACE, PAD_ZERO, type ByteText } from '../io/byte-text.js';
+
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** timestamp__scnprintf_usec: "secs.usecs". */
@@ -18,10 +20,36 @@ export function formatPerfTime(ns: bigint): string {
 
 /** formatPerfTime for a time below 2^53 ns, given as a number. */
 export function formatPerfTimeNumber(n: number): string {
-  let secs = Math.floor(n / 1e9);
-  if (n - secs * 1e9 < 0) secs--; // n/1e9 can round up to the next integer just below it
+  const secs = secondsOf(n);
   const usecs = Math.floor((n - secs * 1e9) / 1000);
   return `${secs}.${usecs < 100000 ? String(usecs).padStart(6, '0') : usecs}`;
+}
+
+/** Whole seconds in n ns (n below 2^53). */
+function secondsOf(n: number): number {
+  const secs = Math.floor(n / 1e9);
+  return n - secs * 1e9 < 0 ? secs - 1 : secs; // n/1e9 can round up to the next integer just below it
+}
+
+/**
+ * formatPerfTime of the u64 time (hi, lo) (u32 halves), right-aligned in
+ * `width` columns, appended to out: no bigint and no string below 2^53 ns.
+ */
+export function formatPerfTimeTo(out: ByteText, hi: number, lo: number, width = 0): void {
+  if (hi >= 0x20_0000) {
+    const s = formatPerfTime((BigInt(hi) << 32n) | BigInt(lo));
+    out.fill(PAD_SPACE, width - s.length);
+    out.str(s);
+    return;
+  }
+  const n = hi * 0x1_0000_0000 + lo;
+  const secs = secondsOf(n);
+  let digits = 1;
+  for (let x = secs; x >= 10; x = Math.floor(x / 10)) digits++;
+  out.fill(PAD_SPACE, width - digits - 7);
+  out.dec(secs);
+  out.byte(0x2e);
+  out.dec(Math.floor((n - secs * 1e9) / 1000), 6, PAD_ZERO);
 }
 
 /** Full-precision seconds: "1000.000001234". */

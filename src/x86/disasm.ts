@@ -133,8 +133,22 @@ function decodeAll(bytes: Uint8Array, ip: bigint): DecodedInsn[] {
 
 /** "nopl 0x0(%rax,%rax,1); jmp ..." — one line for a poke's bytes. */
 export function disassembleLine(bytes: Uint8Array, ip: bigint, symbolize?: (addr: bigint) => string): string {
+  return insnsLine(decodedOf(bytes, ip), symbolize);
+}
+
+/**
+ * The decode of `bytes` at `ip` outside the memo, for a caller that keeps
+ * what it derives itself (`pokes` keeps whole lines per site): the memo's
+ * entries would only duplicate that, at ~800 bytes each.
+ */
+export function decodeUnmemoized(bytes: Uint8Array, ip: bigint): readonly DecodedInsn[] {
+  return decodeAll(bytes, ip);
+}
+
+/** disassembleLine of instructions already decoded. */
+export function insnsLine(insns: readonly DecodedInsn[], symbolize?: (addr: bigint) => string): string {
   let line = '';
-  for (const i of decodedOf(bytes, ip)) {
+  for (const i of insns) {
     const sym = i.target !== undefined ? symbolize?.(i.target) : undefined;
     line += `${line ? '; ' : ''}${i.text}${sym ? ` <${sym}>` : ''}`;
   }

@@ -41,15 +41,23 @@ export const POKE_KINDS: readonly PokeKind[] = [
   'other',
 ];
 
-/** `symOffset`: the poke's offset in its symbol, when known. */
-export function classifyPoke(p: Poke, symOffset?: bigint): PokeKind {
+/**
+ * `symOffset`: the poke's offset in its symbol, when known. `decoded`: the
+ * old and new bytes' instructions when the caller has them (else they come
+ * from the disassembler's memo).
+ */
+export function classifyPoke(
+  p: Poke,
+  symOffset?: bigint,
+  decoded?: { old: readonly DecodedInsn[]; new: readonly DecodedInsn[] },
+): PokeKind {
   const o = p.oldBytes;
   const n = p.newBytes;
   if (o.length === 0 && n.length > 0) return 'trampoline-create';
   if (n.length === 0 && o.length > 0) return 'trampoline-remove';
   if (n[0] === 0xcc) return 'kprobe';
-  const a = first(o, p.addr);
-  const b = first(n, p.addr);
+  const a = decoded ? decoded.old[0] : first(o, p.addr);
+  const b = decoded ? decoded.new[0] : first(n, p.addr);
   if (o[0] === 0xcc) return b?.mnemonic === 'jmp' ? 'optprobe' : 'kprobe';
   if (!a || !b) return 'other';
   const atEntry = symOffset === 0n || symOffset === 4n;

@@ -3,7 +3,7 @@
  * loading only; the lines and JSON come from src/format/pokes-text.ts.
  */
 import type { Command } from 'commander';
-import { eachPokeView, formatPokeLine, pokeJsonLine, pokesNotes } from '../../format/pokes-text.js';
+import { eachPokeView, formatPokeLine, pokeJsonLine, pokesNotes, writePokeLines } from '../../format/pokes-text.js';
 import { loadWithProgress, resolveAddr } from '../machine-input.js';
 import { quietOption, textPokeAbiOption, type TextPokeAbi } from '../options.js';
 import { OutputSink } from '../output.js';
@@ -51,7 +51,8 @@ Example:
         return out.close();
       }
       for (const w of m.warnings) process.stderr.write(`perfpoke: warning: ${w}\n`);
-      for (const v of views) out.line(formatPokeLine(v));
+      if (site === undefined && !opts.allCopies) writePokeLines(m, out);
+      else for (const v of views) out.line(formatPokeLine(v));
       for (const l of pokesNotes(m, opts.allCopies ?? false)) out.line(l);
       return out.close();
     },
