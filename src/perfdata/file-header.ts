@@ -70,6 +70,26 @@ function section(r: ByteReader, name: string): FileSection {
 }
 
 /**
+ * The header at the start of a stream: pipe mode only. A file-mode header
+ * (size 104) is refused before its sections are read, with what to do: its
+ * sections are found by seeking, which a stream cannot.
+ */
+export function decodePipeHeader(first16: Uint8Array): FileHeader {
+  const le = detectByteOrder(first16);
+  const size = new DataView(first16.buffer, first16.byteOffset, 16).getBigUint64(8, le);
+  if (size !== BigInt(PERF_PIPE_HEADER_SIZE)) {
+    throw new FormatError({
+      kind: 'unsupported',
+      offset: 8,
+      structure: 'perf_file_header.size',
+      actual: Number(size),
+      expected: '16 (pipe mode) on a stream; a file-mode perf.data is read by path (-i FILE)',
+    });
+  }
+  return decodeFileHeader(first16);
+}
+
+/**
  * Decode the file or pipe header at offset 0. `fileSize` (when known) bounds
  * the sections: a section past the end is 'bad-size' naming the field.
  */

@@ -5,7 +5,13 @@ import { wrappedCompressed2Size } from './records/compressed.js';
 import { RecordType } from '../abi/record-type.js';
 import type { EventAttr } from '../abi/event-attr.js';
 import { decodeEventAttr } from './event-attr-codec.js';
-import { decodeFileHeader, PERF_FILE_HEADER_SIZE, type FileHeader, type FileSection } from './file-header.js';
+import {
+  decodeFileHeader,
+  decodePipeHeader,
+  PERF_FILE_HEADER_SIZE,
+  type FileHeader,
+  type FileSection,
+} from './file-header.js';
 import { attrLayout, type AttrLayout } from './layout.js';
 import { RawRecord } from './raw-record.js';
 import { Window, streamFill, fileFill, DEFAULT_WINDOW } from './window.js';
@@ -156,16 +162,7 @@ export class PerfFile {
           actual: 'empty input',
         });
       }
-      const header = decodeFileHeader(w.peek(16));
-      if (!header.pipe) {
-        throw new FormatError({
-          kind: 'unsupported',
-          offset: 8,
-          structure: 'perf_file_header.size',
-          actual: header.headerSize,
-          expected: '16 (pipe mode) on a stream; open file-mode files by path',
-        });
-      }
+      const header = decodePipeHeader(w.peek(16));
       w.advance(16);
       const f = new PerfFile(name, header, Infinity, opts);
       f.stream = s;
