@@ -1,8 +1,8 @@
 /**
  * What `perfpoke script` reads and parses beside the printer's own options:
  * the kcore_dir's kernel symbols, the clock data for `tod`, and the option
- * parsers for --max-stack and the repeatable -F (kept here so the command
- * file stays a list of options).
+ * parsers for --max-stack and the repeatable -F, and the per-record printing
+ * loop (kept here so the command file stays a list of options).
  */
 import type { Command } from 'commander';
 import { Feature } from '../abi/feature.js';
@@ -10,6 +10,10 @@ import { readFileFeature } from '../perfdata/file-feature.js';
 import type { PerfFile } from '../perfdata/perf-file.js';
 import type { ClockData } from '../format/script-time.js';
 import type { SymbolTable } from '../machine/symbols.js';
+import type { RawRecord } from '../perfdata/raw-record.js';
+import type { ScriptPrinter } from '../format/perf-script.js';
+import type { ScriptWarnings } from '../format/script-warnings.js';
+import type { TextSink } from '../format/text-sink.js';
 import { UsageError } from './errors.js';
 
 export function parseMaxStack(v: string): number {
@@ -46,4 +50,24 @@ export function timeShiftOptions(cmd: Command): Command {
           "reltime and deltatime - the two don't get along well. Please limit to --reltime or --deltatime.",
         );
     });
+}
+
+/**
+ * Print batch[i…] until the output holds 64 KiB; the index of the next record.
+ * Out of runScript's loop, which V8 does not optimise (see Session.route).
+ */
+export function printUntilFull(
+  p: ScriptPrinter,
+  batch: RawRecord[],
+  i: number,
+  w: ScriptWarnings,
+  out: TextSink,
+): number {
+  while (i < batch.length) {
+    const raw = batch[i++]!;
+    w.count(raw);
+    p.handle(raw);
+    if (out.pending > 1 << 16) break;
+  }
+  return i;
 }

@@ -204,61 +204,69 @@ export async function loadMachine(input: string, opts: LoadOptions = {}): Promis
       offset: 40,
       message: `${dataFile}: perf_file_header.data.size is 0 with records after it: perf record did not finish`,
     };
+  /**
+   * One batch's records into the store, the lists and the evidence. A closure
+   * called per batch, not a loop inside this async function: V8 does not
+   * optimise a loop in an async function while it runs (no on-stack
+   * replacement into it), and this one runs once per record.
+   */
+  const takeBatch = (batch: RawRecord[]): void => {
+    for (const raw of batch) {
+      const t = raw.type;
+      if (opts.onProgress && (++n & 0xfff) === 0) opts.onProgress(raw.fileOffset);
+      if (t === RecordType.TEXT_POKE && opts.textPokeAbi !== 'rfc' && !opts.noFastPath) {
+        if (store.length === store.capacity && dataSize > 0) reserveAhead(store, raw, h.data.offset, dataSize);
+        const i = fastPoke(raw, view, store);
+        if (i >= 0) {
+          evidence.seenPoke(store.cpu[i]!, store.timeHi[i]!, store.timeLo[i]!);
+          continue;
+        }
+      }
+      if (t === RecordType.TEXT_POKE || (opts.textPokeAbi === 'rfc' && t === 19)) {
+        const r = raw.decode();
+        if (r.kind !== 'text_poke') continue;
+        const time = r.sampleId?.time ?? 0n;
+        store.add({
+          time,
+          cpu: r.sampleId?.cpu ?? -1,
+          addr: r.addr,
+          oldBytes: r.oldBytes,
+          newBytes: r.newBytes,
+          fileOffset: r.fileOffset,
+          misc: r.misc,
+          id: r.sampleId?.identifier ?? r.sampleId?.id,
+        });
+        evidence.seen(r.sampleId?.cpu ?? -1, time);
+      } else if (t === RecordType.KSYMBOL) {
+        const r = raw.decode();
+        if (r.kind !== 'ksymbol') continue;
+        const time = r.sampleId?.time ?? 0n;
+        ksymbols.push({
+          time,
+          addr: r.addr,
+          len: r.len,
+          ksymType: r.ksymType,
+          flags: r.flags,
+          name: r.name,
+          fileOffset: r.fileOffset,
+        });
+      } else if (t === RecordType.MMAP || t === RecordType.MMAP2) {
+        const r = raw.decode();
+        if ((r.kind === 'mmap' || r.kind === 'mmap2') && r.pid === -1) {
+          kernelMaps.push({ start: r.addr, end: r.addr + r.len, pgoff: r.pgoff, filename: r.filename });
+        }
+      } else {
+        const ts = raw.timestamp();
+        if (ts !== undefined && ts > lastTime) lastTime = ts;
+        if (t === RecordType.LOST || t === RecordType.LOST_SAMPLES || t === RecordType.AUX) evidence.observe(raw);
+        else if (ts !== undefined) evidence.seenRecord(raw, ts);
+      }
+    }
+  };
   try {
     // batches: one promise per batch, not per record (a million pokes); the AUX data is not read (the
     // image needs none of it, and a copy per buffer grew the peak RSS with the trace)
-    for await (const batch of f.recordBatches({ auxData: false }))
-      for (const raw of batch) {
-        const t = raw.type;
-        if (opts.onProgress && (++n & 0xfff) === 0) opts.onProgress(raw.fileOffset);
-        if (t === RecordType.TEXT_POKE && opts.textPokeAbi !== 'rfc' && !opts.noFastPath) {
-          if (store.length === store.capacity && dataSize > 0) reserveAhead(store, raw, h.data.offset, dataSize);
-          const i = fastPoke(raw, view, store);
-          if (i >= 0) {
-            evidence.seenPoke(store.cpu[i]!, store.timeHi[i]!, store.timeLo[i]!);
-            continue;
-          }
-        }
-        if (t === RecordType.TEXT_POKE || (opts.textPokeAbi === 'rfc' && t === 19)) {
-          const r = raw.decode();
-          if (r.kind !== 'text_poke') continue;
-          const time = r.sampleId?.time ?? 0n;
-          store.add({
-            time,
-            cpu: r.sampleId?.cpu ?? -1,
-            addr: r.addr,
-            oldBytes: r.oldBytes,
-            newBytes: r.newBytes,
-            fileOffset: r.fileOffset,
-            misc: r.misc,
-            id: r.sampleId?.identifier ?? r.sampleId?.id,
-          });
-          evidence.seen(r.sampleId?.cpu ?? -1, time);
-        } else if (t === RecordType.KSYMBOL) {
-          const r = raw.decode();
-          if (r.kind !== 'ksymbol') continue;
-          const time = r.sampleId?.time ?? 0n;
-          ksymbols.push({
-            time,
-            addr: r.addr,
-            len: r.len,
-            ksymType: r.ksymType,
-            flags: r.flags,
-            name: r.name,
-            fileOffset: r.fileOffset,
-          });
-        } else if (t === RecordType.MMAP || t === RecordType.MMAP2) {
-          const r = raw.decode();
-          if ((r.kind === 'mmap' || r.kind === 'mmap2') && r.pid === -1) {
-            kernelMaps.push({ start: r.addr, end: r.addr + r.len, pgoff: r.pgoff, filename: r.filename });
-          }
-        } else {
-          const ts = raw.timestamp();
-          if (ts !== undefined && ts > lastTime) lastTime = ts;
-          if (t === RecordType.LOST || t === RecordType.LOST_SAMPLES || t === RecordType.AUX) evidence.observe(raw);
-          else if (ts !== undefined) evidence.seenRecord(raw, ts);
-        }
-      }
+    for await (const batch of f.recordBatches({ auxData: false })) takeBatch(batch);
   } catch (e) {
     if (e instanceof FormatError && opts.partial) {
       const fe = e.withFile(dataFile);

@@ -20,7 +20,7 @@ import { featureName, Feature } from '../abi/feature.js';
 import { decodeFeature } from './features/codec.js';
 import { describeFsError, perfDataPath } from './input-path.js';
 import { Decompressor } from './decompressor.js';
-import { BATCH_RECORDS, changesReading, readTrailingPayload, skipTrailingPayload } from './record-batches.js';
+import { changesReading, readTrailingPayload, skipTrailingPayload, takeOrdinary } from './record-batches.js';
 
 export interface ReaderOptions {
   /** How to read type 19: 'final' (upstream: CGROUP) or 'rfc' (the seed's TEXT_POKE). Default 'final'. */
@@ -387,6 +387,10 @@ export class PerfFile {
     const batch: RawRecord[] = [];
     try {
       for (;;) {
+        if (takeOrdinary(w, batch, this)) {
+          yield batch.splice(0); // full
+          continue;
+        }
         // a refill may move the window's bytes: hand out the views taken so far first
         if (w.available < 8) {
           if (batch.length) yield batch.splice(0);
@@ -442,7 +446,6 @@ export class PerfFile {
             this.observe(raw);
           }
         }
-        if (batch.length >= BATCH_RECORDS) yield batch.splice(0);
       }
       if (batch.length) yield batch.splice(0);
       unpack.finish();

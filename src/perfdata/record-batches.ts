@@ -4,7 +4,8 @@
  */
 import { ByteReader } from '../io/byte-reader.js';
 import { RecordType } from '../abi/record-type.js';
-import type { RawRecord } from './raw-record.js';
+import { RawRecord } from './raw-record.js';
+import type { AttrLayout } from './layout.js';
 import { structureName } from './records/index.js';
 import type { Window } from './window.js';
 
@@ -18,6 +19,50 @@ export function changesReading(type: number): boolean {
     type === RecordType.ID_INDEX ||
     type === RecordType.EVENT_UPDATE ||
     type === RecordType.HEADER_FEATURE
+  );
+}
+
+/** What takeOrdinary needs of the file being read (PerfFile). */
+export interface BatchSource {
+  readonly le: boolean;
+  readonly textPokeAbi: 'final' | 'rfc';
+  layoutFor(bytes: Uint8Array, type: number, size: number, at?: number): AttrLayout | undefined;
+}
+
+/**
+ * Move the window's whole ordinary records into `batch`, until it holds
+ * BATCH_RECORDS (then true: the batch is full). Stops before the first record recordBatches must take
+ * itself: one not whole in the window, a header.size below 8, a record with
+ * a payload after it (AUXTRACE, HEADER_TRACING_DATA), a COMPRESSED one, one
+ * the file learns from (changesReading). For the records it takes it does
+ * what recordBatches' own loop does.
+ *
+ * It is a plain function because recordBatches is an async generator: V8
+ * does not optimise a loop inside an async function or generator while it
+ * runs (no on-stack replacement into a resumed one), and this loop runs once
+ * per record.
+ */
+export function takeOrdinary(w: Window, batch: RawRecord[], f: BatchSource): boolean {
+  const le = f.le;
+  while (batch.length < BATCH_RECORDS && w.available >= 8) {
+    const type = w.u32At(0, le);
+    const size = w.u16At(6, le);
+    if (size < 8 || w.available < size || !ordinary(type)) return false;
+    const buf = w.array;
+    const off = w.offset;
+    batch.push(new RawRecord(buf, w.pos, le, f.layoutFor(buf, type, size, off), f.textPokeAbi, 0, off, size));
+    w.advance(size);
+  }
+  return batch.length >= BATCH_RECORDS;
+}
+
+function ordinary(type: number): boolean {
+  return (
+    type !== RecordType.AUXTRACE &&
+    type !== RecordType.HEADER_TRACING_DATA &&
+    type !== RecordType.COMPRESSED &&
+    type !== RecordType.COMPRESSED2 &&
+    !changesReading(type)
   );
 }
 

@@ -140,26 +140,17 @@ export async function fastCount(s: Session): Promise<SessionStats | undefined> {
   // host-order 32-bit view: when the file is little-endian (as the host) and
   // records sit on 4-byte boundaries, a header is two array loads, not DataView calls
   const direct = le && new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-  try {
-    let fileOff = start; // file offset of buf[0]
-    let have = 0; // valid bytes in buf
-    let p = 0; // cursor in buf
-    for (;;) {
-      if (end - (fileOff + p) <= 0) break;
-      if (have - p < 8 || have - p < dv.getUint16(p + 6, le)) {
-        // the next chunk, after the partial record kept from this one
-        const next = await chunks.next(buf, p, have);
-        if (!next) throw new NotFast(); // a record past the data section's end
-        if (next.buf !== buf) {
-          buf = next.buf;
-          dv = new DataView(buf.buffer, buf.byteOffset, buf.length);
-          words = new Int32Array(buf.buffer, buf.byteOffset, buf.length >> 2);
-        }
-        fileOff = next.fileOff;
-        p = next.p;
-        have = next.have;
-        if (have - p < 8) throw new NotFast();
-      }
+  /**
+   * Walk the whole records of buf[p, have) (buf[0] at file offset fileOff) and
+   * return where the walk stopped: at the first record not whole in the
+   * chunk, or at the data section's end. A synchronous function of its own
+   * because V8 does not optimise a loop inside an async function that runs
+   * once (no on-stack replacement into a resumed async function): inline in
+   * fastCount, this loop ran unoptimised at ~70 ns a record.
+   */
+  const walk = (buf: Uint8Array, dv: DataView, words: Int32Array, fileOff: number, p: number, have: number): number => {
+    const stop = Math.min(have, end - fileOff);
+    while (stop - p >= 8) {
       let type: number;
       let size: number;
       if (direct && (p & 3) === 0) {
@@ -169,7 +160,8 @@ export async function fastCount(s: Session): Promise<SessionStats | undefined> {
         type = dv.getUint32(p, le);
         size = dv.getUint16(p + 6, le);
       }
-      if (size < 8 || fileOff + p + size > end || size > have - p) throw new NotFast();
+      if (size > have - p) return p; // continues in the next chunk
+      if (size < 8 || fileOff + p + size > end) throw new NotFast();
       if (type === RecordType.COMPRESSED || type === RecordType.COMPRESSED2) {
         // perf counts the COMPRESSED record itself, then each record inside it
         total++;
@@ -178,6 +170,29 @@ export async function fastCount(s: Session): Promise<SessionStats | undefined> {
         inner.push(buf, p, type, size, (b, bdv, q, t, n) => countOne(b, bdv, q, t, n, at));
       } else countOne(buf, dv, p, type, size, fileOff + p);
       p += size;
+    }
+    return p;
+  };
+
+  try {
+    let fileOff = start; // file offset of buf[0]
+    let have = 0; // valid bytes in buf
+    let p = 0; // cursor in buf
+    for (;;) {
+      p = walk(buf, dv, words, fileOff, p, have);
+      if (end - (fileOff + p) <= 0) break;
+      // the next chunk, after the partial record kept from this one
+      const next = await chunks.next(buf, p, have);
+      if (!next) throw new NotFast(); // a record past the data section's end
+      if (next.buf !== buf) {
+        buf = next.buf;
+        dv = new DataView(buf.buffer, buf.byteOffset, buf.length);
+        words = new Int32Array(buf.buffer, buf.byteOffset, buf.length >> 2);
+      }
+      fileOff = next.fileOff;
+      p = next.p;
+      have = next.have;
+      if (have - p < 8) throw new NotFast();
     }
     inner.finish();
     for (const u of updates) await s.observe(u);

@@ -252,35 +252,31 @@ export class Session {
     let out: RawRecord[] = [];
     for await (const batch of this.file.recordBatches()) {
       try {
-        for (const raw of batch) {
-          if (this.needsObserve(raw)) {
+        let observed = -1;
+        for (let i = 0; i < batch.length; ) {
+          i = this.route(batch, i, observed, oe, q, out);
+          if (oe.ready.length) {
+            yield* this.released(oe.drain(), q, out);
+            continue;
+          }
+          const raw = batch[i];
+          if (!raw) break;
+          if (i !== observed && this.needsObserve(raw)) {
             // what was delivered before this record is consumed before the session learns from it
             if (out.length) {
               yield out;
               out = [];
             }
             await this.observe(raw);
-          }
-          if (raw.type >= RecordType.HEADER_ATTR) {
-            if (raw.type === RecordType.FINISHED_ROUND) {
-              if (this.roundBeforeFlush) out.push(raw);
-              oe.finishedRound();
-              if (oe.ready.length) yield* this.released(oe.drain(), q, out);
-              if (this.roundBeforeFlush) continue;
-            }
-            out.push(raw);
+            observed = i; // route() takes it on from here
             continue;
           }
-          // the time as two u32 halves: no BigInt per record
-          const o = this.perfTimes ? raw.perfTimeOffset() : raw.timeOffset();
-          const th = o < 0 ? 0 : raw.u32At(raw.le ? o + 4 : o);
-          const tl = o < 0 ? 0 : raw.u32At(raw.le ? o : o + 4);
-          if ((th === 0 && tl === 0) || (th === 0xffffffff && tl === 0xffffffff)) {
-            out.push(raw); // no time, 0 or -1: delivered at once, as perf
-            continue;
-          }
-          oe.queueHalves(th, tl, raw.size, q.add(raw));
+          // FINISHED_ROUND
+          if (this.roundBeforeFlush) out.push(raw);
+          oe.finishedRound();
           if (oe.ready.length) yield* this.released(oe.drain(), q, out);
+          if (!this.roundBeforeFlush) out.push(raw);
+          i++;
         }
       } catch (e) {
         if (out.length) yield out; // delivered before the error, as one record at a time would be
@@ -298,6 +294,48 @@ export class Session {
   }
 
   /**
+   * Route batch[i…] into the queue (timed samples and side-band) or `out`
+   * (records without a time, and the header records after the data), and
+   * return the index of the first record not routed: one the session must
+   * observe first (unless it is batch[observed], observed already), a
+   * FINISHED_ROUND, or the batch's end; or, when the queue released records
+   * (oe.ready is not empty), the index after the record that made it.
+   *
+   * A plain method because deliverOrdered is an async generator, whose loops
+   * V8 does not optimise while it runs (no on-stack replacement into a resumed
+   * generator): this is the per-record loop.
+   */
+  private route(
+    batch: RawRecord[],
+    i: number,
+    observed: number,
+    oe: OrderedEvents<number>,
+    q: QueuedRecords,
+    out: RawRecord[],
+  ): number {
+    for (; i < batch.length; i++) {
+      const raw = batch[i]!;
+      if (i !== observed && this.needsObserve(raw)) return i;
+      if (raw.type >= RecordType.HEADER_ATTR) {
+        if (raw.type === RecordType.FINISHED_ROUND) return i;
+        out.push(raw);
+        continue;
+      }
+      // the time as two u32 halves: no BigInt per record
+      const o = this.perfTimes ? raw.perfTimeOffset() : raw.timeOffset();
+      const th = o < 0 ? 0 : raw.u32At(raw.le ? o + 4 : o);
+      const tl = o < 0 ? 0 : raw.u32At(raw.le ? o : o + 4);
+      if ((th === 0 && tl === 0) || (th === 0xffffffff && tl === 0xffffffff)) {
+        out.push(raw); // no time, 0 or -1: delivered at once, as perf
+        continue;
+      }
+      oe.queueHalves(th, tl, raw.size, q.add(raw));
+      if (oe.ready.length) return i + 1;
+    }
+    return i;
+  }
+
+  /**
    * Records the queue released (handles), after those in `out` (emptied): in
    * batches of RELEASE_BATCH. A round is thousands of records; made into
    * RawRecords all at once they outlived young-generation GCs, each of which
@@ -308,15 +346,21 @@ export class Session {
     while (out.length + ready.length - i > RELEASE_BATCH) {
       const batch = out.splice(0);
       const end = i + RELEASE_BATCH - batch.length;
-      for (; i < end; i++) batch.push(q.take(ready[i]!));
+      takeInto(batch, q, ready, i, end);
+      i = end;
       yield batch;
     }
-    for (; i < ready.length; i++) out.push(q.take(ready[i]!));
+    takeInto(out, q, ready, i, ready.length);
   }
 
   close(): Promise<void> {
     return this.file.close();
   }
+}
+
+/** The queued records ready[from, to) onto `batch` (out of the generator above: see route()). */
+function takeInto(batch: RawRecord[], q: QueuedRecords, ready: number[], from: number, to: number): void {
+  for (let i = from; i < to; i++) batch.push(q.take(ready[i]!));
 }
 
 /**

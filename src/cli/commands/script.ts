@@ -8,7 +8,7 @@ import { ScriptWarnings } from '../../format/script-warnings.js';
 import { parseFields as parseFieldList, SCRIPT_FIELDS, type ScriptOptions } from '../../format/perf-script-fields.js';
 import type { TextSink } from '../../format/text-sink.js';
 import { ScriptTimes } from '../../format/script-time.js';
-import { clockData, collect, kcoreSymbols, parseMaxStack, timeShiftOptions } from '../script-setup.js';
+import { clockData, collect, kcoreSymbols, parseMaxStack, printUntilFull, timeShiftOptions } from '../script-setup.js';
 import { UsageError } from '../errors.js';
 import { jsonOption, quietOption } from '../options.js';
 import { OutputSink } from '../output.js';
@@ -62,10 +62,9 @@ export async function runScript(
       p.symbolizer = (await (await import('../../machine/from-perf-data.js')).loadMachine(input)).symbolizer;
     const warnings = new ScriptWarnings(s);
     for await (const batch of s.batches()) {
-      for (const raw of batch) {
-        warnings.count(raw);
+      for (let i = 0; i < batch.length; ) {
         try {
-          p.handle(raw);
+          i = printUntilFull(p, batch, i, warnings, out);
         } catch (e) {
           throw s.named(e);
         }
