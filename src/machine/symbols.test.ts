@@ -6,6 +6,8 @@ import { kallsymsTable } from './kallsyms-table.js';
 import { readElfCore } from './elf-core.js';
 import { writeElfCore } from './elf-core-writer.js';
 import { FormatError } from '../io/errors.js';
+import fc from 'fast-check';
+import { SymbolTable, type KernelSymbol } from './symbols.js';
 
 const K = 0xffffffff81000000n;
 
@@ -96,5 +98,42 @@ test('ELF core: write → read round trip; malformed input throws FormatError', 
   assert.throws(
     () => readElfCore(bad),
     (e: unknown) => e instanceof FormatError && e.kind === 'unsupported',
+  );
+});
+
+test('SymbolTable.columns finds what SymbolTable.of finds (the same symbols, one object per symbol)', () => {
+  const addr = fc.oneof(
+    fc.bigInt({ min: 0n, max: 0x3000n }),
+    fc.bigInt({ min: 0xfffffffe_00000000n, max: 0xfffffffe_00003000n }),
+    fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }),
+  );
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(addr, fc.bigInt({ min: 0n, max: 0x900n }), fc.boolean()), { maxLength: 40 }),
+      fc.array(addr, { maxLength: 40 }),
+      (raw, probes) => {
+        // sorted by start, non-overlapping (ends may reach 2^64), some zero-length, some in a module
+        const syms: KernelSymbol[] = [];
+        let floor = 0n;
+        for (const [a, len, mod] of [...raw].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0))) {
+          if (a < floor) continue;
+          const end = a + len > 1n << 64n ? 1n << 64n : a + len;
+          syms.push({ start: a, end, name: `s${syms.length}`, ...(mod ? { module: 'm' } : {}) });
+          floor = end === a ? a + 1n : end;
+        }
+        const list = SymbolTable.of(syms);
+        const cols = SymbolTable.columns(syms);
+        assert.equal(cols.length, list.length);
+        for (let i = 0; i < syms.length; i++) {
+          assert.deepEqual(cols.symbolAt(i), list.symbolAt(i));
+          assert.equal(cols.symbolAt(i), cols.symbolAt(i));
+        }
+        for (const p of [...probes, ...syms.flatMap((s) => [s.start, s.end, s.end - 1n, s.start - 1n])]) {
+          const want = list.find(p);
+          assert.deepEqual(cols.find(p), want, `0x${p.toString(16)}`);
+          if (want) assert.equal(cols.find(p), cols.symbolAt(syms.indexOf(want)));
+        }
+      },
+    ),
   );
 });
