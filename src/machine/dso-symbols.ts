@@ -207,21 +207,32 @@ export async function recordedBuildIds(file: PerfFile): Promise<Map<string, stri
   return out;
 }
 
+/** Names per c++filt run (see demangle). */
+const DEMANGLE_BATCH = 8192;
+
 /**
  * C++ names as perf prints them: libiberty's cplus_demangle without
- * parameters, which is what binutils' `c++filt -p` runs (one call per dso).
- * Without c++filt the names stay mangled.
+ * parameters, which is what binutils' `c++filt -p` runs, DEMANGLE_BATCH names
+ * per run: a 100 MB binary has 73 k mangled names, and c++filt's whole input
+ * and output at once (strings and buffers) added ~20 MB to script's peak.
+ * Without c++filt (or when a run fails) the names stay mangled.
  */
 function demangle(symbols: KernelSymbol[]): KernelSymbol[] {
   const mangled = symbols.filter((s) => s.name.startsWith('_Z'));
-  if (mangled.length === 0) return symbols;
-  const r = spawnSync('c++filt', ['-p'], {
-    input: mangled.map((s) => s.name).join('\n'),
-    encoding: 'utf8',
-    maxBuffer: 1 << 30,
-  });
-  if (r.error || r.status !== 0) return symbols;
-  const names = r.stdout.split('\n');
+  const names: string[] = [];
+  for (let from = 0; from < mangled.length; from += DEMANGLE_BATCH) {
+    const r = spawnSync('c++filt', ['-p'], {
+      input: mangled
+        .slice(from, from + DEMANGLE_BATCH)
+        .map((s) => s.name)
+        .join('\n'),
+      encoding: 'utf8',
+      maxBuffer: 1 << 30,
+    });
+    if (r.error || r.status !== 0) return symbols;
+    const lines = r.stdout.split('\n');
+    for (let i = 0; i < Math.min(DEMANGLE_BATCH, mangled.length - from); i++) names.push(lines[i] ?? '');
+  }
   mangled.forEach((s, i) => {
     const n = names[i];
     if (n) s.name = n;

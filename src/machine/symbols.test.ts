@@ -137,3 +137,19 @@ test('SymbolTable.columns finds what SymbolTable.of finds (the same symbols, one
     ),
   );
 });
+
+test('SymbolTable.columns keeps UTF-8 names and modules, and findName finds as the list does', () => {
+  const syms: KernelSymbol[] = [
+    { start: 0x10n, end: 0x20n, name: 'ä::b()' },
+    { start: 0x20n, end: 0x20n, name: '' },
+    { start: 0x30n, end: 0x40n, name: 'x', module: 'm' },
+    { start: 0x40n, end: 0x50n, name: 'x' },
+    { start: 0x50n, end: 0x60n, name: '日本' },
+  ];
+  const cols = SymbolTable.columns(syms);
+  const list = SymbolTable.of(syms);
+  for (const n of ['ä::b()', '', 'x', '日本', 'y'])
+    for (const k of [false, true]) assert.deepEqual(cols.findName(n, k), list.findName(n, k), `${n} ${k}`);
+  assert.deepEqual(cols.find(0x55n), syms[4]);
+  assert.deepEqual(cols.find(0x20n), syms[1]);
+});

@@ -134,6 +134,13 @@ class ColumnSymbolTable extends SymbolTable {
     return this.names.length;
   }
 
+  /** As SymbolTable's, with no symbol made for those passed over. */
+  override findName(name: string, kernelOnly: boolean): KernelSymbol | undefined {
+    for (let i = 0; i < this.names.length; i++)
+      if (this.names[i] === name && (!kernelOnly || this.modules?.[i] === undefined)) return this.symbolAt(i);
+    return undefined;
+  }
+
   symbolAt(i: number): KernelSymbol {
     let s = this.made.get(i);
     if (s === undefined) {
