@@ -172,7 +172,7 @@ export class DsoSymbols {
  * strings; nothing keeps a view). An array as long as a 100 MB binary has
  * lived through a few young GCs by the end of its load, so it would wait for a
  * full GC; moved (transferred) into a fresh clone, it goes at the next young
- * one. `script` on a `-a -g` recording of node peaked ~60 MB lower.
+ * one. `script` on a `-a -g` recording of node: peak RSS 247 → 229 MB.
  */
 function release(b: Uint8Array): void {
   if (b.buffer instanceof ArrayBuffer && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength)

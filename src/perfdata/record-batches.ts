@@ -31,11 +31,12 @@ export interface BatchSource {
 
 /**
  * Move the window's whole ordinary records into `batch`, until it holds
- * BATCH_RECORDS (then true: the batch is full). Stops before the first record recordBatches must take
- * itself: one not whole in the window, a header.size below 8, a record with
- * a payload after it (AUXTRACE, HEADER_TRACING_DATA), a COMPRESSED one, one
- * the file learns from (changesReading). For the records it takes it does
- * what recordBatches' own loop does.
+ * BATCH_RECORDS (then true: the batch is full). Stops before the first
+ * record recordBatches must take itself: one not whole in the window, a
+ * header.size below 8, a record with a payload after it (AUXTRACE,
+ * HEADER_TRACING_DATA), a COMPRESSED one, one the file learns from
+ * (changesReading). For the records it takes it does what recordBatches' own
+ * loop does.
  *
  * It is a plain function because recordBatches is an async generator: V8
  * does not optimise a loop inside an async function or generator while it
