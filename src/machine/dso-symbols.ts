@@ -27,7 +27,8 @@ import { Feature } from '../abi/feature.js';
 import type { FeatureData } from '../perfdata/features/types.js';
 import { isFormatError } from '../io/errors.js';
 import type { PerfFile } from '../perfdata/perf-file.js';
-import { type LoadSegment, loadSegments, readElfSymbols } from './elf-symbols.js';
+import { type InsertOrder, type LoadSegment, loadSegments, readElfSymbols } from './elf-symbols.js';
+import { treeSymbolTable } from './symbol-tree.js';
 import { parseKallsyms, readKallsymsText } from './kallsyms.js';
 import { kallsymsTable } from './kallsyms-table.js';
 import { type KernelSymbol, SymbolTable } from './symbols.js';
@@ -37,17 +38,27 @@ import { type ReadFile, type SymbolSource, symbolSources } from './symbol-source
 import { readElfParts } from './elf-parts.js';
 
 /**
- * The file's symbols and perf's synthesized `name@plt` ones, sorted by start.
- * perf inserts the PLT symbols after extending zero-size symbols to their
- * successor, so one may lie inside `_init`; its rbtree search then meets the
- * older symbol first (seen: `_init+0x50` for rand@plt): a PLT symbol is kept
- * only where no other symbol covers it.
+ * The file's symbols and perf's synthesized `name@plt` ones. perf inserts
+ * the PLT symbols after extending zero-size symbols to their successor, so
+ * one may lie inside `_init`, and sized symbols can overlap too; where any
+ * do, a lookup returns what perf's tree search meets first (symbol-tree.ts):
+ * `_init+0x50` for rand@plt in a small program, `name@plt` in a library
+ * with 1 390 PLT entries, a builtin around a label in node. Where none
+ * overlap, the sorted columns answer the same.
  */
-function withPlt(syms: KernelSymbol[], plt: KernelSymbol[] | undefined): SymbolTable {
-  if (!plt) return SymbolTable.columns(syms);
-  const base = SymbolTable.of(syms);
-  const free = plt.filter((p) => !base.find(p.start) && !base.find(p.end - 1n));
-  return SymbolTable.columns([...syms, ...free].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0)));
+function withPlt(syms: KernelSymbol[], plt: KernelSymbol[] | undefined, order: InsertOrder): SymbolTable {
+  const list = plt ?? [];
+  let overlap = false;
+  for (let i = 1; i < syms.length && !overlap; i++) overlap = syms[i - 1]!.end > syms[i]!.start;
+  if (!overlap && list.length > 0) {
+    const base = SymbolTable.of(syms);
+    overlap = list.some((p) => base.find(p.start) !== undefined || base.find(p.end - 1n) !== undefined);
+  }
+  const tree = overlap ? treeSymbolTable(syms, order, list) : undefined;
+  if (tree) return tree;
+  return SymbolTable.columns(
+    list.length ? [...syms, ...list].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0)) : syms,
+  );
 }
 
 export interface DsoSymbolOptions {
@@ -141,6 +152,8 @@ export class DsoSymbols {
     // (one with a real .dynsym); it stops once it has both
     let syms: KernelSymbol[] | undefined;
     let fallback: KernelSymbol[] | undefined;
+    let symsOrder: InsertOrder | undefined;
+    let fallbackOrder: InsertOrder | undefined;
     let plt: KernelSymbol[] | undefined;
     let runtimeSeen = false;
     for (const { path: p } of sources) {
@@ -157,11 +170,16 @@ export class DsoSymbols {
       if (syms === undefined && elf.fromSymtab) {
         this.symsrc.set(filename, p);
         syms = elf.symbols;
-      } else fallback ??= elf.symbols;
+        symsOrder = elf.order;
+      } else if (fallback === undefined) {
+        fallback = elf.symbols;
+        fallbackOrder = elf.order;
+      }
       if (syms !== undefined && runtimeSeen) break;
     }
     const chosen = syms ?? fallback;
-    const table = chosen ? withPlt(demangle(chosen), plt) : undefined;
+    const order = (syms ? symsOrder : fallbackOrder) ?? { starts: [], dropped: [] };
+    const table = chosen ? withPlt(demangle(chosen), plt && demanglePlt(plt), order) : undefined;
     for (const b of files.values()) if (b) release(b);
     return table;
   }
@@ -238,6 +256,16 @@ function demangle(symbols: KernelSymbol[]): KernelSymbol[] {
     if (n) s.name = n;
   });
   return symbols;
+}
+
+/**
+ * `name@plt` with the name demangled, as dso__synthesize_plt_symbols names
+ * them (demangle_sym, then "%s@plt"): `operator new@plt` for `_Znwm`.
+ */
+function demanglePlt(plt: KernelSymbol[]): KernelSymbol[] {
+  const bare = plt.map((p) => ({ ...p, name: p.name.slice(0, -'@plt'.length) }));
+  demangle(bare);
+  return bare.map((p) => ({ ...p, name: `${p.name}@plt` }));
 }
 
 /** /tmp/perf-PID.map (JIT symbols: "start size name" in hex) for an anonymous map, as perf reads it. */

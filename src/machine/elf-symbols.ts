@@ -17,6 +17,17 @@ export interface ElfSymbols {
   buildId?: string;
   /** From .symtab (else .dynsym, or none): perf prefers a file with a .symtab. */
   fromSymtab: boolean;
+  /** How perf's tree of these symbols was built (symbol-tree.ts): what lookups among overlapping ones follow. */
+  order: InsertOrder;
+}
+
+/**
+ * The starts of the symbols perf inserts, in symbol-table order (ids 0…),
+ * and the ids symbols__fixup_duplicate erases, in the order it erases them.
+ */
+export interface InsertOrder {
+  starts: bigint[];
+  dropped: number[];
 }
 
 const SHT_SYMTAB = 2;
@@ -136,17 +147,30 @@ export function readElfSymbols(buf: Uint8Array, runtime?: LoadSegment[]): ElfSym
       out.push({ start, end: start + size, name, bind: info >> 4, seq: out.length });
     }
   }
-  return { symbols: fixup(out), buildId: buildIdOf(buf, dv, secs), fromSymtab: symtab?.type === SHT_SYMTAB };
+  const starts = out.map((s) => s.start);
+  const dropped: number[] = [];
+  const symbols = fixup(out, dropped);
+  return {
+    symbols,
+    buildId: buildIdOf(buf, dv, secs),
+    fromSymtab: symtab?.type === SHT_SYMTAB,
+    order: { starts, dropped },
+  };
 }
 
-/** symbols__fixup_duplicate then symbols__fixup_end (not kallsyms). */
-function fixup(syms: (KernelSymbol & { bind: number; seq: number })[]): KernelSymbol[] {
+/** symbols__fixup_duplicate then symbols__fixup_end (not kallsyms); the erased symbols' seqs onto `dropped`. */
+function fixup(syms: (KernelSymbol & { bind: number; seq: number })[], dropped: number[]): KernelSymbol[] {
   syms.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : a.seq - b.seq));
   const kept: typeof syms = [];
   for (const s of syms) {
     const prev = kept[kept.length - 1];
     if (prev && prev.start === s.start) {
-      if (!preferFirst(prev, s)) kept[kept.length - 1] = s;
+      // the loser is erased from perf's tree, in this order (InsertOrder.dropped)
+      if (preferFirst(prev, s)) dropped.push(s.seq);
+      else {
+        dropped.push(prev.seq);
+        kept[kept.length - 1] = s;
+      }
       continue;
     }
     kept.push(s);
