@@ -229,9 +229,10 @@ export async function recordedBuildIds(file: PerfFile): Promise<Map<string, stri
 const DEMANGLE_BATCH = 8192;
 
 /**
- * C++ names as perf prints them: libiberty's cplus_demangle without
- * parameters, which is what binutils' `c++filt -p` runs, DEMANGLE_BATCH names
- * per run: a 100 MB binary has 73 k mangled names, and c++filt's whole input
+ * C++ names as perf prints them: libiberty's cplus_demangle with no
+ * options (no parameters, and `std::ostream` for the standard substitution
+ * `So`, not its full `std::basic_ostream<char, …>`), which is what binutils'
+ * `c++filt -p -i` runs, DEMANGLE_BATCH names per run: a 100 MB binary has 73 k mangled names, and c++filt's whole input
  * and output at once (strings and buffers) added ~20 MB to script's peak.
  * Without c++filt (or when a run fails) the names stay mangled.
  */
@@ -239,7 +240,7 @@ function demangle(symbols: KernelSymbol[]): KernelSymbol[] {
   const mangled = symbols.filter((s) => s.name.startsWith('_Z'));
   const names: string[] = [];
   for (let from = 0; from < mangled.length; from += DEMANGLE_BATCH) {
-    const r = spawnSync('c++filt', ['-p'], {
+    const r = spawnSync('c++filt', ['-p', '-i'], {
       input: mangled
         .slice(from, from + DEMANGLE_BATCH)
         .map((s) => s.name)
