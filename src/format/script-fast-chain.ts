@@ -8,6 +8,7 @@
  * a BigInt is made only on a cache miss.
  */
 import type { ByteText } from '../io/byte-text.js';
+import { viewOf } from '../io/byte-copy.js';
 import type { ScriptSymbols, SymbolColumns } from './script-symbols.js';
 
 /**
@@ -28,16 +29,9 @@ export interface ChainContext {
   printed: (pid: number, ip: bigint) => bigint;
 }
 
-/** Copy `a` in (a loop: most pieces are shorter than a call into TypedArray.set is worth). */
-export function putBytes(out: ByteText, a: Uint8Array): void {
-  const n = a.length;
-  out.reserve(n);
-  const b = out.buf;
-  let k = out.length;
-  if (n > 64) b.set(a, k);
-  else for (let i = 0; i < n; i++) b[k + i] = a[i]!;
-  k += n;
-  out.length = k;
+/** Copy a cached piece of text in (kept as a DataView: see io/byte-copy.ts). */
+export function putBytes(out: ByteText, a: DataView): void {
+  out.copyFrom(a, 0, a.byteLength);
 }
 
 /** The space of kernel addresses in `invalidate` (pids are 32-bit: never this). */
@@ -65,6 +59,8 @@ const ENTRIES_MAX = 1 << 18;
  */
 export class TextCache {
   private arena = Buffer.allocUnsafe(1 << 16);
+  /** The arena as a DataView: texts are copied out four bytes a step (io/byte-copy.ts). */
+  private arenaView = viewOf(this.arena);
   private pos = 0;
   private hiOf: Int32Array = new Int32Array(4096);
   private startOf: Int32Array = new Int32Array(4096);
@@ -102,14 +98,7 @@ export class TextCache {
   put(out: ByteText, m: Map<number, number>, h: number, l: number): boolean {
     const e = m.get(l);
     if (e === undefined || this.hiOf[e] !== h) return false;
-    const n = this.lenOf[e]!;
-    const s = this.startOf[e]!;
-    out.reserve(n);
-    const b = out.buf;
-    const a = this.arena;
-    const k = out.length;
-    for (let i = 0; i < n; i++) b[k + i] = a[s + i]!;
-    out.length = k + n;
+    out.copyFrom(this.arenaView, this.startOf[e]!, this.lenOf[e]!);
     return true;
   }
 
@@ -128,6 +117,7 @@ export class TextCache {
       const a = Buffer.allocUnsafe(Math.max(this.arena.length * 2, this.pos + need));
       this.arena.copy(a, 0, 0, this.pos);
       this.arena = a;
+      this.arenaView = viewOf(a);
     }
     if (this.count === this.hiOf.length) {
       const n = this.count * 2;

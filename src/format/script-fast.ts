@@ -21,6 +21,7 @@
 import type { EventAttr } from '../abi/event-attr.js';
 import type { AttrLayout } from '../perfdata/layout.js';
 import { type ByteText, PAD_ZERO } from '../io/byte-text.js';
+import { viewOf } from '../io/byte-copy.js';
 import { SampleType } from '../abi/sample-format.js';
 import type { FieldSet, ScriptField } from './perf-script-fields.js';
 import { addrColumns, type SymbolColumns, symbolColumns } from './script-symbols.js';
@@ -54,7 +55,7 @@ export interface FastPlan extends Omit<FixedSampleOffsets, 'end'> {
   /** Where the callchain's nr sits (right after the fixed fields), -1 without CALLCHAIN. */
   callchain: number;
   /** attr.sample_period as perf prints it (samples without PERIOD): "%10s " in bytes, made once per attr. */
-  attrPeriod: Uint8Array;
+  attrPeriod: DataView;
 }
 
 const plans = new WeakMap<AttrLayout, FastPlan | null>();
@@ -97,7 +98,7 @@ export function fastPlan(L: AttrLayout): FastPlan | null {
       period,
       size,
       callchain,
-      attrPeriod: Buffer.from(`${`${L.attr.samplePeriod}`.padStart(10)} `, 'latin1'),
+      attrPeriod: viewOf(Buffer.from(`${`${L.attr.samplePeriod}`.padStart(10)} `, 'latin1')),
     };
   }
   plans.set(L, p);
@@ -184,8 +185,10 @@ const SPACE = 0x20;
  */
 export class FastLines {
   private readonly enc = new TextEncoder();
-  private readonly comms = new Map<string, Uint8Array>();
-  private readonly events = new Map<string, Uint8Array>();
+  private readonly comms = new Map<string, DataView>();
+  private lastComm: string | undefined;
+  private lastCommText: DataView | undefined;
+  private readonly events = new Map<string, DataView>();
   /** " ip sym (dso)" per symbol columns (TextCache: per address space, then address). */
   private readonly ips = new Map<SymbolColumns | undefined, TextCache>();
   private readonly chains = new Map<SymbolColumns | undefined, ChainLines>();
@@ -299,18 +302,21 @@ export class FastLines {
       out.byte(SPACE);
       return;
     }
-    let c = this.comms.get(comm);
+    // runs of samples share a thread: the same string again needs no lookup
+    let c = comm === this.lastComm ? this.lastCommText : this.comms.get(comm);
     if (c === undefined) {
-      c = this.enc.encode(`${comm.padStart(16)} `);
+      c = viewOf(this.enc.encode(`${comm.padStart(16)} `));
       this.comms.set(comm, c);
     }
+    this.lastComm = comm;
+    this.lastCommText = c;
     putBytes(out, c);
   }
 
   private event(out: ByteText, ctx: FastContext): void {
     let e = this.events.get(ctx.event);
     if (e === undefined) {
-      e = this.enc.encode(`${ctx.event.padStart(ctx.eventWidth)}: `);
+      e = viewOf(this.enc.encode(`${ctx.event.padStart(ctx.eventWidth)}: `));
       this.events.set(ctx.event, e);
     }
     putBytes(out, e);

@@ -73,3 +73,44 @@ test('ByteText append copies its bytes, growing the buffer', () => {
   for (let i = 0; i < 100; i++) t.append(Buffer.from(i % 2 ? long : 'ab c'));
   assert.equal(t.toString(), `ab c${long}`.repeat(50));
 });
+
+// dec and decSigned write their digits straight into the buffer: the lengths' edges, and growth mid-number
+/** printf's "%*lu" / "%0*lu" / "%*ld" as JavaScript strings say them. */
+const printed = (v: number | bigint, width: number, pad: string): string => `${v}`.padStart(width, pad);
+
+const widths = fc.integer({ min: 0, max: 24 });
+const values = fc.oneof(
+  fc.integer({ min: 0, max: 99 }),
+  fc.integer({ min: 0, max: 0x7fffffff }),
+  fc.constantFrom(0, 9, 10, 99, 100, 999_999_999, 1_000_000_000, 0x7fffffff, 0x80000000, 2 ** 53 - 1),
+  fc.maxSafeInteger().filter((v) => v >= 0),
+);
+
+test('dec: digits and padding as printf prints them, after text already in the buffer', () => {
+  fc.assert(
+    fc.property(values, widths, fc.boolean(), fc.string({ maxLength: 5 }), (v, w, zero, before) => {
+      const t = new ByteText(8); // small: the number's own reserve() must grow it
+      t.str(before);
+      t.dec(v, w, zero ? PAD_ZERO : PAD_SPACE);
+      assert.equal(t.toString(), before + printed(v, w, zero ? '0' : ' '));
+    }),
+  );
+});
+
+test('decSigned: negative values keep the sign before the digits, padded on the left', () => {
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        values,
+        values.map((v) => -v),
+      ),
+      widths,
+      (v, w) => {
+        const t = new ByteText(4);
+        t.decSigned(v, w);
+        t.byte(0x7c);
+        assert.equal(t.toString(), `${printed(v, w, ' ')}|`);
+      },
+    ),
+  );
+});

@@ -6,6 +6,7 @@
  * written as perf's printf would (decimal, hex, padded), from plain numbers or
  * from a u64's two u32 halves, so no BigInt is needed for them.
  */
+import { copyView, viewOf } from './byte-copy.js';
 
 const HEX = new Uint8Array(16);
 for (let i = 0; i < 16; i++) HEX[i] = '0123456789abcdef'.charCodeAt(i);
@@ -16,12 +17,15 @@ const TWO32 = 0x1_0000_0000;
 export class ByteText {
   /** The bytes so far are buf[0, length). */
   buf: Buffer;
+  /** `buf` as a DataView, for copyView (made again whenever `buf` is replaced). */
+  dv: DataView;
   length = 0;
   /** Digits are built backwards here before they are copied in. */
   private readonly digits = new Uint8Array(24);
 
   constructor(size = 1 << 17) {
     this.buf = Buffer.allocUnsafe(size);
+    this.dv = viewOf(this.buf);
   }
 
   /** Make room for `k` more bytes. */
@@ -32,6 +36,7 @@ export class ByteText {
     const b = Buffer.allocUnsafe(size);
     this.buf.copy(b, 0, 0, this.length);
     this.buf = b;
+    this.dv = viewOf(b);
   }
 
   /** Forget the bytes (the buffer is kept for the next ones). */
@@ -110,12 +115,39 @@ export class ByteText {
     this.length = n;
   }
 
+  /** `n` bytes copied from `from` (a DataView) at `start`: the short-copy path of cached texts (byte-copy.ts). */
+  copyFrom(from: DataView, start: number, n: number): void {
+    if (this.length + n > this.buf.length) this.reserve(n);
+    copyView(this.dv, this.length, from, start, n);
+    this.length += n;
+  }
+
   /**
    * A non-negative integer below 2^53 in decimal, right-aligned in `width`
-   * columns with `pad` (' ' or '0'): printf's "%*lu" / "%0*lu".
+   * columns with `pad` (' ' or '0'): printf's "%*lu" / "%0*lu". The digits go
+   * straight into the buffer, last first, once their count is known: a
+   * `script` line has four or five numbers, and the round trip through the
+   * digit buffer was a tenth of its formatting.
    */
   dec(v: number, width = 0, pad = SPACE): void {
-    this.put(this.digitsOf(v), width, pad);
+    if (v > 0x7fffffff) {
+      this.put(this.digitsOf(v), width, pad);
+      return;
+    }
+    let x = v | 0;
+    const len = decimalLength(x);
+    const fill = width > len ? width - len : 0;
+    if (this.length + fill + len > this.buf.length) this.reserve(fill + len);
+    const b = this.buf;
+    let n = this.length;
+    for (let i = 0; i < fill; i++) b[n++] = pad;
+    n += len;
+    this.length = n;
+    do {
+      const q = (x / 10) | 0;
+      b[--n] = ZERO + (x - q * 10);
+      x = q;
+    } while (x > 0);
   }
 
   /** v's decimal digits into digits[k..]; returns k. Below 2^31 in int32 steps (a division by 10 is a multiply). */
@@ -140,6 +172,14 @@ export class ByteText {
   decSigned(v: number, width = 0): void {
     if (v >= 0) {
       this.dec(v, width);
+      return;
+    }
+    if (v >= -0x7fffffff) {
+      // the sign, then the digits: one column more than the magnitude's
+      const len = decimalLength(-v) + 1;
+      if (width > len) this.fill(SPACE, width - len);
+      this.byte(0x2d);
+      this.dec(-v);
       return;
     }
     let k = this.digitsOf(-v);
@@ -251,6 +291,13 @@ export class ByteText {
     for (let i = k; i < d.length; i++) b[n++] = d[i]!;
     this.length = n;
   }
+}
+
+/** How many decimal digits a non-negative int32 has. */
+function decimalLength(x: number): number {
+  let len = 1;
+  for (let p = 10; x >= p && len < 10; p *= 10) len++;
+  return len;
 }
 
 /** ASCII codes the formatters pad with. */

@@ -21,6 +21,9 @@ import { decodeFeature } from './features/codec.js';
 import { describeFsError, perfDataPath } from './input-path.js';
 import { Decompressor } from './decompressor.js';
 import { changesReading, readTrailingPayload, skipTrailingPayload, takeOrdinary } from './record-batches.js';
+import type { RecordsOptions } from './record-batches.js';
+
+export type { RecordsOptions } from './record-batches.js';
 
 export interface ReaderOptions {
   /** How to read type 19: 'final' (upstream: CGROUP) or 'rfc' (the seed's TEXT_POKE). Default 'final'. */
@@ -33,19 +36,6 @@ export interface ReaderOptions {
    * error is kept in `damage` for the caller to report after the records.
    */
   damage?: 'throw' | 'defer';
-}
-
-export interface RecordsOptions {
-  /** Start at this absolute offset instead of the data section start (file mode; must be a record boundary). */
-  from?: number;
-  /**
-   * 'expand' (default): deliver the records inside COMPRESSED records in place of it; 'raw': deliver COMPRESSED
-   * records as they are; 'both': each COMPRESSED record, then the records inside it (a record that straddles two
-   * comes after the second).
-   */
-  compressed?: 'expand' | 'raw' | 'both';
-  /** false: AUXTRACE data is stepped over, not read (a file seeks past it), and `auxData` stays undefined. */
-  auxData?: boolean;
 }
 
 export interface AttrEntry {
@@ -385,9 +375,10 @@ export class PerfFile {
     const expand = mode !== 'raw';
     const unpack = new Decompressor(this);
     const batch: RawRecord[] = [];
+    const take = opts.take ?? takeOrdinary;
     try {
       for (;;) {
-        if (takeOrdinary(w, batch, this)) {
+        if (take(w, batch, this)) {
           yield batch.splice(0); // full
           continue;
         }

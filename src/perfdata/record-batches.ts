@@ -22,12 +22,36 @@ export function changesReading(type: number): boolean {
   );
 }
 
+/** Options of PerfFile.records() and recordBatches(). */
+export interface RecordsOptions {
+  /** Start at this absolute offset instead of the data section start (file mode; must be a record boundary). */
+  from?: number;
+  /**
+   * 'expand' (default): deliver the records inside COMPRESSED records in place of it; 'raw': deliver COMPRESSED
+   * records as they are; 'both': each COMPRESSED record, then the records inside it (a record that straddles two
+   * comes after the second).
+   */
+  compressed?: 'expand' | 'raw' | 'both';
+  /** false: AUXTRACE data is stepped over, not read (a file seeks past it), and `auxData` stays undefined. */
+  auxData?: boolean;
+  /** Takes the window's ordinary records (default takeOrdinary: all into the batches). */
+  take?: OrdinaryTaker;
+}
+
 /** What takeOrdinary needs of the file being read (PerfFile). */
 export interface BatchSource {
   readonly le: boolean;
   readonly textPokeAbi: 'final' | 'rfc';
   layoutFor(bytes: Uint8Array, type: number, size: number, at?: number): AttrLayout | undefined;
 }
+
+/**
+ * What takes the window's ordinary records for recordBatches: takeOrdinary,
+ * or a caller's (RecordsOptions.take) that keeps some of them itself. It
+ * must stop where takeOrdinary stops, take whole records, and return true when
+ * recordBatches must hand out `batch` now.
+ */
+export type OrdinaryTaker = (w: Window, batch: RawRecord[], f: BatchSource) => boolean;
 
 /**
  * Move the window's whole ordinary records into `batch`, until it holds
@@ -57,7 +81,8 @@ export function takeOrdinary(w: Window, batch: RawRecord[], f: BatchSource): boo
   return batch.length >= BATCH_RECORDS;
 }
 
-function ordinary(type: number): boolean {
+/** Whether takeOrdinary may take a record of this type (see there). */
+export function ordinary(type: number): boolean {
   return (
     type !== RecordType.AUXTRACE &&
     type !== RecordType.HEADER_TRACING_DATA &&

@@ -11,6 +11,7 @@
  */
 import type { AttrLayout } from '../perfdata/layout.js';
 import { RawRecord } from '../perfdata/raw-record.js';
+import { copyView, viewOf } from '../io/byte-copy.js';
 
 const SLAB = 1 << 20;
 /** Records larger than this, or with a payload (auxData), are kept as copied objects. */
@@ -43,6 +44,10 @@ export class QueuedRecords {
   /** The slab copies go into, and the unpacker's buffer seen last: released once empty and replaced. */
   private slab = -1;
   private slabPos = 0;
+  /** The current slab, and the last source array, as DataViews: records are copied four bytes a step. */
+  private slabView: DataView | undefined;
+  private srcArray: Uint8Array | undefined;
+  private srcView: DataView | undefined;
   private unpacked = -1;
   private unpackedBuffer: ArrayBufferLike | undefined;
 
@@ -57,46 +62,58 @@ export class QueuedRecords {
 
   /** Queue a record that must outlive the reader's window; returns its handle. */
   add(raw: RawRecord): number {
-    const h = this.handle();
     const n = raw.length;
     if (raw.auxData || n > MAX_SLAB_RECORD || raw.le !== this.le || raw.textPokeAbi !== this.textPokeAbi) {
+      const h = this.handle();
       this.bufOf[h] = -1;
       // unpacked COMPRESSED contents have a buffer of their own, never reused: no copy needed
       this.objs[h] = raw.compressedIn !== 0 ? raw : raw.copy();
       return h;
     }
-    let id: number;
-    let off: number;
+    if (raw.compressedIn === 0) return this.addBytes(raw.buf, raw.off, n, raw.fileOffset, raw.layout);
+    // unpacked COMPRESSED contents have a buffer of their own, never reused: kept, not copied
     const src = raw.buf;
-    if (raw.compressedIn !== 0) {
-      // unpacked COMPRESSED contents have a buffer of their own, never reused: kept, not copied
-      const ab = src.buffer;
-      if (ab !== this.unpackedBuffer) {
-        this.retire(this.unpacked);
-        this.unpacked = this.newBuffer(new Uint8Array(ab));
-        this.unpackedBuffer = ab;
-      }
-      id = this.unpacked;
-      off = src.byteOffset + raw.off;
-    } else {
-      if (this.slab < 0 || this.slabPos + n > SLAB) {
-        this.retire(this.slab);
-        this.slab = this.newBuffer(this.spareSlabs.pop() ?? this.newSlab());
-        this.slabPos = 0;
-      }
-      id = this.slab;
-      off = this.slabPos;
-      copyBytes(this.bufs[id]!, off, src, raw.off, n);
-      this.slabPos += (n + 7) & ~7;
+    const ab = src.buffer;
+    if (ab !== this.unpackedBuffer) {
+      this.retire(this.unpacked);
+      this.unpacked = this.newBuffer(new Uint8Array(ab));
+      this.unpackedBuffer = ab;
     }
+    const h = this.handle();
+    this.keep(h, this.unpacked, src.byteOffset + raw.off, n, raw.fileOffset, raw.layout);
+    this.cinOf[h] = raw.compressedIn;
+    return h;
+  }
+
+  /**
+   * Queue the record src[from, from + n) read at `fileOffset` (the file's byte
+   * order and text-poke ABI, at most MAX_SLAB_RECORD bytes, no payload): a copy
+   * into the slab, with no RawRecord made for it (the session's window router).
+   */
+  addBytes(src: Uint8Array, from: number, n: number, fileOffset: number, layout: AttrLayout | undefined): number {
+    if (this.slab < 0 || this.slabPos + n > SLAB) {
+      this.retire(this.slab);
+      const slab = this.spareSlabs.pop() ?? this.newSlab();
+      this.slab = this.newBuffer(slab);
+      this.slabView = viewOf(slab);
+      this.slabPos = 0;
+    }
+    const off = this.slabPos;
+    copyBytes(this.bufs[this.slab]!, this.slabView!, off, src, this.viewOfSource(src), from, n);
+    this.slabPos += (n + 7) & ~7;
+    const h = this.handle();
+    this.keep(h, this.slab, off, n, fileOffset, layout);
+    this.cinOf[h] = 0;
+    return h;
+  }
+
+  private keep(h: number, id: number, off: number, n: number, fileOffset: number, L: AttrLayout | undefined): void {
     this.refs[id]!++;
     this.bufOf[h] = id;
     this.offOf[h] = off;
     this.lenOf[h] = n;
-    this.fileOffOf[h] = raw.fileOffset;
-    this.layoutOf[h] = this.layoutId(raw.layout);
-    this.cinOf[h] = raw.compressedIn;
-    return h;
+    this.fileOffOf[h] = fileOffset;
+    this.layoutOf[h] = this.layoutId(L);
   }
 
   /** The record of a handle, which is then free again. */
@@ -141,6 +158,15 @@ export class QueuedRecords {
     return h;
   }
 
+  /** `src` as a DataView: the reader's window is one array for many records, so its view is kept. */
+  private viewOfSource(src: Uint8Array): DataView {
+    if (src !== this.srcArray) {
+      this.srcArray = src;
+      this.srcView = viewOf(src);
+    }
+    return this.srcView!;
+  }
+
   private layoutId(L: AttrLayout | undefined): number {
     if (L === this.lastLayout && this.lastLayoutId >= 0) return this.lastLayoutId;
     let i = this.layouts.indexOf(L);
@@ -183,11 +209,16 @@ function grow<A extends Int32Array | Float64Array>(a: A, n: number): A {
   return b;
 }
 
-/** dst[at..] = src[from .. from + n): a byte loop for the small records most are (set() wants a view of src). */
-function copyBytes(dst: Uint8Array, at: number, src: Uint8Array, from: number, n: number): void {
-  if (n > 256) {
-    dst.set(src.subarray(from, from + n), at);
-    return;
-  }
-  for (let i = 0; i < n; i++) dst[at + i] = src[from + i]!;
+/** dst[at..] = src[from .. from + n): through the DataViews for the small records most are (set() wants a view of src). */
+function copyBytes(
+  dst: Uint8Array,
+  dstView: DataView,
+  at: number,
+  src: Uint8Array,
+  srcView: DataView,
+  from: number,
+  n: number,
+): void {
+  if (n > 256) dst.set(src.subarray(from, from + n), at);
+  else copyView(dstView, at, srcView, from, n);
 }

@@ -41,6 +41,7 @@ import type { AttrLayout } from '../perfdata/layout.js';
 import { defaultEventName } from './event-names.js';
 import { OrderedEvents, type OrderedEventsStats } from './ordered-events.js';
 import { QueuedRecords } from './queued-records.js';
+import { windowRouter } from './window-route.js';
 
 /** Most records in a batch of released records (see Session.released). */
 const RELEASE_BATCH = 512;
@@ -61,6 +62,12 @@ export interface SessionOptions extends ReaderOptions {
    * false: their real time, recovered from mid-record.
    */
   perfTimes?: boolean;
+  /**
+   * false: every record goes through the reader's batches to the queue, none
+   * straight from the window (window-route.ts); the order is the same (tests
+   * compare the two).
+   */
+  windowRoute?: boolean;
 }
 
 export class Session {
@@ -70,6 +77,7 @@ export class Session {
   private readonly roundBeforeFlush: boolean;
   private readonly withCompressed: boolean;
   private readonly perfTimes: boolean;
+  private readonly windowRoute: boolean;
   private readonly layoutIndex = new Map<AttrLayout, number>();
   private names: (string | undefined)[] = [];
   private descNames: Map<bigint, string> | undefined;
@@ -87,6 +95,7 @@ export class Session {
     this.roundBeforeFlush = opts.roundBeforeFlush ?? false;
     this.withCompressed = opts.withCompressed ?? false;
     this.perfTimes = opts.perfTimes ?? false;
+    this.windowRoute = opts.windowRoute ?? true;
   }
 
   /** Read the event names a file-mode file carries (HEADER_EVENT_DESC). */
@@ -250,11 +259,15 @@ export class Session {
 
   private async *deliverOrdered(oe: OrderedEvents<number>, q: QueuedRecords): AsyncGenerator<RawRecord[]> {
     let out: RawRecord[] = [];
-    for await (const batch of this.file.recordBatches()) {
+    // file mode: timed records go from the reader's window into the queue (window-route.ts); a pipe's
+    // records may need observing first (a HEADER_FEATURE's), so all go through route()
+    const take = this.file.pipe || !this.windowRoute ? undefined : windowRouter(oe, q, this.perfTimes);
+    for await (const batch of this.file.recordBatches({ take })) {
       try {
         let observed = -1;
-        for (let i = 0; i < batch.length; ) {
-          i = this.route(batch, i, observed, oe, q, out);
+        for (let i = 0; ; ) {
+          if (i < batch.length) i = this.route(batch, i, observed, oe, q, out);
+          // the queue released records: in the batch's route, or in the taker's (then the batch may be empty)
           if (oe.ready.length) {
             yield* this.released(oe.drain(), q, out);
             continue;
