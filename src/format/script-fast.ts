@@ -328,11 +328,21 @@ export class FastLines {
     if (n - secs * 1e9 < 0) secs--; // n/1e9 can round up to the next integer just below it
     const frac = n - secs * 1e9;
     out.dec(secs, 5);
-    out.byte(0x2e); // '.'
-    if (ns) out.dec(frac, 9, PAD_ZERO);
-    else out.dec(Math.floor(frac / 1000), 6, PAD_ZERO);
-    out.byte(0x3a); // ':'
-    out.byte(SPACE);
+    // '.', the fraction's digits zero-padded (below 10^9: int32 steps), ': ', written in place
+    const w = ns ? 9 : 6;
+    out.reserve(w + 3);
+    const b = out.buf;
+    const k = out.length;
+    b[k] = 0x2e;
+    let x = ns ? frac : Math.floor(frac / 1000);
+    for (let i = w; i >= 1; i--) {
+      const q = (x / 10) | 0;
+      b[k + i] = 0x30 + (x - q * 10);
+      x = q;
+    }
+    b[k + w + 1] = 0x3a;
+    b[k + w + 2] = SPACE;
+    out.length = k + w + 3;
   }
 
   private chainLines(cols: SymbolColumns | undefined): ChainLines {

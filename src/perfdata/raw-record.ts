@@ -13,25 +13,25 @@ import { decodeRecord, hasSampleIdTrailer, trailerEndOf, type PerfRecord } from 
  * read `buf` at `off` instead, so most records never get one.
  */
 export class RawRecord {
-  readonly type: number;
-  readonly misc: number;
-  readonly size: number;
+  type!: number;
+  misc!: number;
+  size!: number;
   /** Absolute offset of the record (records from a COMPRESSED record: that record's offset, as perf). */
-  readonly fileOffset: number;
+  fileOffset!: number;
   /** The array the record lies in, and where in it: the record is buf[off .. off + length). */
-  readonly buf: Uint8Array;
-  readonly off: number;
+  buf!: Uint8Array;
+  off!: number;
   /** Byte length of the record, 8-byte header included. */
-  readonly length: number;
+  length!: number;
   private view: Uint8Array | undefined;
   /** Payload that follows the record in the file: AUXTRACE trace data, HEADER_TRACING_DATA data. */
   auxData?: Uint8Array;
   /** The attr layout this record resolved to (perf's evlist__event2evsel), if any. */
-  readonly layout: AttrLayout | undefined;
+  layout!: AttrLayout | undefined;
   readonly le: boolean;
   readonly textPokeAbi: 'final' | 'rfc';
   /** The type of the COMPRESSED (81) or COMPRESSED2 (83) record it was unpacked from; 0 when read directly. */
-  readonly compressedIn: number;
+  compressedIn!: number;
 
   constructor(
     bytes: Uint8Array,
@@ -43,10 +43,28 @@ export class RawRecord {
     off = 0,
     length = bytes.length - off,
   ) {
+    this.le = le;
+    this.textPokeAbi = textPokeAbi;
+    this.reset(bytes, fileOffset, layout, compressedIn, off, length);
+  }
+
+  /**
+   * Make this object the record at bytes[off, off + length): what the session
+   * does with the records it hands out again (SessionOptions.reuseRecords).
+   * The fields above change only here.
+   */
+  reset(
+    bytes: Uint8Array,
+    fileOffset: number,
+    layout: AttrLayout | undefined,
+    compressedIn: number,
+    off: number,
+    length: number,
+  ): void {
     // byte loads, not a DataView: one object less per record on the reader's hot path
     const b = bytes;
     const o = off;
-    if (le) {
+    if (this.le) {
       this.type = (b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24)) >>> 0;
       this.misc = b[o + 4]! | (b[o + 5]! << 8);
       this.size = b[o + 6]! | (b[o + 7]! << 8);
@@ -59,10 +77,9 @@ export class RawRecord {
     this.off = off;
     this.length = length;
     this.view = off === 0 && length === bytes.length ? bytes : undefined;
+    this.auxData = undefined;
     this.fileOffset = fileOffset;
-    this.le = le;
     this.layout = layout;
-    this.textPokeAbi = textPokeAbi;
     this.compressedIn = compressedIn;
   }
 

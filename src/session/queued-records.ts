@@ -17,6 +17,12 @@ const SLAB = 1 << 20;
 /** Records larger than this, or with a payload (auxData), are kept as copied objects. */
 const MAX_SLAB_RECORD = 65536;
 const MAX_SPARE_SLABS = 4;
+/**
+ * Records `take(h, true)` hands out before it makes the first one again: more
+ * than the session ever has out at once (a batch being consumed and the rest
+ * of a release waiting, RELEASE_BATCH each).
+ */
+export const REUSE_RING = 4096;
 
 export class QueuedRecords {
   // per handle
@@ -26,6 +32,9 @@ export class QueuedRecords {
   private fileOffOf = new Float64Array(1024);
   private layoutOf = new Int32Array(1024);
   private cinOf = new Int32Array(1024);
+  /** The objects take(h, true) hands out, in turn. */
+  private readonly ring: RawRecord[] = [];
+  private ringAt = 0;
   /** Handles of records kept as objects (bufOf -1). */
   private readonly objs: (RawRecord | undefined)[] = [];
   /** Unused handles. */
@@ -116,8 +125,13 @@ export class QueuedRecords {
     this.layoutOf[h] = this.layoutId(L);
   }
 
-  /** The record of a handle, which is then free again. */
-  take(h: number): RawRecord {
+  /**
+   * The record of a handle, which is then free again. `reuse`: as one of a
+   * ring of REUSE_RING objects made again and again (RawRecord.reset), valid
+   * until REUSE_RING more records are taken so (SessionOptions.reuseRecords);
+   * else a new object.
+   */
+  take(h: number, reuse = false): RawRecord {
     const id = this.bufOf[h]!;
     let r: RawRecord;
     if (id < 0) {
@@ -126,16 +140,20 @@ export class QueuedRecords {
     } else {
       const L = this.layouts[this.layoutOf[h]!];
       const b = this.bufs[id]!;
-      r = new RawRecord(
-        b,
-        this.fileOffOf[h]!,
-        this.le,
-        L,
-        this.textPokeAbi,
-        this.cinOf[h]!,
-        this.offOf[h]!,
-        this.lenOf[h]!,
-      );
+      const fileOff = this.fileOffOf[h]!;
+      const cin = this.cinOf[h]!;
+      const off = this.offOf[h]!;
+      const len = this.lenOf[h]!;
+      const old = reuse ? this.ring[this.ringAt] : undefined;
+      if (old === undefined) r = new RawRecord(b, fileOff, this.le, L, this.textPokeAbi, cin, off, len);
+      else {
+        old.reset(b, fileOff, L, cin, off, len);
+        r = old;
+      }
+      if (reuse) {
+        this.ring[this.ringAt] = r;
+        this.ringAt = this.ringAt + 1 === REUSE_RING ? 0 : this.ringAt + 1;
+      }
       if (--this.refs[id]! === 0 && id !== this.slab && id !== this.unpacked) this.release(id);
     }
     if (this.freeTop === this.free.length) this.free = grow(this.free, this.free.length * 2);

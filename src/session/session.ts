@@ -68,6 +68,13 @@ export interface SessionOptions extends ReaderOptions {
    * compare the two).
    */
   windowRoute?: boolean;
+  /**
+   * Records that went through the queue are objects made again and again (a
+   * ring of REUSE_RING, queued-records.ts), no longer one per record: each is
+   * valid only while its batch is consumed, as the reader's window views are.
+   * For a consumer that keeps no record past its batch (`script`); default false.
+   */
+  reuseRecords?: boolean;
 }
 
 export class Session {
@@ -78,7 +85,10 @@ export class Session {
   private readonly withCompressed: boolean;
   private readonly perfTimes: boolean;
   private readonly windowRoute: boolean;
+  private readonly reuseRecords: boolean;
   private readonly layoutIndex = new Map<AttrLayout, number>();
+  private lastLayout: AttrLayout | undefined;
+  private lastIndex = -1;
   private names: (string | undefined)[] = [];
   private descNames: Map<bigint, string> | undefined;
   private descByIndex: string[] = [];
@@ -96,6 +106,7 @@ export class Session {
     this.withCompressed = opts.withCompressed ?? false;
     this.perfTimes = opts.perfTimes ?? false;
     this.windowRoute = opts.windowRoute ?? true;
+    this.reuseRecords = opts.reuseRecords ?? false;
   }
 
   /** Read the event names a file-mode file carries (HEADER_EVENT_DESC). */
@@ -112,12 +123,15 @@ export class Session {
   attrIndexOf(raw: RawRecord): number {
     const L = raw.layout;
     if (!L) return -1;
+    if (L === this.lastLayout) return this.lastIndex; // runs of records of one event
     let i = this.layoutIndex.get(L);
     if (i === undefined) {
       i = -1;
       for (let k = 0; k < this.file.attrs.length; k++) if (this.file.layoutOf(k) === L) i = k;
       this.layoutIndex.set(L, i);
     }
+    this.lastLayout = L;
+    this.lastIndex = i;
     return i;
   }
 
@@ -359,11 +373,11 @@ export class Session {
     while (out.length + ready.length - i > RELEASE_BATCH) {
       const batch = out.splice(0);
       const end = i + RELEASE_BATCH - batch.length;
-      takeInto(batch, q, ready, i, end);
+      takeInto(batch, q, ready, i, end, this.reuseRecords);
       i = end;
       yield batch;
     }
-    takeInto(out, q, ready, i, ready.length);
+    takeInto(out, q, ready, i, ready.length, this.reuseRecords);
   }
 
   close(): Promise<void> {
@@ -372,8 +386,15 @@ export class Session {
 }
 
 /** The queued records ready[from, to) onto `batch` (out of the generator above: see route()). */
-function takeInto(batch: RawRecord[], q: QueuedRecords, ready: number[], from: number, to: number): void {
-  for (let i = from; i < to; i++) batch.push(q.take(ready[i]!));
+function takeInto(
+  batch: RawRecord[],
+  q: QueuedRecords,
+  ready: number[],
+  from: number,
+  to: number,
+  reuse: boolean,
+): void {
+  for (let i = from; i < to; i++) batch.push(q.take(ready[i]!, reuse));
 }
 
 /**

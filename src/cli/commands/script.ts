@@ -47,8 +47,14 @@ export async function runScript(
     out.write(`${headerLines(await readFileFeatures(dataFile), mtime, false).join('\n')}\n`);
     if (opts.headerOnly) return void (await out.flush());
   }
-  // a damaged feature table does not stop perf from printing the samples: reported after them
-  const s = await openSession(dataFile, { ordered: !opts.showRoundEvents, perfTimes: true, damage: 'defer' });
+  // a damaged feature table does not stop perf from printing the samples: reported after them.
+  // The printer keeps no record past its batch: the session may hand its objects out again.
+  const s = await openSession(dataFile, {
+    ordered: !opts.showRoundEvents,
+    perfTimes: true,
+    damage: 'defer',
+    reuseRecords: true,
+  });
   const progress = startProgress('script', s.file.pipe ? 0 : s.file.header.data.offset + s.file.header.data.size, opts);
   try {
     const p = new ScriptPrinter(s, opts, out);
