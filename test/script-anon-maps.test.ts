@@ -9,11 +9,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { runPerf } from './cli.js';
 import { needTool } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
-import { firstDiff, scriptInProcess } from './script-compare.js';
-import { PerfDataWriter } from '../src/perfdata/writer.js';
+import { firstDiff, scriptBoth } from './script-compare.js';
 import type { PerfRecord } from '../src/perfdata/records/index.js';
 import { emptyAttr, PerfType, PERF_COUNT_SW_CPU_CLOCK, withAttrFlag } from '../src/abi/event-attr.js';
 import { SampleType, PERF_CONTEXT_USER } from '../src/abi/sample-format.js';
@@ -93,14 +91,7 @@ test('anonymous maps print as //anon unless executable, as perf names them', asy
     period: 1000n,
     callchain: [PERF_CONTEXT_USER, ...ips.slice(k), ...ips.slice(0, k)],
   }));
-  const file = join(dir, 'anon.data');
-  const w = await PerfDataWriter.create(file, [{ attr, ids: [], name: 'cpu-clock' }]);
-  for (const r of [...maps, ...samples]) await w.write(r, 0);
-  await w.finish();
-  const perf = runPerf(['script', '-i', file]);
-  assert.ok(perf && perf.status === 0, perf?.stderr.toString());
-  const theirs = perf.stdout.toString();
+  const { theirs, mine } = await scriptBoth(join(dir, 'anon.data'), attr, [...maps, ...samples]);
   assert.ok(theirs.includes('(//anon)') && theirs.includes(`(/tmp/perf-${PID}.map)`), theirs);
-  const mine = await scriptInProcess(file, []);
-  assert.equal(firstDiff(mine.out, theirs), 'equal');
+  assert.equal(firstDiff(mine, theirs), 'equal');
 });

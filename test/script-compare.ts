@@ -3,8 +3,13 @@
  * our command in-process through its own option parser, and show where two
  * outputs first differ.
  */
+import assert from 'node:assert/strict';
 import { Command } from 'commander';
 import { register, runScript, StringSink, toScriptOptions, type ScriptCliOptions } from '../src/cli/commands/script.js';
+import type { EventAttr } from '../src/abi/event-attr.js';
+import type { PerfRecord } from '../src/perfdata/records/index.js';
+import { PerfDataWriter } from '../src/perfdata/writer.js';
+import { runPerf } from './cli.js';
 
 /** Parse `args` with the script command's own commander definition, then run it in-process (stdout only). */
 export async function scriptInProcess(file: string, args: string[]): Promise<{ out: string; err?: string }> {
@@ -34,4 +39,21 @@ export function firstDiff(ours: string, perf: string): string {
   for (let i = 0; i < Math.max(x.length, y.length); i++)
     if (x[i] !== y[i]) return `line ${i + 1}:\n  ours: ${JSON.stringify(x[i])}\n  perf: ${JSON.stringify(y[i])}`;
   return 'equal';
+}
+
+/**
+ * Write `records` as `file`, one cpu-clock event of `attr`, and return what
+ * `perf script` prints for it (it must succeed) and what ours prints.
+ */
+export async function scriptBoth(
+  file: string,
+  attr: EventAttr,
+  records: PerfRecord[],
+): Promise<{ theirs: string; mine: string }> {
+  const w = await PerfDataWriter.create(file, [{ attr, ids: [], name: 'cpu-clock' }]);
+  for (const r of records) await w.write(r, 0);
+  await w.finish();
+  const perf = runPerf(['script', '-i', file]);
+  assert.ok(perf && perf.status === 0, perf?.stderr.toString());
+  return { theirs: perf.stdout.toString(), mine: (await scriptInProcess(file, [])).out };
 }

@@ -12,11 +12,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { realpathSync, statSync } from 'node:fs';
-import { runPerf } from './cli.js';
 import { needTool } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
-import { firstDiff, scriptInProcess } from './script-compare.js';
-import { PerfDataWriter } from '../src/perfdata/writer.js';
+import { firstDiff, scriptBoth } from './script-compare.js';
 import type { PerfRecord } from '../src/perfdata/records/index.js';
 import { emptyAttr, PerfType, PERF_COUNT_SW_CPU_CLOCK, withAttrFlag } from '../src/abi/event-attr.js';
 import { SampleType } from '../src/abi/sample-format.js';
@@ -87,14 +85,7 @@ test('PLT entries inside an extended _init (node): named as perf names them', as
       time: tick(),
       period: 1000n,
     });
-  const file = join(dir, 'plt.data');
-  const w = await PerfDataWriter.create(file, [{ attr, ids: [], name: 'cpu-clock' }]);
-  for (const r of records) await w.write(r, 0);
-  await w.finish();
-  const perf = runPerf(['script', '-i', file]);
-  assert.ok(perf && perf.status === 0, perf?.stderr.toString());
-  const theirs = perf.stdout.toString();
+  const { theirs, mine } = await scriptBoth(join(dir, 'plt.data'), attr, records);
   assert.ok((theirs.match(/@plt\+/g) ?? []).length > 100, theirs.slice(0, 2000));
-  const mine = await scriptInProcess(file, []);
-  assert.equal(firstDiff(mine.out, theirs), 'equal');
+  assert.equal(firstDiff(mine, theirs), 'equal');
 });

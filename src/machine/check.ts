@@ -1,6 +1,7 @@
 import { CodeImage } from './code-image.js';
 import { isKernelPoke, pokeEnd, type KernelSymbolEvent, type Poke } from './poke.js';
 import { hex2 } from '../io/hex.js';
+import { lastStartingBy } from './symbols.js';
 
 /**
  * Verify every poke against the code image at its time: its old bytes must
@@ -209,13 +210,7 @@ export function checkImage(image: CodeImage, opts: CheckOptions = {}): CheckRepo
 }
 
 function inRanges(sorted: { start: bigint; end: bigint }[], a: bigint, e: bigint): boolean {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]!.start <= a) lo = mid + 1;
-    else hi = mid;
-  }
+  const lo = lastStartingBy(sorted, a) + 1;
   for (let i = lo - 1; i >= 0 && i >= lo - 4; i--) {
     const r = sorted[i]!;
     if (a >= r.start && e <= r.end) return true;

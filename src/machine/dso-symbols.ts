@@ -31,7 +31,7 @@ import { type InsertOrder, type LoadSegment, loadSegments, readElfSymbols } from
 import { treeSymbolTable } from './symbol-tree.js';
 import { parseKallsyms, readKallsymsText } from './kallsyms.js';
 import { kallsymsTable } from './kallsyms-table.js';
-import { type KernelSymbol, SymbolTable } from './symbols.js';
+import { type KernelSymbol, lastStartingBy, SymbolTable } from './symbols.js';
 import { DsoUnwindTables } from './unwind-elf.js';
 import { hasRealDynsym, pltSymbols } from './elf-plt.js';
 import { type ReadFile, type SymbolSource, symbolSources } from './symbol-sources.js';
@@ -50,15 +50,18 @@ function withPlt(syms: KernelSymbol[], plt: KernelSymbol[] | undefined, order: I
   const list = plt ?? [];
   let overlap = false;
   for (let i = 1; i < syms.length && !overlap; i++) overlap = syms[i - 1]!.end > syms[i]!.start;
-  if (!overlap && list.length > 0) {
-    const base = SymbolTable.of(syms);
-    overlap = list.some((p) => base.find(p.start) !== undefined || base.find(p.end - 1n) !== undefined);
-  }
+  if (!overlap) overlap = list.some((p) => holds(syms, p.start) || holds(syms, p.end - 1n));
   const tree = overlap ? treeSymbolTable(syms, order, list) : undefined;
   if (tree) return tree;
   return SymbolTable.columns(
     list.length ? [...syms, ...list].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0)) : syms,
   );
+}
+
+/** Whether a symbol of `sorted` (by start, none overlapping) holds `addr`, as SymbolTable.find answers. */
+function holds(sorted: readonly KernelSymbol[], addr: bigint): boolean {
+  const s = sorted[lastStartingBy(sorted, addr)];
+  return s !== undefined && (addr < s.end || (addr === s.start && s.start === s.end));
 }
 
 export interface DsoSymbolOptions {
@@ -179,7 +182,7 @@ export class DsoSymbols {
     }
     const chosen = syms ?? fallback;
     const order = (syms ? symsOrder : fallbackOrder) ?? { starts: [], dropped: [] };
-    const table = chosen ? withPlt(demangle(chosen), plt && demanglePlt(plt), order) : undefined;
+    const table = chosen ? withPlt(...demangleWithPlt(chosen, plt), order) : undefined;
     for (const b of files.values()) if (b) release(b);
     return table;
   }
@@ -232,8 +235,9 @@ const DEMANGLE_BATCH = 8192;
  * C++ names as perf prints them: libiberty's cplus_demangle with no
  * options (no parameters, and `std::ostream` for the standard substitution
  * `So`, not its full `std::basic_ostream<char, …>`), which is what binutils'
- * `c++filt -p -i` runs, DEMANGLE_BATCH names per run: a 100 MB binary has 73 k mangled names, and c++filt's whole input
- * and output at once (strings and buffers) added ~20 MB to script's peak.
+ * `c++filt -p -i` runs, DEMANGLE_BATCH names per run: a 100 MB binary has
+ * 73 k mangled names, and c++filt's whole input and output at once (strings
+ * and buffers) added ~20 MB to script's peak.
  * Without c++filt (or when a run fails) the names stay mangled.
  */
 function demangle(symbols: KernelSymbol[]): KernelSymbol[] {
@@ -260,13 +264,17 @@ function demangle(symbols: KernelSymbol[]): KernelSymbol[] {
 }
 
 /**
- * `name@plt` with the name demangled, as dso__synthesize_plt_symbols names
- * them (demangle_sym, then "%s@plt"): `operator new@plt` for `_Znwm`.
+ * The file's symbols demangled, and its PLT entries as `name@plt` with the
+ * name demangled, as dso__synthesize_plt_symbols names them (demangle_sym,
+ * then "%s@plt"): `operator new@plt` for `_Znwm`. One c++filt run for both.
  */
-function demanglePlt(plt: KernelSymbol[]): KernelSymbol[] {
-  const bare = plt.map((p) => ({ ...p, name: p.name.slice(0, -'@plt'.length) }));
-  demangle(bare);
-  return bare.map((p) => ({ ...p, name: `${p.name}@plt` }));
+function demangleWithPlt(
+  symbols: KernelSymbol[],
+  plt: KernelSymbol[] | undefined,
+): [KernelSymbol[], KernelSymbol[] | undefined] {
+  const bare = plt?.map((p) => ({ ...p, name: p.name.slice(0, -'@plt'.length) }));
+  demangle(bare ? [...symbols, ...bare] : symbols); // in place: the objects of both lists get their names
+  return [symbols, bare?.map((p) => ({ ...p, name: `${p.name}@plt` }))];
 }
 
 /** /tmp/perf-PID.map (JIT symbols: "start size name" in hex) for an anonymous map, as perf reads it. */

@@ -69,12 +69,21 @@ export abstract class SymbolTable {
   }
 }
 
-class ListSymbolTable extends SymbolTable {
-  private readonly starts: bigint[];
+/** The index of the last of `sorted` (by start) that starts at or below `addr`; -1 when none does. */
+export function lastStartingBy(sorted: readonly { start: bigint }[], addr: bigint): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]!.start <= addr) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
 
+class ListSymbolTable extends SymbolTable {
   constructor(private readonly symbols: KernelSymbol[]) {
     super();
-    this.starts = symbols.map((s) => s.start);
   }
 
   get length(): number {
@@ -86,14 +95,7 @@ class ListSymbolTable extends SymbolTable {
   }
 
   find(addr: bigint): KernelSymbol | undefined {
-    let lo = 0;
-    let hi = this.starts.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.starts[mid]! <= addr) lo = mid + 1;
-      else hi = mid;
-    }
-    const s = this.symbols[lo - 1];
+    const s = this.symbols[lastStartingBy(this.symbols, addr)];
     if (!s) return undefined;
     if (addr < s.end || (addr === s.start && s.start === s.end)) return s;
     return undefined;
