@@ -402,6 +402,7 @@ export async function dumpFile(
     maxQueueBytes: 16 << 20,
     roundBeforeFlush: true,
     damage: 'defer',
+    reuseRecords: true, // nothing here keeps a record past its batch
   });
   const ctx = new DumpContext(s.file, s.file.pipe ? 'pipe' : (opts.label ?? path), !!opts.hex);
   ctx.kcore = opts.kcore;
