@@ -205,8 +205,10 @@ export function fastSampleBytes(
   if (!L) return false;
   const p = planFor(L);
   if (!p) return false;
-  const b = raw.bytes;
-  const size = b.length;
+  // the record is b[a, a + size): read in place (a view per record cost a tenth of dump's time)
+  const b = raw.buf;
+  const a = raw.off;
+  const size = raw.length;
   if (size < p.fixedEnd) return false;
   const le = raw.le;
   const u32 = le ? u32le : u32be;
@@ -217,8 +219,8 @@ export function fastSampleBytes(
   let tailAt = p.fixedEnd;
   if (p.callchain >= 0) {
     if (size < p.callchain + 8) return false;
-    const nhi = u32(b, p.callchain + H);
-    nr = u32(b, p.callchain + Lo);
+    const nhi = u32(b, a + p.callchain + H);
+    nr = u32(b, a + p.callchain + Lo);
     if (nhi !== 0 || nr * 8 > size - p.callchain - 8) return false; // the general path reports it
     tailAt = p.callchain + 8 + nr * 8;
   }
@@ -226,13 +228,13 @@ export function fastSampleBytes(
 
   if (prefixCpu) {
     if (p.cpu >= 0) {
-      out.dec(u32(b, p.cpu));
+      out.dec(u32(b, a + p.cpu));
       out.byte(C_SPACE);
     } else out.append(NO_CPU);
   }
   if (prefixTime) {
     if (p.time >= 0) {
-      out.dec64(u32(b, p.time + H), u32(b, p.time + Lo));
+      out.dec64(u32(b, a + p.time + H), u32(b, a + p.time + Lo));
       out.byte(C_SPACE);
     } else out.append(NO_TIME);
   }
@@ -250,33 +252,33 @@ export function fastSampleBytes(
   out.byte(0x3a);
   out.byte(C_SPACE);
   if (p.tid >= 0) {
-    out.decSigned(u32(b, p.tid) | 0);
+    out.decSigned(u32(b, a + p.tid) | 0);
     out.byte(C_SLASH);
-    out.decSigned(u32(b, p.tid + 4) | 0);
+    out.decSigned(u32(b, a + p.tid + 4) | 0);
     out.byte(0x3a);
     out.byte(C_SPACE);
   } else out.append(NO_TID);
-  if (p.ip >= 0) hexAlt64(out, u32(b, p.ip + H), u32(b, p.ip + Lo));
+  if (p.ip >= 0) hexAlt64(out, u32(b, a + p.ip + H), u32(b, a + p.ip + Lo));
   else out.byte(0x30);
   out.append(PERIOD);
-  if (p.period >= 0) out.dec64(u32(b, p.period + H), u32(b, p.period + Lo));
+  if (p.period >= 0) out.dec64(u32(b, a + p.period + H), u32(b, a + p.period + Lo));
   else out.str(p.attrPeriod);
   out.append(ADDR);
-  if (p.addr >= 0) hexAlt64(out, u32(b, p.addr + H), u32(b, p.addr + Lo));
+  if (p.addr >= 0) hexAlt64(out, u32(b, a + p.addr + H), u32(b, a + p.addr + Lo));
   else out.byte(0x30);
   out.byte(C_NL);
   if (p.callchain >= 0) {
     out.append(FP_CHAIN);
     out.dec(nr);
     out.byte(C_NL);
-    chainLines(out, b, p.callchain + 8, nr, u32, H, Lo);
+    chainLines(out, b, a + p.callchain + 8, nr, u32, H, Lo);
   }
   // dump_sample's order, which is not the record's for TRANSACTION
-  if (p.weight >= 0) tailLine(out, WEIGHT, b, tailAt + p.weight, u32, H, Lo, 0);
-  if (p.dataSrc >= 0) tailLine(out, DATA_SRC, b, tailAt + p.dataSrc, u32, H, Lo, 1);
-  if (p.physAddr >= 0) tailLine(out, PHYS_ADDR, b, tailAt + p.physAddr, u32, H, Lo, 1);
-  if (p.dataPage >= 0) tailLine(out, DATA_PAGE, b, tailAt + p.dataPage, u32, H, Lo, 2);
-  if (p.codePage >= 0) tailLine(out, CODE_PAGE, b, tailAt + p.codePage, u32, H, Lo, 2);
-  if (p.transaction >= 0) tailLine(out, TRANSACTION, b, tailAt + p.transaction, u32, H, Lo, 1);
+  if (p.weight >= 0) tailLine(out, WEIGHT, b, a + tailAt + p.weight, u32, H, Lo, 0);
+  if (p.dataSrc >= 0) tailLine(out, DATA_SRC, b, a + tailAt + p.dataSrc, u32, H, Lo, 1);
+  if (p.physAddr >= 0) tailLine(out, PHYS_ADDR, b, a + tailAt + p.physAddr, u32, H, Lo, 1);
+  if (p.dataPage >= 0) tailLine(out, DATA_PAGE, b, a + tailAt + p.dataPage, u32, H, Lo, 2);
+  if (p.codePage >= 0) tailLine(out, CODE_PAGE, b, a + tailAt + p.codePage, u32, H, Lo, 2);
+  if (p.transaction >= 0) tailLine(out, TRANSACTION, b, a + tailAt + p.transaction, u32, H, Lo, 1);
   return true;
 }

@@ -237,6 +237,6 @@ function copyBytes(
   from: number,
   n: number,
 ): void {
-  if (n > 256) dst.set(src.subarray(from, from + n), at);
+  if (n > 128) dst.set(src.subarray(from, from + n), at);
   else copyView(dstView, at, srcView, from, n);
 }
