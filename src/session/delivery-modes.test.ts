@@ -37,7 +37,7 @@ async function delivered(path: string, opts: SessionOptions): Promise<{ lines: s
 test('fixtures found', () => assert.ok(files.length >= 14, `${files.length} files`));
 
 for (const path of files) {
-  test(`${path.slice(root.length + 1)}: the window router and reused records deliver what route() delivers`, async () => {
+  test(`${path.slice(root.length + 1)}: the window router and reused records deliver as route() does`, async () => {
     for (const maxQueueBytes of [undefined, 4096, 300]) {
       for (const perfTimes of [false, true]) {
         // a small window: records straddle its refills, and the reader puts those in the batch itself

@@ -227,7 +227,7 @@ function grow<A extends Int32Array | Float64Array>(a: A, n: number): A {
   return b;
 }
 
-/** dst[at..] = src[from .. from + n): through the DataViews for the small records most are (set() wants a view of src). */
+/** dst[at..] = src[from .. from + n): the small records most are through the DataViews (set() wants a view). */
 function copyBytes(
   dst: Uint8Array,
   dstView: DataView,
