@@ -205,7 +205,7 @@ export function fastSampleBytes(
   if (!L) return false;
   const p = planFor(L);
   if (!p) return false;
-  // the record is b[a, a + size): read in place (a view per record cost a tenth of dump's time)
+  // the record is b[a, a + size): read in place (a view per record was ~4 % of dump's time)
   const b = raw.buf;
   const a = raw.off;
   const size = raw.length;

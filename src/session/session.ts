@@ -72,7 +72,7 @@ export interface SessionOptions extends ReaderOptions {
    * Records that went through the queue are objects made again and again (a
    * ring of REUSE_RING, queued-records.ts), no longer one per record: each is
    * valid only while its batch is consumed, as the reader's window views are.
-   * For a consumer that keeps no record past its batch (`script`); default false.
+   * For a consumer that keeps no record past its batch (`script`, `dump`); default false.
    */
   reuseRecords?: boolean;
 }
