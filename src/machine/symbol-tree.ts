@@ -15,7 +15,7 @@
  * Nodes are numbers (ids given in insertion order); -1 is no node.
  */
 import type { InsertOrder } from './elf-symbols.js';
-import { type KernelSymbol, SymbolTable } from './symbols.js';
+import { type KernelSymbol, lastStartingBy, SymbolTable } from './symbols.js';
 
 export class SymbolTree {
   private left: Int32Array;
@@ -149,10 +149,12 @@ export class SymbolTree {
     this.red[tmp] = 0;
   }
 
-  /** __rb_insert. */
+  /**
+   * __rb_insert. lib/rbtree.c writes each case twice, once per side; here
+   * `A` is the side the parent hangs on from the grandparent and `B` the
+   * other (left and right, or right and left), the same steps on both.
+   */
   private insertColor(n: number): void {
-    const L = this.left;
-    const R = this.right;
     let node = n;
     let parent = this.parent[node]!;
     for (;;) {
@@ -162,38 +164,12 @@ export class SymbolTree {
       }
       if (!this.red[parent]) return;
       const g = this.parent[parent]!;
-      let tmp = R[g]!;
-      if (parent !== tmp) {
-        if (tmp >= 0 && this.red[tmp]) {
-          // case 1: the uncle is red (colour flips)
-          this.red[tmp] = 0;
-          this.red[parent] = 0;
-          node = g;
-          parent = this.parent[node]!;
-          this.red[node] = 1;
-          continue;
-        }
-        tmp = R[parent]!;
-        if (node === tmp) {
-          // case 2: left rotate at parent
-          tmp = L[node]!;
-          R[parent] = tmp;
-          L[node] = parent;
-          this.blackUnder(tmp, parent);
-          this.parent[parent] = node;
-          this.red[parent] = 1;
-          parent = node;
-          tmp = R[node]!;
-        }
-        // case 3: right rotate at the grandparent
-        L[g] = tmp;
-        R[parent] = g;
-        this.blackUnder(tmp, g);
-        this.rotateSetParents(g, parent, 1);
-        return;
-      }
-      tmp = L[g]!;
+      const parentLeft = parent !== this.right[g];
+      const A = parentLeft ? this.left : this.right;
+      const B = parentLeft ? this.right : this.left;
+      let tmp = B[g]!;
       if (tmp >= 0 && this.red[tmp]) {
+        // case 1: the uncle is red (colour flips)
         this.red[tmp] = 0;
         this.red[parent] = 0;
         node = g;
@@ -201,19 +177,21 @@ export class SymbolTree {
         this.red[node] = 1;
         continue;
       }
-      tmp = L[parent]!;
+      tmp = B[parent]!;
       if (node === tmp) {
-        tmp = R[node]!;
-        L[parent] = tmp;
-        R[node] = parent;
+        // case 2: rotate at parent (left when the parent is a left child)
+        tmp = A[node]!;
+        B[parent] = tmp;
+        A[node] = parent;
         this.blackUnder(tmp, parent);
         this.parent[parent] = node;
         this.red[parent] = 1;
         parent = node;
-        tmp = L[node]!;
+        tmp = B[node]!;
       }
-      R[g] = tmp;
-      L[parent] = g;
+      // case 3: rotate the other way at the grandparent
+      A[g] = tmp;
+      B[parent] = g;
       this.blackUnder(tmp, g);
       this.rotateSetParents(g, parent, 1);
       return;
@@ -278,72 +256,35 @@ export class SymbolTree {
     if (rebalance >= 0) this.eraseColor(rebalance);
   }
 
-  /** ____rb_erase_color: one black too few on the paths through `parent`'s child `node` (-1 at first). */
+  /**
+   * ____rb_erase_color: one black too few on the paths through `parent`'s
+   * child `node` (-1 at first). As in insertColor, `A` is node's side of
+   * the parent and `B` the sibling's: lib/rbtree.c's two copies in one.
+   */
   private eraseColor(p: number): void {
-    const L = this.left;
-    const R = this.right;
     let parent = p;
     let node = -1;
     for (;;) {
-      let sibling = R[parent]!;
+      const nodeLeft = node !== this.right[parent];
+      const A = nodeLeft ? this.left : this.right;
+      const B = nodeLeft ? this.right : this.left;
+      let sibling = B[parent]!;
       let tmp1: number;
       let tmp2: number;
-      if (node !== sibling) {
-        // node is the left child
-        if (this.red[sibling]) {
-          // case 1: left rotate at parent
-          tmp1 = L[sibling]!;
-          R[parent] = tmp1;
-          L[sibling] = parent;
-          this.blackUnder(tmp1, parent);
-          this.rotateSetParents(parent, sibling, 1);
-          sibling = tmp1;
-        }
-        tmp1 = R[sibling]!;
-        if (tmp1 < 0 || !this.red[tmp1]) {
-          tmp2 = L[sibling]!;
-          if (tmp2 < 0 || !this.red[tmp2]) {
-            // case 2: sibling colour flip
-            this.red[sibling] = 1;
-            if (this.red[parent]) this.red[parent] = 0;
-            else {
-              node = parent;
-              parent = this.parent[node]!;
-              if (parent >= 0) continue;
-            }
-            return;
-          }
-          // case 3: right rotate at sibling
-          tmp1 = R[tmp2]!;
-          L[sibling] = tmp1;
-          R[tmp2] = sibling;
-          R[parent] = tmp2;
-          this.blackUnder(tmp1, sibling);
-          tmp1 = sibling;
-          sibling = tmp2;
-        }
-        // case 4: left rotate at parent, colour flips
-        tmp2 = L[sibling]!;
-        R[parent] = tmp2;
-        L[sibling] = parent;
-        this.blackUnder(tmp1, sibling);
-        if (tmp2 >= 0) this.parent[tmp2] = parent;
-        this.rotateSetParents(parent, sibling, 0);
-        return;
-      }
-      sibling = L[parent]!;
       if (this.red[sibling]) {
-        tmp1 = R[sibling]!;
-        L[parent] = tmp1;
-        R[sibling] = parent;
+        // case 1: rotate at parent towards node's side
+        tmp1 = A[sibling]!;
+        B[parent] = tmp1;
+        A[sibling] = parent;
         this.blackUnder(tmp1, parent);
         this.rotateSetParents(parent, sibling, 1);
         sibling = tmp1;
       }
-      tmp1 = L[sibling]!;
+      tmp1 = B[sibling]!;
       if (tmp1 < 0 || !this.red[tmp1]) {
-        tmp2 = R[sibling]!;
+        tmp2 = A[sibling]!;
         if (tmp2 < 0 || !this.red[tmp2]) {
+          // case 2: sibling colour flip
           this.red[sibling] = 1;
           if (this.red[parent]) this.red[parent] = 0;
           else {
@@ -353,17 +294,19 @@ export class SymbolTree {
           }
           return;
         }
-        tmp1 = L[tmp2]!;
-        R[sibling] = tmp1;
-        L[tmp2] = sibling;
-        L[parent] = tmp2;
+        // case 3: rotate at sibling, away from node's side
+        tmp1 = B[tmp2]!;
+        A[sibling] = tmp1;
+        B[tmp2] = sibling;
+        B[parent] = tmp2;
         this.blackUnder(tmp1, sibling);
         tmp1 = sibling;
         sibling = tmp2;
       }
-      tmp2 = R[sibling]!;
-      L[parent] = tmp2;
-      R[sibling] = parent;
+      // case 4: rotate at parent towards node's side, colour flips
+      tmp2 = A[sibling]!;
+      B[parent] = tmp2;
+      A[sibling] = parent;
       this.blackUnder(tmp1, sibling);
       if (tmp2 >= 0) this.parent[tmp2] = parent;
       this.rotateSetParents(parent, sibling, 0);
@@ -440,14 +383,8 @@ export function treeSymbolTable(
 
 /** The index of the symbol of `syms` (sorted by start, one per start) that starts at `start`, or -1. */
 function atStart(syms: KernelSymbol[], start: bigint): number {
-  let lo = 0;
-  let hi = syms.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (syms[mid]!.start < start) lo = mid + 1;
-    else hi = mid;
-  }
-  return syms[lo]?.start === start ? lo : -1;
+  const i = lastStartingBy(syms, start);
+  return syms[i]?.start === start ? i : -1;
 }
 
 class TreeSymbolTable extends SymbolTable {
