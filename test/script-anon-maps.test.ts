@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { needTool } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
-import { firstDiff, scriptBoth } from './script-compare.js';
+import { firstDiff, scriptBoth, userSample } from './script-compare.js';
 import type { PerfRecord } from '../src/perfdata/records/index.js';
 import { emptyAttr, PerfType, PERF_COUNT_SW_CPU_CLOCK, withAttrFlag } from '../src/abi/event-attr.js';
 import { SampleType, PERF_CONTEXT_USER } from '../src/abi/sample-format.js';
@@ -81,16 +81,9 @@ test('anonymous maps print as //anon unless executable, as perf names them', asy
     ),
   ];
   const ips = [0x7f0000000010n, 0x7f0000100020n, 0x7f0000200030n, 0x7f0000300040n, 0x7f0000400050n, 0x7f0000500060n];
-  const samples: PerfRecord[] = ips.map((ip, k) => ({
-    kind: 'sample',
-    ...head(RecordType.SAMPLE, PERF_RECORD_MISC_USER),
-    ip,
-    pid: PID,
-    tid: PID,
-    time: tick(),
-    period: 1000n,
-    callchain: [PERF_CONTEXT_USER, ...ips.slice(k), ...ips.slice(0, k)],
-  }));
+  const samples = ips.map((ip, k) =>
+    userSample(ip, PID, tick(), [PERF_CONTEXT_USER, ...ips.slice(k), ...ips.slice(0, k)]),
+  );
   const { theirs, mine } = await scriptBoth(join(dir, 'anon.data'), attr, [...maps, ...samples]);
   assert.ok(theirs.includes('(//anon)') && theirs.includes(`(/tmp/perf-${PID}.map)`), theirs);
   assert.equal(firstDiff(mine, theirs), 'equal');

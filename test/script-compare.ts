@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { Command } from 'commander';
 import { register, runScript, StringSink, toScriptOptions, type ScriptCliOptions } from '../src/cli/commands/script.js';
 import type { EventAttr } from '../src/abi/event-attr.js';
+import { PERF_RECORD_MISC_USER, RecordType } from '../src/abi/record-type.js';
 import type { PerfRecord } from '../src/perfdata/records/index.js';
 import { PerfDataWriter } from '../src/perfdata/writer.js';
 import { runPerf } from './cli.js';
@@ -56,4 +57,10 @@ export async function scriptBoth(
   const perf = runPerf(['script', '-i', file]);
   assert.ok(perf && perf.status === 0, perf?.stderr.toString());
   return { theirs: perf.stdout.toString(), mine: (await scriptInProcess(file, [])).out };
+}
+
+/** A user-mode sample of thread `pid` of process `pid` at `ip`, period 1000 (the synthetic comparisons' samples). */
+export function userSample(ip: bigint, pid: number, time: bigint, callchain?: bigint[]): PerfRecord {
+  const head = { type: RecordType.SAMPLE, misc: PERF_RECORD_MISC_USER, size: 0, fileOffset: 0 };
+  return { kind: 'sample', ...head, ip, pid, tid: pid, time, period: 1000n, ...(callchain && { callchain }) };
 }

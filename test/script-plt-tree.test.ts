@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { realpathSync, statSync } from 'node:fs';
 import { needTool } from './require-tool.js';
 import { tempDir } from './temp-dir.js';
-import { firstDiff, scriptBoth } from './script-compare.js';
+import { firstDiff, scriptBoth, userSample } from './script-compare.js';
 import type { PerfRecord } from '../src/perfdata/records/index.js';
 import { emptyAttr, PerfType, PERF_COUNT_SW_CPU_CLOCK, withAttrFlag } from '../src/abi/event-attr.js';
 import { SampleType } from '../src/abi/sample-format.js';
@@ -75,16 +75,7 @@ test('PLT entries inside an extended _init (node): named as perf names them', as
     },
   ];
   const ips = [BigInt(init.offset), BigInt(init.offset) + 4n, ...plt.map((p) => p.start + 4n)].map((o) => BASE + o);
-  for (const ip of ips)
-    records.push({
-      kind: 'sample',
-      ...head(RecordType.SAMPLE, PERF_RECORD_MISC_USER),
-      ip,
-      pid: PID,
-      tid: PID,
-      time: tick(),
-      period: 1000n,
-    });
+  for (const ip of ips) records.push(userSample(ip, PID, tick()));
   const { theirs, mine } = await scriptBoth(join(dir, 'plt.data'), attr, records);
   assert.ok((theirs.match(/@plt\+/g) ?? []).length > 100, theirs.slice(0, 2000));
   assert.equal(firstDiff(mine, theirs), 'equal');
